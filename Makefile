@@ -1,0 +1,46 @@
+# Safeground: `make run` serves the demo, `make test` runs everything CI runs.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
+
+.PHONY: run test lint bench bench-live install browser clean
+
+$(STAMP): pyproject.toml
+	@PY=$$(scripts/find-python) || exit 1; \
+	  [ -x $(BIN)/python ] || $$PY -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/safeground migrate --no-input -v 0
+	$(BIN)/safeground demo --if-empty
+	$(BIN)/safeground serve
+
+# Debian's Chromium for the browser tests; Playwright never downloads a browser of its own.
+browser:
+	@command -v chromium >/dev/null || { \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/mypy
+
+test: $(STAMP) browser lint
+	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/safeground makemigrations --check --dry-run
+	scripts/run-tests
+
+bench: $(STAMP)
+	@set -e; for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+bench-live: $(STAMP)
+	$(BIN)/python bench/bench_live.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "safeground.accounts"
+    verbose_name = "Organisations and people"

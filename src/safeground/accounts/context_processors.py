@@ -1,0 +1,9 @@
+from django.conf import settings
+from django.http import HttpRequest
+
+
+def safeground(request: HttpRequest) -> dict[str, object]:
+    return {
+        "demo_mode": settings.SAFEGROUND_DEMO,
+        "second_factor_off": not settings.SAFEGROUND_REQUIRE_2FA,
+    }

@@ -1,0 +1,33 @@
+"""Device profiles: the API routes (by route name) each kind of device may call."""
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja.errors import AuthorizationError
+from ninja.security import APIKeyHeader
+
+from .models import Device
+from .selectors import device_by_key
+
+PROFILES: dict[str, frozenset[str]] = {
+    Device.Profile.TURNSTILE: frozenset({"device_whoami"}),
+    Device.Profile.SCANNER: frozenset({"device_whoami"}),
+}
+
+
+class DeviceKey(APIKeyHeader):
+    """`X-Device-Key: sgd_...` — a device may call only the routes its profile lists."""
+
+    param_name = "X-Device-Key"
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Any:
+        device = device_by_key(key) if key else None
+        if device is None:
+            return None  # 401: unknown or revoked key
+        route = request.resolver_match.url_name if request.resolver_match else None
+        if route not in PROFILES.get(device.profile, frozenset()):
+            raise AuthorizationError(
+                message=f"A {device.get_profile_display()} device may not call {route}."
+            )
+        request.device = device  # type: ignore[attr-defined]
+        return device

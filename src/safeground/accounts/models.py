@@ -1,0 +1,85 @@
+"""Organisations, their members' roles, and devices (turnstiles, scanners) with API keys."""
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+
+
+class Organisation(models.Model):
+    class Kind(models.TextChoices):
+        CLUB = "club", "Club"
+        POLICE_FORCE = "police_force", "Police force"
+        NATIONAL_UNIT = "national_unit", "National unit"
+
+    name = models.CharField(max_length=200, unique=True)
+    slug = models.SlugField(max_length=80, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    SAFETY_OFFICER = "safety_officer", "Safety officer"
+    CONTROL_OPERATOR = "control_operator", "Control-room operator / loggist"
+    STEWARD_SUPERVISOR = "steward_supervisor", "Steward supervisor"
+    STEWARD = "steward", "Steward"
+    POLICE_COMMANDER = "police_commander", "Police commander"
+    POLICE_SPOTTER = "police_spotter", "Police spotter / football officer"
+    BAN_OFFICER = "ban_officer", "Club security / ban officer"
+    AUDITOR = "auditor", "Auditor"
+
+
+class User(AbstractUser):
+    """A person who logs in. What they may do comes from their memberships, not from flags."""
+
+    def __str__(self) -> str:
+        return self.get_full_name() or self.username
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=30, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "organisation", "role"], name="membership_unique_role"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.get_role_display()}, {self.organisation}"
+
+
+class Device(models.Model):
+    """A machine credential (turnstile, scanner): an API key whose profile lists what it may call.
+
+    Only the SHA-256 of the key is stored; the key itself is shown once, when it is made.
+    """
+
+    class Profile(models.TextChoices):
+        TURNSTILE = "turnstile", "Turnstile"
+        SCANNER = "scanner", "Handheld scanner"
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="devices")
+    name = models.CharField(max_length=100)
+    profile = models.CharField(max_length=20, choices=Profile.choices)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "name"], name="device_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_profile_display()})"

@@ -1,0 +1,64 @@
+"""Every write about organisations, people and devices."""
+
+import hashlib
+import secrets
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from .models import Device, Membership, Organisation, Role, User
+
+
+def organisation_create(*, name: str, kind: str, slug: str = "") -> Organisation:
+    return Organisation.objects.create(name=name, kind=kind, slug=slug or slugify(name))
+
+
+@transaction.atomic
+def user_create(
+    *,
+    username: str,
+    password: str,
+    organisation: Organisation,
+    role: str,
+    first_name: str = "",
+    last_name: str = "",
+    email: str = "",
+) -> User:
+    if role not in Role.values:
+        raise ValueError(f"unknown role {role!r}; one of: {', '.join(Role.values)}")
+    user = User.objects.create_user(
+        username=username,
+        password=password,
+        first_name=first_name,
+        last_name=last_name,
+        email=email,
+    )
+    Membership.objects.create(user=user, organisation=organisation, role=role)
+    return user
+
+
+def membership_add(*, user: User, organisation: Organisation, role: str) -> Membership:
+    membership, _ = Membership.objects.get_or_create(
+        user=user, organisation=organisation, role=role
+    )
+    return membership
+
+
+def device_key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def device_create(*, organisation: Organisation, name: str, profile: str) -> tuple[Device, str]:
+    """Make a device credential. The key is returned once and never stored in clear."""
+    key = f"sgd_{secrets.token_urlsafe(32)}"
+    device = Device.objects.create(
+        organisation=organisation, name=name, profile=profile, key_hash=device_key_hash(key)
+    )
+    return device, key
+
+
+def device_revoke(*, device: Device) -> Device:
+    Device.objects.filter(pk=device.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    device.refresh_from_db()
+    return device

@@ -1,0 +1,19 @@
+"""The machine API under /api/ (schema at /api/openapi.json); each app adds its router."""
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+
+from safeground.accounts.api import router as accounts_router
+from safeground.matches.api import router as matches_router
+
+api = NinjaAPI(title="Safeground", version="1", urls_namespace="api")
+api.add_router("/", accounts_router)
+api.add_router("/", matches_router)
+
+
+@api.exception_handler(PermissionDenied)
+def permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return api.create_response(
+        request, {"code": "forbidden", "detail": "Your role may not do this."}, status=403
+    )

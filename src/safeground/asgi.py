@@ -1,0 +1,22 @@
+"""The ASGI application uvicorn serves: Django over HTTP (static files too, in development)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "safeground.settings.dev")
+
+django_app = get_asgi_application()
+
+
+def build_application():
+    from django.conf import settings
+
+    if settings.DEBUG or not settings.STORAGES["staticfiles"]["BACKEND"].startswith("whitenoise"):
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+        return ASGIStaticFilesHandler(django_app)
+    return django_app
+
+
+application = build_application()

@@ -1,0 +1,46 @@
+"""`safeground`: the operator's command line, over Django's management commands.
+
+Commands are spelt with dashes (`import-venue`) and run the management command of the same name
+with underscores. `safeground --help` lists Safeground's own commands; Django's (migrate,
+createsuperuser, ...) still work by name.
+"""
+
+import os
+import sys
+
+# The operator commands, in the order --help lists them.
+COMMANDS: dict[str, str] = {
+    "demo": "Load the demo ground, clubs, season and one login per role.",
+    "serve": "Serve Safeground over ASGI (uvicorn) and print the address and demo logins.",
+    "import-venue": "Import a ground from a YAML file (validated whole; nothing written on error).",
+    "adduser": "Create a user with a role in an organisation.",
+    "adddevice": "Create a device key (turnstile or scanner) for an organisation.",
+    "revokedevice": "Revoke a device key.",
+    "migrate": "Create or update the database tables.",
+}
+
+
+def usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        "usage: safeground COMMAND [options]   (safeground COMMAND --help for its options)",
+        "",
+    ]
+    lines += [f"  {name.ljust(width)}  {text}" for name, text in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) < 2 or argv[1] in {"-h", "--help", "help"}:
+        print(usage())
+        sys.exit(0 if len(argv) >= 2 else 2)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "safeground.settings.dev")
+    from django.core.management import execute_from_command_line
+
+    argv[1] = argv[1].replace("-", "_")
+    execute_from_command_line(["safeground", *argv[1:]])
+
+
+if __name__ == "__main__":
+    main()

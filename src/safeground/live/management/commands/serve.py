@@ -1,0 +1,34 @@
+from typing import Any
+
+import uvicorn
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Serve Safeground over ASGI (uvicorn) and print the address and demo logins."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+
+    def handle(self, *args: Any, host: str, port: int, **options: Any) -> None:
+        self.stdout.write(f"\nSafeground is at http://{host}:{port}/\n")
+        if settings.SAFEGROUND_DEMO:
+            from safeground.accounts.models import Role
+            from safeground.demo.season import DEMO_PASSWORD, LOGINS
+
+            self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
+            for login in LOGINS:
+                self.stdout.write(
+                    f"  {login.username:<11} {Role(login.role).label}, {login.organisation}"
+                )
+        self.stdout.write("Stop with Ctrl-C.\n")
+        # permessage-deflate costs CPU and memory per socket for small frames (STACK.md).
+        uvicorn.run(
+            "safeground.asgi:application",
+            host=host,
+            port=port,
+            ws_per_message_deflate=False,
+            log_level="warning",
+        )

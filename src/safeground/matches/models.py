@@ -1,0 +1,92 @@
+"""Clubs, competitions and fixtures: who plays where, which zones each end uses, who works it."""
+
+from django.db import models
+
+from safeground.accounts.models import Organisation
+from safeground.venues.models import Ground, Zone
+
+
+class Club(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    short_name = models.CharField(max_length=40)
+    # The club's own organisation, when it uses Safeground.
+    organisation = models.OneToOneField(
+        Organisation, null=True, blank=True, on_delete=models.SET_NULL, related_name="club"
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Competition(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Fixture(models.Model):
+    ground = models.ForeignKey(Ground, on_delete=models.PROTECT, related_name="fixtures")
+    home_club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="home_fixtures")
+    away_club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="away_fixtures")
+    competition = models.ForeignKey(Competition, on_delete=models.PROTECT)
+    stage = models.CharField(max_length=100, blank=True)
+    kickoff = models.DateTimeField()
+    away_allocation = models.PositiveIntegerField(default=0)
+    shared_with = models.ManyToManyField(
+        Organisation, through="FixtureShare", related_name="shared_fixtures", blank=True
+    )
+
+    class Meta:
+        ordering = ["kickoff"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(home_club=models.F("away_club")), name="fixture_two_clubs"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.home_club.short_name} v {self.away_club.short_name}"
+
+    def shared_organisation_ids(self) -> list[int]:
+        # Uses prefetched shares when the selector prefetched them.
+        return [share.organisation_id for share in self.shares.all()]
+
+
+class FixtureShare(models.Model):
+    """An organisation working the fixture (the police force, the away club's liaison)."""
+
+    class Purpose(models.TextChoices):
+        POLICE = "police", "Policing the match"
+        AWAY_CLUB = "away_club", "Away club liaison"
+        OTHER = "other", "Other"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="shares")
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
+    purpose = models.CharField(max_length=20, choices=Purpose.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fixture", "organisation"], name="share_unique")
+        ]
+
+
+class FixtureZone(models.Model):
+    """Which of the ground's zones hold home fans, away fans and the buffer for this fixture."""
+
+    class Use(models.TextChoices):
+        HOME = "home", "Home supporters"
+        AWAY = "away", "Away supporters"
+        BUFFER = "buffer", "Segregation buffer"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="zones")
+    zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="+")
+    use = models.CharField(max_length=10, choices=Use.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fixture", "zone"], name="fixturezone_unique")
+        ]

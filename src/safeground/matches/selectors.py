@@ -1,0 +1,46 @@
+"""Reads about fixtures; a read of one fixture checks the reader may see it."""
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from safeground.accounts.permissions import can_view_fixture, organisation_ids, require
+
+from .models import Fixture
+
+
+def fixtures_visible_to(user: Any) -> QuerySet[Fixture]:
+    """The home club's fixtures for its staff; shared ones for the organisations working them."""
+    mine = organisation_ids(user)
+    return (
+        Fixture.objects.filter(Q(ground__organisation__in=mine) | Q(shares__organisation__in=mine))
+        .distinct()
+        .select_related("ground", "home_club", "away_club", "competition")
+        .prefetch_related("shares")
+    )
+
+
+def fixtures_coming_and_recent(user: Any, *, recent: int = 10) -> tuple[list, list]:
+    now = timezone.now()
+    visible = fixtures_visible_to(user)
+    coming = list(visible.filter(kickoff__gte=now).order_by("kickoff"))
+    earlier = list(visible.filter(kickoff__lt=now).order_by("-kickoff")[:recent])
+    return coming, earlier
+
+
+def fixture_for(user: Any, fixture_id: int) -> Fixture:
+    fixture = get_object_or_404(
+        Fixture.objects.select_related(
+            "ground", "home_club", "away_club", "competition"
+        ).prefetch_related("shares__organisation", "zones__zone"),
+        pk=fixture_id,
+    )
+    require(can_view_fixture(user, fixture))
+    return fixture
+
+
+def fixture_zone_uses(fixture: Fixture) -> dict[int, str]:
+    """zone id -> home / away / buffer for this fixture."""
+    return {fz.zone_id: fz.use for fz in fixture.zones.all()}

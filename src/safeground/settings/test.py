@@ -1,0 +1,17 @@
+"""Tests: SQLite in a file (so a uvicorn thread can share it) unless DATABASE_URL is set."""
+
+import os
+
+from .base import *  # noqa: F403
+from .base import BASE_DIR, DATABASES
+
+SECRET_KEY = "test-only"
+DEBUG = False
+SAFEGROUND_REQUIRE_2FA = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+ALLOWED_HOSTS = ["*"]
+AXES_ENABLED = True
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # One file per test process, so two runs at once never share (or delete) a database.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}

@@ -1,0 +1,170 @@
+"""A ground as the control room sees it: stands, tiers, blocks, gates, concourses, zones.
+
+Shapes are SVG polygon points in the ground's plan coordinates, so the plan is drawn from the
+model and incidents can be placed on it.
+"""
+
+from django.db import models
+
+from safeground.accounts.models import Organisation
+
+
+class Ground(models.Model):
+    organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="grounds")
+    code = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=200)
+    # Shown on every plan of a ground whose drawing is not surveyed (the demo's).
+    layout_note = models.CharField(max_length=200, blank=True)
+    plan_width = models.PositiveIntegerField(default=1000)
+    plan_height = models.PositiveIntegerField(default=1000)
+    pitch_shape = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Stand(models.Model):
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="stands")
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [models.UniqueConstraint(fields=["ground", "code"], name="stand_unique_code")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Tier(models.Model):
+    stand = models.ForeignKey(Stand, on_delete=models.CASCADE, related_name="tiers")
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["stand", "code"], name="tier_unique_code")]
+
+    def __str__(self) -> str:
+        return f"{self.stand.name}, {self.name}"
+
+
+class Block(models.Model):
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="blocks")
+    tier = models.ForeignKey(Tier, on_delete=models.CASCADE, related_name="blocks")
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=100)
+    capacity = models.PositiveIntegerField()
+    # Row labels front to back, e.g. ["A", "B", ...]; seats numbered first_seat.. in each row.
+    rows = models.JSONField(default=list)
+    seats_per_row = models.PositiveIntegerField(default=0)
+    first_seat = models.PositiveIntegerField(default=1)
+    shape = models.TextField(help_text="SVG polygon points in plan coordinates")
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [models.UniqueConstraint(fields=["ground", "code"], name="block_unique_code")]
+
+    def __str__(self) -> str:
+        return self.name or self.code
+
+
+class BlockAdjacency(models.Model):
+    """Two blocks that touch (stored once, lower id first): where trouble spreads."""
+
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="adjacencies")
+    block = models.ForeignKey(Block, on_delete=models.CASCADE, related_name="+")
+    neighbour = models.ForeignKey(Block, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["block", "neighbour"], name="adjacency_unique"),
+            models.CheckConstraint(
+                condition=models.Q(block__lt=models.F("neighbour")), name="adjacency_ordered"
+            ),
+        ]
+
+
+class Gate(models.Model):
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="gates")
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=100)
+    blocks = models.ManyToManyField(Block, related_name="gates", blank=True)
+    position = models.CharField(max_length=40, blank=True, help_text="x,y on the plan")
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [models.UniqueConstraint(fields=["ground", "code"], name="gate_unique_code")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Turnstile(models.Model):
+    gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="turnstiles")
+    code = models.CharField(max_length=20)
+
+    class Meta:
+        ordering = ["gate", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["gate", "code"], name="turnstile_unique_code")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gate.name} / {self.code}"
+
+
+class Concourse(models.Model):
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="concourses")
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=100)
+    blocks = models.ManyToManyField(Block, related_name="concourses", blank=True)
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["ground", "code"], name="concourse_unique_code")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Zone(models.Model):
+    """A named set of blocks (or rows of blocks) that a fixture can use as home, away or buffer."""
+
+    class Kind(models.TextChoices):
+        HOME = "home", "Home supporters"
+        AWAY = "away", "Away supporters"
+        BUFFER = "buffer", "Segregation buffer"
+        OTHER = "other", "Other"
+
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="zones")
+    code = models.CharField(max_length=40)
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # Part of the ground's usual layout (drawn on the ground page); a fixture picks its own.
+    is_default = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [models.UniqueConstraint(fields=["ground", "code"], name="zone_unique_code")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ZoneBlock(models.Model):
+    """A block in a zone; with a row range, only those rows (e.g. a buffer of the front rows)."""
+
+    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="members")
+    block = models.ForeignKey(Block, on_delete=models.CASCADE, related_name="zone_members")
+    first_row = models.CharField(max_length=10, blank=True)
+    last_row = models.CharField(max_length=10, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["zone", "block", "first_row"], name="zoneblock_unique")
+        ]

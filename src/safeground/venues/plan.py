@@ -1,0 +1,83 @@
+"""The seating plan as data for the SVG template: every block with its shape, zone and label."""
+
+from dataclasses import dataclass
+
+from .models import Block, Ground, ZoneBlock
+
+# When zones overlap, the plan shows the one that matters most for safety.
+ZONE_PRIORITY = {"buffer": 0, "away": 1, "home": 2, "other": 3}
+
+
+@dataclass(frozen=True)
+class PlanBlock:
+    id: int
+    code: str
+    name: str
+    stand: str
+    tier: str
+    capacity: int
+    zone_kind: str
+    zone_name: str
+    points: str
+    label_x: float
+    label_y: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    ground: Ground
+    width: int
+    height: int
+    pitch: str
+    note: str
+    blocks: list[PlanBlock]
+
+
+def _centroid(points: str) -> tuple[float, float]:
+    pairs = [tuple(float(v) for v in p.split(",")) for p in points.split()]
+    return (
+        round(sum(x for x, _ in pairs) / len(pairs), 1),
+        round(sum(y for _, y in pairs) / len(pairs), 1),
+    )
+
+
+def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> Plan:
+    """zone_uses (zone id -> home/away/buffer) is a fixture's layout; None means the default one."""
+    members = ZoneBlock.objects.filter(zone__ground=ground).select_related("zone")
+    if zone_uses is None:
+        members = members.filter(zone__is_default=True)
+    else:
+        members = members.filter(zone_id__in=zone_uses)
+    zone_of: dict[int, tuple[str, str]] = {}
+    for member in members:
+        kind = zone_uses[member.zone_id] if zone_uses is not None else member.zone.kind
+        current = zone_of.get(member.block_id)
+        if current is None or ZONE_PRIORITY[kind] < ZONE_PRIORITY[current[0]]:
+            zone_of[member.block_id] = (kind, member.zone.name)
+    blocks = []
+    for block in Block.objects.filter(ground=ground).select_related("tier__stand"):
+        kind, zone_name = zone_of.get(block.id, ("", ""))
+        x, y = _centroid(block.shape)
+        blocks.append(
+            PlanBlock(
+                id=block.id,
+                code=block.code,
+                name=block.name,
+                stand=block.tier.stand.name,
+                tier=block.tier.name,
+                capacity=block.capacity,
+                zone_kind=kind,
+                zone_name=zone_name,
+                points=block.shape,
+                label_x=x,
+                label_y=y,
+            )
+        )
+    return Plan(
+        ground=ground,
+        width=ground.plan_width,
+        height=ground.plan_height,
+        pitch=ground.pitch_shape,
+        note=ground.layout_note,
+        blocks=blocks,
+    )

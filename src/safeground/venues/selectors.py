@@ -1,0 +1,44 @@
+"""Reads about grounds; a read of one ground checks the reader may see it."""
+
+from typing import Any
+
+from django.db.models import Count, Sum
+from django.shortcuts import get_object_or_404
+
+from safeground.accounts.permissions import can_view_ground, require
+
+from .models import Gate, Ground, Turnstile
+from .plan import Plan, plan_for_ground
+
+
+def grounds_visible_to(user: Any) -> list[Ground]:
+    return [g for g in Ground.objects.select_related("organisation") if can_view_ground(user, g)]
+
+
+def ground_for(user: Any, code: str) -> Ground:
+    ground = get_object_or_404(Ground, code=code)
+    require(can_view_ground(user, ground))
+    return ground
+
+
+def ground_plan(ground: Ground, zone_uses: dict[int, str] | None = None) -> Plan:
+    return plan_for_ground(ground, zone_uses=zone_uses)
+
+
+def ground_totals(ground: Ground) -> dict[str, int]:
+    return {
+        "stands": ground.stands.count(),
+        "blocks": ground.blocks.count(),
+        "seats": ground.blocks.aggregate(seats=Sum("capacity"))["seats"] or 0,
+        "gates": ground.gates.count(),
+        "turnstiles": Turnstile.objects.filter(gate__ground=ground).count(),
+    }
+
+
+def gates_with_blocks(ground: Ground) -> list[Gate]:
+    gates: list[Gate] = list(
+        ground.gates.annotate(turnstile_count=Count("turnstiles")).prefetch_related("blocks")
+    )
+    for gate in gates:
+        gate.block_codes = [b.code for b in gate.blocks.all()]  # type: ignore[attr-defined]
+    return gates

@@ -1,0 +1,131 @@
+"""Every write about grounds."""
+
+from pathlib import Path
+
+from django.db import transaction
+
+from safeground.accounts.models import Organisation
+
+from .models import (
+    Block,
+    BlockAdjacency,
+    Concourse,
+    Gate,
+    Ground,
+    Stand,
+    Tier,
+    Turnstile,
+    Zone,
+    ZoneBlock,
+)
+from .venue_file import VenueFileError, VenueSpec, venue_file_read
+
+
+def venue_import(*, path: Path, organisation: Organisation) -> Ground:
+    """Create a ground from a venue file: all of it, or nothing if the file has any error."""
+    venue = venue_file_read(path=path)
+    with transaction.atomic():
+        # Replacing a ground would orphan the fixtures, tickets and incidents that point at its
+        # blocks; until that is designed, a ground is imported once.
+        if Ground.objects.filter(code=venue.ground.code).exists():
+            raise VenueFileError(
+                [
+                    f"{path}:{venue.ground.line}: ground.code: a ground '{venue.ground.code}' "
+                    "already exists; this version does not replace a ground"
+                ]
+            )
+        return _venue_write(venue=venue, organisation=organisation)
+
+
+def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
+    spec = venue.ground
+    ground = Ground.objects.create(
+        organisation=organisation,
+        code=spec.code,
+        name=spec.name,
+        layout_note=spec.layout_note,
+        plan_width=spec.plan_width,
+        plan_height=spec.plan_height,
+        pitch_shape=spec.pitch,
+    )
+    stands = {
+        stand.code: stand
+        for stand in Stand.objects.bulk_create(
+            Stand(ground=ground, code=s.code, name=s.name) for s in venue.stands
+        )
+    }
+    tiers = {
+        (tier.stand.code, tier.code): tier
+        for tier in Tier.objects.bulk_create(
+            Tier(stand=stands[s.code], code=t.code, name=t.name)
+            for s in venue.stands
+            for t in s.tiers
+        )
+    }
+    blocks = {
+        block.code: block
+        for block in Block.objects.bulk_create(
+            Block(
+                ground=ground,
+                tier=tiers[b.stand, b.tier],
+                code=b.code,
+                name=b.name,
+                capacity=b.capacity,
+                rows=b.rows,
+                seats_per_row=b.seats_per_row,
+                first_seat=b.first_seat,
+                shape=b.shape,
+            )
+            for b in venue.blocks
+        )
+    }
+
+    gates = Gate.objects.bulk_create(
+        Gate(ground=ground, code=g.code, name=g.name, position=g.position) for g in venue.gates
+    )
+    Turnstile.objects.bulk_create(
+        Turnstile(gate=gate, code=code)
+        for gate, spec_gate in zip(gates, venue.gates, strict=True)
+        for code in spec_gate.turnstiles
+    )
+    Gate.blocks.through.objects.bulk_create(
+        Gate.blocks.through(gate=gate, block=blocks[code])
+        for gate, spec_gate in zip(gates, venue.gates, strict=True)
+        for code in spec_gate.serves
+    )
+
+    concourses = Concourse.objects.bulk_create(
+        Concourse(ground=ground, code=c.code, name=c.name) for c in venue.concourses
+    )
+    Concourse.blocks.through.objects.bulk_create(
+        Concourse.blocks.through(concourse=concourse, block=blocks[code])
+        for concourse, spec_concourse in zip(concourses, venue.concourses, strict=True)
+        for code in spec_concourse.serves
+    )
+
+    zones = Zone.objects.bulk_create(
+        Zone(ground=ground, code=z.code, name=z.name, kind=z.kind, is_default=z.is_default)
+        for z in venue.zones
+    )
+    ZoneBlock.objects.bulk_create(
+        ZoneBlock(
+            zone=zone,
+            block=blocks[member.block],
+            first_row=member.first_row,
+            last_row=member.last_row,
+        )
+        for zone, spec_zone in zip(zones, venue.zones, strict=True)
+        for member in spec_zone.members
+    )
+
+    # Stored once per pair, lower id first (the table's check constraint): a lookup for one
+    # block's neighbours asks both columns.
+    pairs = {
+        (min(blocks[a].pk, blocks[b].pk), max(blocks[a].pk, blocks[b].pk))
+        for a, b in venue.adjacency
+    }
+    BlockAdjacency.objects.bulk_create(
+        BlockAdjacency(ground=ground, block_id=first, neighbour_id=second)
+        for first, second in sorted(pairs)
+    )
+    return ground

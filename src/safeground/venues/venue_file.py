@@ -1,0 +1,809 @@
+"""Read a venue file (YAML) and check all of it before anything is written.
+
+A venue file describes one ground: its stands and tiers, blocks with capacity and seats, gates with
+turnstiles, concourses, zones (home, away, buffer) and which blocks touch. The full reference is
+`docs/venue-file.md`; in short:
+
+    ground: {code: london-stadium, name: London Stadium, layout_note: "...",
+             plan: {width: 800, height: 1000}, pitch: "x,y x,y x,y x,y"}
+    stands:
+      - {code: N, name: North Stand, tiers: [{code: L, name: Lower tier}, {code: U, name: Upper}]}
+    blocks:
+      - {code: N-L1, name: North Lower 1, stand: N, tier: L, capacity: 850,
+         rows: A-Y, seats_per_row: 34, first_seat: 1, shape: "x,y x,y x,y x,y"}
+    gates:
+      - {code: A, name: Gate A, position: "x,y", turnstiles: 9, serves: [N-L1, N-U1]}
+    concourses:
+      - {code: N-L, name: North lower concourse, serves: [N-L1]}
+    zones:
+      - {code: away-se, name: Away section, kind: away, default: true,
+         blocks: [S-L1, {block: S-L2, rows: A-F}]}
+    adjacency:
+      - [N-L1, N-L2]
+
+`ground`, `stands` and `blocks` are required; the other sections may be left out. A block's name
+defaults to its code. `rows` is a range ("A-Y" for letters, "1-30" for numbers) or a list of labels.
+`turnstiles` is a count (9 gives A01..A09 for gate A) or a list of codes.
+
+Every problem is collected, not just the first, as `FILE:LINE: FIELD: message` (for example
+`venue.yaml:14: blocks[3].capacity: must be a whole number, got 'abc'`), so whoever keeps the file
+can fix it in one pass. A wrong venue file means wrong capacities and segregation on match day.
+"""
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .models import Block, Concourse, Gate, Ground, Stand, Tier, Turnstile, Zone, ZoneBlock
+
+ZONE_KINDS = tuple(Zone.Kind.values)
+
+
+class VenueFileError(Exception):
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class GroundSpec:
+    code: str
+    name: str
+    layout_note: str
+    plan_width: int
+    plan_height: int
+    pitch: str
+    line: int  # of ground.code, for errors found later (a ground with this code already exists)
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    code: str
+    name: str
+
+
+@dataclass(frozen=True)
+class StandSpec:
+    code: str
+    name: str
+    tiers: list[TierSpec]
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    code: str
+    name: str
+    stand: str
+    tier: str
+    capacity: int
+    rows: list[str]
+    seats_per_row: int
+    first_seat: int
+    shape: str
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    code: str
+    name: str
+    position: str
+    turnstiles: list[str]
+    serves: list[str]
+
+
+@dataclass(frozen=True)
+class ConcourseSpec:
+    code: str
+    name: str
+    serves: list[str]
+
+
+@dataclass(frozen=True)
+class ZoneMemberSpec:
+    block: str
+    first_row: str  # both blank: the whole block
+    last_row: str
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    code: str
+    name: str
+    kind: str
+    is_default: bool
+    members: list[ZoneMemberSpec]
+
+
+@dataclass(frozen=True)
+class VenueSpec:
+    ground: GroundSpec
+    stands: list[StandSpec]
+    blocks: list[BlockSpec]
+    gates: list[GateSpec]
+    concourses: list[ConcourseSpec]
+    zones: list[ZoneSpec]
+    adjacency: list[tuple[str, str]]  # each touching pair once, in file order
+
+
+def venue_file_read(*, path: Path) -> VenueSpec:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise VenueFileError([f"{path}: cannot read the file: {error}"]) from error
+    return venue_file_parse(text=text, filename=str(path))
+
+
+def venue_file_parse(*, text: str, filename: str) -> VenueSpec:
+    try:
+        # _LineLoader is a SafeLoader: a venue file can never build Python objects.
+        document = yaml.load(text, Loader=_LineLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else 1
+        raise VenueFileError([f"{filename}:{line}: not valid YAML: {error.problem}"]) from error
+    except yaml.YAMLError as error:
+        raise VenueFileError([f"{filename}:1: not valid YAML: {error}"]) from error
+    check = _Check(filename)
+    venue = _venue(check, document)
+    if check.errors or venue is None:
+        raise VenueFileError(check.errors)
+    return venue
+
+
+# --- YAML with line numbers ---------------------------------------------------------------------
+
+
+class _Mapping(dict[Any, Any]):
+    """A YAML mapping that knows its own line and the line of each key (1-based)."""
+
+    line: int
+    key_lines: dict[Any, int]
+
+
+class _Sequence(list[Any]):
+    """A YAML sequence that knows its own line and the line of each item (1-based)."""
+
+    line: int
+    item_lines: list[int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader that keeps line numbers, so each error can point at the line to fix."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[_Mapping]:
+    mapping = _Mapping()
+    mapping.line = node.start_mark.line + 1
+    mapping.key_lines = {}
+    yield mapping
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)
+        try:
+            seen = key in mapping.key_lines
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping",
+                node.start_mark,
+                "a key must be text",
+                key_node.start_mark,
+            ) from None
+        # PyYAML keeps the last of two equal keys without a word; a typo must not hide a value.
+        if seen:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping",
+                node.start_mark,
+                f"{key!r} is given twice (first on line {mapping.key_lines[key]})",
+                key_node.start_mark,
+            )
+        mapping.key_lines[key] = key_node.start_mark.line + 1
+        mapping[key] = loader.construct_object(value_node)
+
+
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> Iterator[_Sequence]:
+    sequence = _Sequence()
+    sequence.line = node.start_mark.line + 1
+    sequence.item_lines = [child.start_mark.line + 1 for child in node.value]
+    yield sequence
+    sequence.extend(loader.construct_object(child) for child in node.value)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+
+
+# --- checking, field by field -------------------------------------------------------------------
+
+
+def _max_length(model: Any, field: str) -> int:
+    return int(model._meta.get_field(field).max_length)
+
+
+class _Check:
+    """Collects every error with its line and field; readers return None for a bad value."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.errors: list[str] = []
+
+    def error(self, line: int, field: str, message: str) -> None:
+        self.errors.append(f"{self.filename}:{line}: {field}: {message}")
+
+    def mapping(
+        self, value: Any, line: int, field: str, allowed: tuple[str, ...]
+    ) -> _Mapping | None:
+        if not isinstance(value, _Mapping):
+            self.error(line, field, f"must be a mapping with {', '.join(allowed)}; got {value!r}")
+            return None
+        for key in value:
+            if key not in allowed:
+                self.error(
+                    value.key_lines[key],
+                    f"{field}.{key}",
+                    f"unknown field; expected one of {', '.join(allowed)}",
+                )
+        return value
+
+    def text(
+        self, m: _Mapping, key: str, field: str, *, max_length: int, default: str | None = None
+    ) -> str | None:
+        if key not in m:
+            if default is None:
+                self.error(m.line, field, "missing")
+            return default
+        return self.label(m[key], m.key_lines[key], field, max_length=max_length)
+
+    def label(self, value: Any, line: int, field: str, *, max_length: int) -> str | None:
+        # Numbers are fine as labels (row 12, turnstile 7); true/false almost always mean the
+        # value needs quotes (YAML reads a bare `no` or `on` as a boolean).
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            self.error(line, field, f"must be text, got {value!r} (put it in quotes)")
+            return None
+        label = str(value).strip()
+        if not label:
+            self.error(line, field, "must not be empty")
+            return None
+        if len(label) > max_length:
+            self.error(line, field, f"must be at most {max_length} characters, got {label!r}")
+            return None
+        return label
+
+    def whole_number(
+        self, m: _Mapping, key: str, field: str, *, minimum: int, default: int | None = None
+    ) -> int | None:
+        if key not in m:
+            if default is None:
+                self.error(m.line, field, "missing")
+            return default
+        value, line = m[key], m.key_lines[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.error(line, field, f"must be a whole number, got {value!r}")
+            return None
+        if value < minimum:
+            self.error(line, field, f"must be at least {minimum}, got {value}")
+            return None
+        return value
+
+    def items(
+        self, m: _Mapping, key: str, field: str, *, required: bool
+    ) -> list[tuple[str, Any, int]]:
+        """(field path, value, line) for each item of a list; empty when missing or not a list."""
+        if key not in m:
+            if required:
+                self.error(m.line, field, "missing")
+            return []
+        value = m[key]
+        if not isinstance(value, _Sequence):
+            self.error(m.key_lines[key], field, f"must be a list, got {value!r}")
+            return []
+        return [
+            (f"{field}[{index}]", item, value.item_lines[index]) for index, item in enumerate(value)
+        ]
+
+    def unique(self, seen: dict[str, int], code: str, line: int, field: str, what: str) -> None:
+        if code in seen:
+            self.error(line, field, f"duplicate {what} '{code}' (first on line {seen[code]})")
+        else:
+            seen[code] = line
+
+
+def _venue(check: _Check, document: Any) -> VenueSpec | None:
+    top = check.mapping(
+        document,
+        1,
+        "(file)",
+        ("ground", "stands", "blocks", "gates", "concourses", "zones", "adjacency"),
+    )
+    if top is None:
+        return None
+    ground = None
+    if "ground" not in top:
+        check.error(top.line, "ground", "missing")
+    else:
+        ground = _ground(check, top["ground"], top.key_lines["ground"])
+    # A stand or block with an error of its own still counts as declared, so that whatever
+    # names it is not reported too: one mistake, one error.
+    stands, tiers_of = _stands(check, check.items(top, "stands", "stands", required=True))
+    blocks, declared = _blocks(check, check.items(top, "blocks", "blocks", required=True), tiers_of)
+    block_rows: dict[str, list[str]] = {code: [] for code in declared}
+    block_rows |= {block.code: block.rows for block in blocks}
+    gates = _gates(check, check.items(top, "gates", "gates", required=False), block_rows)
+    concourses = _concourses(
+        check, check.items(top, "concourses", "concourses", required=False), block_rows
+    )
+    zones = _zones(check, check.items(top, "zones", "zones", required=False), block_rows)
+    adjacency = _adjacency(
+        check, check.items(top, "adjacency", "adjacency", required=False), block_rows
+    )
+    if ground is None:
+        return None
+    return VenueSpec(
+        ground=ground,
+        stands=stands,
+        blocks=blocks,
+        gates=gates,
+        concourses=concourses,
+        zones=zones,
+        adjacency=adjacency,
+    )
+
+
+def _ground(check: _Check, value: Any, line: int) -> GroundSpec | None:
+    m = check.mapping(value, line, "ground", ("code", "name", "layout_note", "plan", "pitch"))
+    if m is None:
+        return None
+    code = check.text(m, "code", "ground.code", max_length=_max_length(Ground, "code"))
+    if code is not None and not re.fullmatch(r"[-a-zA-Z0-9_]+", code):
+        check.error(
+            m.key_lines["code"], "ground.code", f"must be letters, digits and -, got {code!r}"
+        )
+        code = None
+    name = check.text(m, "name", "ground.name", max_length=_max_length(Ground, "name"))
+    note = check.text(
+        m,
+        "layout_note",
+        "ground.layout_note",
+        max_length=_max_length(Ground, "layout_note"),
+        default="",
+    )
+    width, height = 1000, 1000
+    if "plan" in m:
+        plan = check.mapping(m["plan"], m.key_lines["plan"], "ground.plan", ("width", "height"))
+        if plan is not None:
+            width = check.whole_number(plan, "width", "ground.plan.width", minimum=1) or 0
+            height = check.whole_number(plan, "height", "ground.plan.height", minimum=1) or 0
+    pitch = ""
+    if "pitch" in m:
+        pitch = _shape(check, m["pitch"], m.key_lines["pitch"], "ground.pitch") or ""
+    if code is None or name is None or note is None:
+        return None
+    return GroundSpec(
+        code=code,
+        name=name,
+        layout_note=note,
+        plan_width=width,
+        plan_height=height,
+        pitch=pitch,
+        line=m.key_lines["code"],
+    )
+
+
+def _stands(
+    check: _Check, items: list[tuple[str, Any, int]]
+) -> tuple[list[StandSpec], dict[str, set[str]]]:
+    """The valid stands, and the tier codes of every declared stand (valid or not)."""
+    stands: list[StandSpec] = []
+    tiers_of: dict[str, set[str]] = {}
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, ("code", "name", "tiers"))
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Stand, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "stand")
+        name = check.text(m, "name", f"{field}.name", max_length=_max_length(Stand, "name"))
+        tiers: list[TierSpec] = []
+        tier_seen: dict[str, int] = {}
+        tier_items = check.items(m, "tiers", f"{field}.tiers", required=True)
+        if "tiers" in m and not tier_items:
+            check.error(m.key_lines["tiers"], f"{field}.tiers", "a stand needs at least one tier")
+        for tier_field, tier_value, tier_line in tier_items:
+            tm = check.mapping(tier_value, tier_line, tier_field, ("code", "name"))
+            if tm is None:
+                continue
+            tier_code = check.text(
+                tm, "code", f"{tier_field}.code", max_length=_max_length(Tier, "code")
+            )
+            tier_name = check.text(
+                tm, "name", f"{tier_field}.name", max_length=_max_length(Tier, "name")
+            )
+            if tier_code is not None:
+                check.unique(
+                    tier_seen, tier_code, tm.key_lines["code"], f"{tier_field}.code", "tier"
+                )
+            if tier_code is not None and tier_name is not None:
+                tiers.append(TierSpec(code=tier_code, name=tier_name))
+        if code is not None:
+            tiers_of.setdefault(code, set()).update(tier.code for tier in tiers)
+        if code is not None and name is not None:
+            stands.append(StandSpec(code=code, name=name, tiers=tiers))
+    return stands, tiers_of
+
+
+_BLOCK_FIELDS = (
+    "code",
+    "name",
+    "stand",
+    "tier",
+    "capacity",
+    "rows",
+    "seats_per_row",
+    "first_seat",
+    "shape",
+)
+
+
+def _blocks(
+    check: _Check, items: list[tuple[str, Any, int]], tiers_of: dict[str, set[str]]
+) -> tuple[list[BlockSpec], set[str]]:
+    """The valid blocks, and the codes of all declared blocks (valid or not)."""
+    blocks: list[BlockSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, _BLOCK_FIELDS)
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Block, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "block")
+        name = check.text(
+            m, "name", f"{field}.name", max_length=_max_length(Block, "name"), default=code or ""
+        )
+        stand = check.text(m, "stand", f"{field}.stand", max_length=_max_length(Stand, "code"))
+        if stand is not None and stand not in tiers_of:
+            check.error(m.key_lines["stand"], f"{field}.stand", f"unknown stand '{stand}'")
+            stand = None
+        tier = check.text(m, "tier", f"{field}.tier", max_length=_max_length(Tier, "code"))
+        if stand is not None and tier is not None and tier not in tiers_of[stand]:
+            check.error(
+                m.key_lines["tier"], f"{field}.tier", f"stand '{stand}' has no tier '{tier}'"
+            )
+            tier = None
+        capacity = check.whole_number(m, "capacity", f"{field}.capacity", minimum=0)
+        rows = _rows(check, m, f"{field}.rows")
+        seats_per_row = check.whole_number(
+            m, "seats_per_row", f"{field}.seats_per_row", minimum=0, default=0
+        )
+        first_seat = check.whole_number(
+            m, "first_seat", f"{field}.first_seat", minimum=0, default=1
+        )
+        # Fewer seats than rows x seats is normal (wheelchair bays, camera platforms); more is not.
+        if capacity and rows and seats_per_row and capacity > len(rows) * seats_per_row:
+            check.error(
+                m.key_lines["capacity"],
+                f"{field}.capacity",
+                f"{capacity} is more than {len(rows)} rows x {seats_per_row} seats per row",
+            )
+        shape = None
+        if "shape" not in m:
+            check.error(m.line, f"{field}.shape", "missing")
+        else:
+            shape = _shape(check, m["shape"], m.key_lines["shape"], f"{field}.shape")
+        if (
+            code is None
+            or name is None
+            or stand is None
+            or tier is None
+            or capacity is None
+            or rows is None
+            or seats_per_row is None
+            or first_seat is None
+            or shape is None
+        ):
+            continue
+        blocks.append(
+            BlockSpec(
+                code=code,
+                name=name,
+                stand=stand,
+                tier=tier,
+                capacity=capacity,
+                rows=rows,
+                seats_per_row=seats_per_row,
+                first_seat=first_seat,
+                shape=shape,
+            )
+        )
+    return blocks, set(seen)
+
+
+_ROW_RANGE = re.compile(r"([A-Z])-([A-Z])|(\d+)-(\d+)")
+_ROW_LABEL_LENGTH = _max_length(ZoneBlock, "first_row")
+
+
+def _expand_rows(text: str) -> list[str] | None:
+    """'A-Y' -> A, B, ..., Y; '1-30' -> 1, ..., 30; a single label stays as it is."""
+    match = _ROW_RANGE.fullmatch(text)
+    if match is None:
+        return [text] if len(text) <= _ROW_LABEL_LENGTH and "-" not in text else None
+    if match.group(1):
+        first, last = ord(match.group(1)), ord(match.group(2))
+        return [chr(c) for c in range(first, last + 1)] if first <= last else None
+    first, last = int(match.group(3)), int(match.group(4))
+    return [str(n) for n in range(first, last + 1)] if first <= last else None
+
+
+def _rows(check: _Check, m: _Mapping, field: str) -> list[str] | None:
+    if "rows" not in m:
+        return []
+    value, line = m["rows"], m.key_lines["rows"]
+    if isinstance(value, str):
+        rows = _expand_rows(value.strip())
+        if rows is None:
+            check.error(line, field, f"must be a range like 'A-Y' or '1-30', got {value!r}")
+        return rows
+    if not isinstance(value, _Sequence):
+        check.error(line, field, f"must be a range like 'A-Y' or a list of labels, got {value!r}")
+        return None
+    rows = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(value):
+        label = check.label(
+            item, value.item_lines[index], f"{field}[{index}]", max_length=_ROW_LABEL_LENGTH
+        )
+        if label is not None:
+            check.unique(seen, label, value.item_lines[index], f"{field}[{index}]", "row")
+            rows.append(label)
+    return rows if len(rows) == len(value) else None
+
+
+def _numbers(text: str) -> list[float] | None:
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        return None
+
+
+def _shape(check: _Check, value: Any, line: int, field: str) -> str | None:
+    """SVG polygon points, 'x,y x,y x,y ...': at least three points, numbers only."""
+    if not isinstance(value, str):
+        check.error(line, field, f"must be polygon points like '0,0 10,0 10,10', got {value!r}")
+        return None
+    points = value.split()
+    for point in points:
+        numbers = _numbers(point)
+        if numbers is None or len(numbers) != 2:
+            check.error(line, field, f"point {point!r} is not x,y in numbers")
+            return None
+    if len(points) < 3:
+        check.error(line, field, f"needs at least 3 points, got {len(points)}")
+        return None
+    return " ".join(points)
+
+
+def _block_list(
+    check: _Check, m: _Mapping, field: str, block_rows: dict[str, list[str]]
+) -> list[str]:
+    """Block codes listed under `serves`: each must be declared, and listed once."""
+    codes: list[str] = []
+    seen: set[str] = set()
+    for item_field, value, line in check.items(m, "serves", field, required=False):
+        code = check.label(value, line, item_field, max_length=_max_length(Block, "code"))
+        if code is None:
+            continue
+        if code not in block_rows:
+            check.error(line, item_field, f"unknown block '{code}'")
+            continue
+        if code in seen:
+            check.error(line, item_field, f"block '{code}' is listed twice")
+            continue
+        seen.add(code)
+        codes.append(code)
+    return codes
+
+
+def _gates(
+    check: _Check, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
+) -> list[GateSpec]:
+    gates: list[GateSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, ("code", "name", "position", "turnstiles", "serves"))
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Gate, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "gate")
+        name = check.text(m, "name", f"{field}.name", max_length=_max_length(Gate, "name"))
+        position = check.text(
+            m, "position", f"{field}.position", max_length=_max_length(Gate, "position"), default=""
+        )
+        if position:
+            numbers = _numbers(position)
+            if numbers is None or len(numbers) != 2:
+                check.error(
+                    m.key_lines["position"], f"{field}.position", f"must be x,y, got {position!r}"
+                )
+        turnstiles = _turnstiles(check, m, f"{field}.turnstiles", code or "")
+        serves = _block_list(check, m, f"{field}.serves", block_rows)
+        if code is not None and name is not None and position is not None:
+            gates.append(
+                GateSpec(
+                    code=code, name=name, position=position, turnstiles=turnstiles, serves=serves
+                )
+            )
+    return gates
+
+
+def _turnstiles(check: _Check, m: _Mapping, field: str, gate_code: str) -> list[str]:
+    if "turnstiles" not in m:
+        return []
+    value, line = m["turnstiles"], m.key_lines["turnstiles"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            check.error(line, field, f"must be at least 0, got {value}")
+            return []
+        return [f"{gate_code}{number:02d}" for number in range(1, value + 1)]
+    if not isinstance(value, _Sequence):
+        check.error(line, field, f"must be a count or a list of codes, got {value!r}")
+        return []
+    codes: list[str] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(value):
+        item_field, item_line = f"{field}[{index}]", value.item_lines[index]
+        code = check.label(item, item_line, item_field, max_length=_max_length(Turnstile, "code"))
+        if code is not None:
+            check.unique(seen, code, item_line, item_field, "turnstile")
+            codes.append(code)
+    return codes
+
+
+def _concourses(
+    check: _Check, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
+) -> list[ConcourseSpec]:
+    concourses: list[ConcourseSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, ("code", "name", "serves"))
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Concourse, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "concourse")
+        name = check.text(m, "name", f"{field}.name", max_length=_max_length(Concourse, "name"))
+        serves = _block_list(check, m, f"{field}.serves", block_rows)
+        if code is not None and name is not None:
+            concourses.append(ConcourseSpec(code=code, name=name, serves=serves))
+    return concourses
+
+
+def _zones(
+    check: _Check, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
+) -> list[ZoneSpec]:
+    zones: list[ZoneSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, ("code", "name", "kind", "default", "blocks"))
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Zone, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "zone")
+        name = check.text(m, "name", f"{field}.name", max_length=_max_length(Zone, "name"))
+        kind = check.text(m, "kind", f"{field}.kind", max_length=_max_length(Zone, "kind"))
+        if kind is not None and kind not in ZONE_KINDS:
+            check.error(
+                m.key_lines["kind"],
+                f"{field}.kind",
+                f"must be one of {', '.join(ZONE_KINDS)}, got '{kind}'",
+            )
+            kind = None
+        is_default = m.get("default", False)
+        if not isinstance(is_default, bool):
+            check.error(
+                m.key_lines["default"],
+                f"{field}.default",
+                f"must be true or false, got {is_default!r}",
+            )
+        members = [
+            member
+            for item_field, item, item_line in check.items(
+                m, "blocks", f"{field}.blocks", required=True
+            )
+            if (member := _zone_member(check, item, item_line, item_field, block_rows))
+        ]
+        _check_members_once(check, members, field)
+        if code is not None and name is not None and kind is not None:
+            zones.append(
+                ZoneSpec(
+                    code=code,
+                    name=name,
+                    kind=kind,
+                    is_default=bool(is_default),
+                    members=[member for member, _ in members],
+                )
+            )
+    return zones
+
+
+def _zone_member(
+    check: _Check, value: Any, line: int, field: str, block_rows: dict[str, list[str]]
+) -> tuple[ZoneMemberSpec, int] | None:
+    """A block code (the whole block) or {block: CODE, rows: A-F} (only those rows)."""
+    if not isinstance(value, _Mapping):
+        code = check.label(value, line, field, max_length=_max_length(Block, "code"))
+        if code is not None and code not in block_rows:
+            check.error(line, field, f"unknown block '{code}'")
+            return None
+        return (ZoneMemberSpec(block=code, first_row="", last_row=""), line) if code else None
+    m = check.mapping(value, line, field, ("block", "rows"))
+    assert m is not None
+    code = check.text(m, "block", f"{field}.block", max_length=_max_length(Block, "code"))
+    if code is not None and code not in block_rows:
+        check.error(m.key_lines["block"], f"{field}.block", f"unknown block '{code}'")
+        return None
+    if "rows" not in m:
+        return (ZoneMemberSpec(block=code, first_row="", last_row=""), line) if code else None
+    rows_line, rows_field = m.key_lines["rows"], f"{field}.rows"
+    text = check.label(m["rows"], rows_line, rows_field, max_length=2 * _ROW_LABEL_LENGTH + 1)
+    if code is None or text is None:
+        return None
+    first_row, _, last_row = (part.strip() for part in text.partition("-"))
+    last_row = last_row or first_row
+    rows = block_rows[code]
+    for row in (first_row, last_row):
+        if row not in rows:
+            check.error(rows_line, rows_field, f"block '{code}' has no row '{row}'")
+            return None
+    if rows.index(first_row) > rows.index(last_row):
+        check.error(rows_line, rows_field, f"row '{first_row}' comes after row '{last_row}'")
+        return None
+    return ZoneMemberSpec(block=code, first_row=first_row, last_row=last_row), line
+
+
+def _check_members_once(
+    check: _Check, members: list[tuple[ZoneMemberSpec, int]], field: str
+) -> None:
+    """A block once per zone, or several row ranges of it, but not whole and by rows too."""
+    seen: dict[tuple[str, str], int] = {}
+    whole = {member.block for member, _ in members if not member.first_row}
+    for member, line in members:
+        key = (member.block, member.first_row)
+        if key in seen or (member.first_row and member.block in whole):
+            check.error(line, f"{field}.blocks", f"block '{member.block}' is listed twice")
+        seen.setdefault(key, line)
+
+
+def _adjacency(
+    check: _Check, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
+) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    seen: set[frozenset[str]] = set()
+    for field, value, line in items:
+        if not isinstance(value, _Sequence) or len(value) != 2:
+            check.error(line, field, f"must be a pair of block codes like [A1, A2], got {value!r}")
+            continue
+        codes = []
+        for index, item in enumerate(value):
+            item_field, item_line = f"{field}[{index}]", value.item_lines[index]
+            code = check.label(item, item_line, item_field, max_length=_max_length(Block, "code"))
+            if code is not None and code not in block_rows:
+                check.error(item_line, item_field, f"unknown block '{code}'")
+            elif code is not None:
+                codes.append(code)
+        if len(codes) != 2:
+            continue
+        first, second = codes
+        if first == second:
+            check.error(line, field, f"block '{first}' cannot be adjacent to itself")
+            continue
+        # The same pair twice, either way round, is one adjacency: keep it once.
+        if frozenset(codes) not in seen:
+            seen.add(frozenset(codes))
+            pairs.append((first, second))
+    return pairs

@@ -1,0 +1,114 @@
+"""Browser tests: the real ASGI app under uvicorn in a thread, driven by Debian's Chromium.
+
+They run in their own pytest process (`pytest -m browser`): Playwright's sync API and
+async_to_sync cannot share a thread (STACK.md).
+"""
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from safeground.demo.season import DEMO_PASSWORD, demo_load
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def server(django_db_setup, django_db_blocker) -> Iterator[str]:
+    from safeground.asgi import application
+
+    port = _free_port()
+    config = uvicorn.Config(
+        application,
+        host="127.0.0.1",
+        port=port,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,
+        lifespan="off",
+        log_level="warning",
+    )
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    with django_db_blocker.unblock():
+        thread.start()
+        deadline = time.monotonic() + 15
+        while not instance.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+        instance.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def site(server, transactional_db, settings):
+    """The demo loaded and served; the second factor off unless a test turns it on."""
+    settings.SAFEGROUND_REQUIRE_2FA = False
+    demo_load()
+    return server
+
+
+def _new_page(browser: Browser, viewport: dict[str, int] | None = None) -> Page:
+    context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    return page
+
+
+@pytest.fixture
+def new_page(browser):
+    pages: list[Page] = []
+
+    def make(viewport: dict[str, int] | None = None) -> Page:
+        page = _new_page(browser, viewport)
+        pages.append(page)
+        return page
+
+    yield make
+    for page in pages:
+        page.context.close()
+
+
+@pytest.fixture
+def log_in(site):
+    def log_in(page: Page, username: str, password: str = DEMO_PASSWORD) -> Page:
+        page.goto(f"{site}/login/")
+        page.get_by_label("Username").fill(username)
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_load_state()
+        return page
+
+    return log_in

@@ -1,0 +1,95 @@
+"""A person's path through the foundation pages: log in, land, open the plan, be refused."""
+
+import base64
+import re
+import time
+
+import pytest
+from django_otp.oath import TOTP
+from playwright.sync_api import expect
+
+from safeground.demo.season import LOGINS
+from safeground.venues.models import Block
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_each_demo_role_logs_in_and_lands_on_its_start_page(site, new_page, log_in):
+    for login in LOGINS:
+        page = log_in(new_page(), login.username)
+        expect(page).to_have_url(f"{site}/")
+        expect(page.locator("[data-roles]")).to_contain_text(login.role.label)
+        expect(page.locator("[data-demo-banner]")).to_contain_text(
+            "two-factor login is switched off"
+        )
+        coming_and_earlier = page.locator("[data-earlier] [data-fixture]")
+        if login.username == "liaison":
+            # The away club's liaison sees the one match shared with it and nothing else.
+            expect(coming_and_earlier).to_have_count(1)
+            expect(coming_and_earlier.first).to_contain_text("West Ham United v Chelsea")
+        else:
+            expect(coming_and_earlier).to_have_count(9)
+        grounds = page.locator("[data-grounds] a")
+        if login.username in {"safety", "loggist", "supervisor", "banofficer", "auditor"}:
+            expect(grounds).to_have_text(["London Stadium"])
+        else:
+            expect(grounds).to_have_count(0)
+        page.context.close()
+
+
+def test_wrong_password_is_refused_with_a_message(site, new_page, log_in):
+    page = log_in(new_page(), "safety", password="not-the-password")
+    expect(page.locator("[data-login-error]")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/login/$"))
+
+
+def test_steward_opening_the_ground_page_gets_a_refusal_page(site, new_page, log_in):
+    page = log_in(new_page(), "steward")
+    response = page.goto(f"{site}/grounds/london-stadium/")
+    assert response is not None and response.status == 403
+    expect(page.locator("h1")).to_have_text("Not allowed")
+    expect(page.locator("[data-refusal]")).to_contain_text("Your role does not give you access")
+
+
+def test_ground_page_draws_every_block_and_shows_a_clicked_block(site, new_page, log_in):
+    page = log_in(new_page(), "safety")
+    page.get_by_role("link", name=re.compile("London Stadium")).click()
+    blocks = page.locator("[data-plan] .block")
+    expect(blocks).to_have_count(Block.objects.count())
+    expect(page.locator(".plan-note")).to_contain_text("Approximate demo layout")
+    away = Block.objects.filter(zone_members__zone__code="away-se").order_by("code").first()
+    assert away is not None
+    page.locator(f'[data-block="{away.code}"]').click()
+    info = page.locator("[data-block-info]")
+    expect(info).to_contain_text(f"Block {away.name}")
+    expect(info).to_contain_text("Away")
+    expect(info).to_contain_text(f"{away.capacity:,}")
+
+
+def test_fixture_page_shows_the_cup_tie_layout_on_a_phone(site, new_page, log_in):
+    page = log_in(new_page({"width": 390, "height": 844}), "police")
+    page.get_by_role("link", name="West Ham United v Chelsea").click()
+    expect(page.locator("[data-fixture-title]")).to_have_text("West Ham United v Chelsea")
+    expect(page.locator("[data-away-allocation]")).to_have_text("5000")
+    cup_away = page.locator("[data-plan] .block.zone-away")
+    expect(cup_away).to_have_count(
+        Block.objects.filter(zone_members__zone__code="away-se-cup").count()
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_safety_officer_sets_up_the_second_factor_and_gets_in(site, new_page, log_in, settings):
+    settings.SAFEGROUND_REQUIRE_2FA = True
+    page = log_in(new_page(), "safety")
+    expect(page).to_have_url(re.compile(r"/account/2fa/"))
+    expect(page.locator("[data-demo-banner]")).to_have_count(0)
+    secret = page.locator("[data-totp-secret]").inner_text()
+    page.get_by_label(re.compile("Six-digit code")).fill("000000")
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.locator(".errorlist")).to_contain_text("not right")
+    time.sleep(1.1)  # django-otp's back-off after a wrong code
+    token = TOTP(base64.b32decode(secret)).token()
+    page.get_by_label(re.compile("Six-digit code")).fill(f"{token:06d}")
+    page.get_by_role("button", name="Confirm").click()
+    expect(page).to_have_url(f"{site}/")
+    expect(page.locator("[data-grounds] a")).to_have_count(1)
