@@ -359,7 +359,7 @@ def _ground(check: _Check, value: Any, line: int) -> GroundSpec | None:
     code = check.text(m, "code", "ground.code", max_length=_max_length(Ground, "code"))
     if code is not None and not re.fullmatch(r"[-a-zA-Z0-9_]+", code):
         check.error(
-            m.key_lines["code"], "ground.code", f"must be letters, digits and -, got {code!r}"
+            m.key_lines["code"], "ground.code", f"must be letters, digits, - and _, got {code!r}"
         )
         code = None
     name = check.text(m, "name", "ground.name", max_length=_max_length(Ground, "name"))
@@ -710,13 +710,13 @@ def _zones(
                 f"{field}.default",
                 f"must be true or false, got {is_default!r}",
             )
-        members = [
-            member
-            for item_field, item, item_line in check.items(
-                m, "blocks", f"{field}.blocks", required=True
-            )
-            if (member := _zone_member(check, item, item_line, item_field, block_rows))
-        ]
+        members = []
+        for item_field, item, item_line in check.items(
+            m, "blocks", f"{field}.blocks", required=True
+        ):
+            member = _zone_member(check, item, item_line, item_field, block_rows)
+            if member is not None:
+                members.append(member)
         _check_members_once(check, members, field)
         if code is not None and name is not None and kind is not None:
             zones.append(
