@@ -27,9 +27,11 @@ browser:
 	  echo "Installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
+LINTED := src tests $(wildcard bench)
+
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/mypy
 
 test: $(STAMP) browser lint
@@ -37,7 +39,7 @@ test: $(STAMP) browser lint
 	scripts/run-tests
 
 bench: $(STAMP)
-	@set -e; for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b; done
+	@set -e; for b in $(wildcard bench/bench_*.py); do echo "== $$b"; $(BIN)/python $$b; done
 
 bench-live: $(STAMP)
 	$(BIN)/python bench/bench_live.py
