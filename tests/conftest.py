@@ -38,3 +38,34 @@ def login_as(demo):
 @pytest.fixture
 def no_second_factor(settings):
     settings.SAFEGROUND_REQUIRE_2FA = False
+
+
+@pytest.fixture(autouse=True)
+def _log_triggers_around_flush(request):
+    """SQLite only: after a transactional test Django empties every table with DELETE, which the
+    log's append-only triggers refuse. Lift them just for that flush; put them back before the
+    next test. (PostgreSQL empties tables with TRUNCATE, which row triggers do not see.)"""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or (
+        marker is not None and marker.kwargs.get("transaction")
+    )
+    if not transactional and "db" not in request.fixturenames and marker is None:
+        yield
+        return
+    from django.db import connection
+
+    from safeground.incidents.db import DROP_SQLITE, install_append_only_triggers
+
+    if transactional:
+        request.getfixturevalue("transactional_db")
+    else:
+        request.getfixturevalue("db")
+    if connection.vendor != "sqlite":
+        yield
+        return
+    install_append_only_triggers(connection)
+    yield
+    if transactional:
+        with connection.cursor() as cursor:
+            for statement in DROP_SQLITE:
+                cursor.execute(statement)

@@ -9,7 +9,10 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from safeground.accounts.models import User
 from safeground.demo.season import LOGINS
+from safeground.incidents.models import LogEntry
+from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 
 ROLES = ["anonymous", *[login.username for login in LOGINS]]
@@ -37,8 +40,26 @@ def league_match() -> Fixture:
     return Fixture.objects.get(away_club__name="Middlesbrough")
 
 
-# route name -> (how to build its URL, expected GET status per role)
-Row = tuple[Callable[[], str], dict[str, int]]
+def a_report() -> LogEntry:
+    """A fresh open incident in the cup tie's log, so every action on it is a valid move."""
+    return log_entry_append(
+        fixture=cup_tie(),
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Coins thrown towards the home section",
+        place=Place(block="S-L1"),
+    )
+
+
+def act(action: str) -> Callable[[], str]:
+    return lambda: reverse(f"api:log_{action}", args=[cup_tie().pk, a_report().pk])
+
+
+LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
+
+
+# route name -> rows of (how to build its URL, expected status per role[, POST body])
+Row = tuple[Callable[[], str], dict[str, int]] | tuple[Callable[[], str], dict[str, int], dict]
 TABLE: dict[str, list[Row]] = {
     "login": [(lambda: reverse("login"), expect(200, 302))],
     "logout": [(lambda: reverse("logout"), expect(405, 405))],
@@ -65,6 +86,49 @@ TABLE: dict[str, list[Row]] = {
     # Users are not devices: only a device key opens it (tests/accounts/test_devices.py).
     "api:device_whoami": [(lambda: reverse("api:device_whoami"), expect(401, 401))],
     "api:api-root": [(lambda: reverse("api:api-root"), expect(404, 404))],
+    "control_room": [
+        (lambda: reverse("control_room", args=[cup_tie().pk]), expect(302, 200, steward=403)),
+        (
+            lambda: reverse("control_room", args=[league_match().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        ),
+    ],
+    "api:log_list": [(lambda: reverse("api:log_list", args=[cup_tie().pk]), expect(401, 200))],
+    "api:log_append": [
+        (
+            lambda: reverse("api:log_append", args=[cup_tie().pk]),
+            only(401, LOG_WRITERS, 201, 403),
+            {"category": "missile", "block": "S-L2", "text": "Bottle thrown", "severity": 3},
+        )
+    ],
+    "api:log_assign": [
+        (
+            act("assign"),
+            only(401, ["safety", "loggist", "supervisor"], 200, 403),
+            {"assignee": "steward"},
+        )
+    ],
+    "api:log_escalate": [
+        (
+            act("escalate"),
+            only(401, ["safety", "loggist", "supervisor", "police", "spotter"], 200, 403),
+            {"to": "police"},
+        )
+    ],
+    "api:log_status": [
+        (
+            act("status"),
+            only(401, ["safety", "loggist", "supervisor", "police"], 200, 403),
+            {"status": "resolved"},
+        )
+    ],
+    "api:log_correct": [
+        (
+            act("correct"),
+            only(401, ["safety", "loggist"], 200, 403),
+            {"note": "typo", "text": "Coins"},
+        )
+    ],
     "api:openapi-json": [(lambda: reverse("api:openapi-json"), expect(200, 200))],
     "api:openapi-view": [(lambda: reverse("api:openapi-view"), expect(200, 200))],
     # The admin site is for superusers only; no demo role is one.
@@ -112,9 +176,15 @@ def test_route_status_for_every_role(route: str, demo, no_second_factor, login_a
     wrong = []
     for role in ROLES:
         client = Client() if role == "anonymous" else login_as(role)
-        for url_of, expected in TABLE[route]:
+        for url_of, expected, *body in TABLE[route]:
             url = url_of()
-            status = client.get(url).status_code
-            if status != expected[role]:
-                wrong.append(f"{role} GET {url}: {status}, expected {expected[role]}")
+            if body:
+                response = client.post(url, body[0], content_type="application/json")
+            else:
+                response = client.get(url)
+            if response.status_code != expected[role]:
+                method = "POST" if body else "GET"
+                wrong.append(
+                    f"{role} {method} {url}: {response.status_code}, expected {expected[role]}"
+                )
     assert wrong == []

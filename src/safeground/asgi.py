@@ -1,4 +1,5 @@
-"""The ASGI application uvicorn serves: Django over HTTP (static files too, in development)."""
+"""The ASGI application uvicorn serves: Django over HTTP (static files too, in development) and
+the live sockets of fixtures (`/ws/fixtures/<id>/`, safeground.live.websocket)."""
 
 import os
 
@@ -19,4 +20,6 @@ def build_application():
     return django_app
 
 
-application = build_application()
+from safeground.live.websocket import live_router  # noqa: E402  (needs Django set up)
+
+application = live_router(build_application())

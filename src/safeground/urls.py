@@ -18,6 +18,7 @@ urlpatterns = [
     path("account/2fa/", account_views.second_factor, name="second_factor"),
     path("", include("safeground.matches.urls")),
     path("", include("safeground.venues.urls")),
+    path("", include("safeground.incidents.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -70,3 +70,68 @@ def require(allowed: bool) -> None:
     """Raise the 403 that pages and the API turn into a clear refusal."""
     if not allowed:
         raise PermissionDenied
+
+
+def roles_for_fixture(user: Any, fixture: Fixture, *, police_only: bool = False) -> set[str]:
+    """The user's roles at the home club and at the organisations the fixture is shared with."""
+    orgs = {fixture.ground.organisation_id}
+    for share in fixture.shares.all():
+        if not police_only or share.purpose == "police":
+            orgs.add(share.organisation_id)
+    return {role for org, role in memberships(user) if org in orgs}
+
+
+# The control-room log. Stewards report from their own page; the away club's liaison only reads.
+LOG_WRITERS = frozenset(
+    {
+        Role.SAFETY_OFFICER,
+        Role.CONTROL_OPERATOR,
+        Role.STEWARD_SUPERVISOR,
+        Role.STEWARD,
+        Role.POLICE_COMMANDER,
+        Role.POLICE_SPOTTER,
+    }
+)
+LOG_ACTIONS: dict[str, frozenset[str]] = {
+    "assign": frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR, Role.STEWARD_SUPERVISOR}),
+    "escalate": frozenset(
+        {
+            Role.SAFETY_OFFICER,
+            Role.CONTROL_OPERATOR,
+            Role.STEWARD_SUPERVISOR,
+            Role.POLICE_COMMANDER,
+            Role.POLICE_SPOTTER,
+        }
+    ),
+    "status": frozenset(
+        {
+            Role.SAFETY_OFFICER,
+            Role.CONTROL_OPERATOR,
+            Role.STEWARD_SUPERVISOR,
+            Role.POLICE_COMMANDER,
+        }
+    ),
+    "correct": frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR}),
+}
+
+
+def can_open_control_room(user: Any, fixture: Fixture) -> bool:
+    """The live log and map: everyone working the match but stewards (who have their own page)."""
+    return bool(roles_for_fixture(user, fixture) - {Role.STEWARD})
+
+
+def can_read_log(user: Any, fixture: Fixture) -> bool:
+    return can_view_fixture(user, fixture)
+
+
+def can_write_log(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_for_fixture(user, fixture, police_only=True) & LOG_WRITERS)
+
+
+def can_act_on_log(
+    user: Any, fixture: Fixture, action: str, *, author_id: int | None = None
+) -> bool:
+    """assign / escalate / status / correct; an author may always correct their own entry."""
+    if action == "correct" and author_id is not None and author_id == getattr(user, "pk", None):
+        return can_write_log(user, fixture)
+    return bool(roles_for_fixture(user, fixture, police_only=True) & LOG_ACTIONS[action])

@@ -17,6 +17,8 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SAFEGROUND_REQUIRE_2FA = env.bool("SAFEGROUND_REQUIRE_2FA", default=True)
 SAFEGROUND_DEMO = env.bool("SAFEGROUND_DEMO", default=False)
 REDIS_URL = env.str("REDIS_URL", default="")
+# How far in the future a reporter's clock may be before its "time observed" is refused.
+SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -32,6 +34,7 @@ INSTALLED_APPS = [
     "safeground.accounts",
     "safeground.venues",
     "safeground.matches",
+    "safeground.incidents",
     "safeground.live",
     "safeground.demo",
 ]

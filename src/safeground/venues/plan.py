@@ -18,6 +18,7 @@ class PlanBlock:
     capacity: int
     zone_kind: str
     zone_name: str
+    zone_id: int | None
     points: str
     label_x: float
     label_y: float
@@ -48,15 +49,15 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
         members = members.filter(zone__is_default=True)
     else:
         members = members.filter(zone_id__in=zone_uses)
-    zone_of: dict[int, tuple[str, str]] = {}
+    zone_of: dict[int, tuple[str, str, int | None]] = {}
     for member in members:
         kind = zone_uses[member.zone_id] if zone_uses is not None else member.zone.kind
         current = zone_of.get(member.block_id)
         if current is None or ZONE_PRIORITY[kind] < ZONE_PRIORITY[current[0]]:
-            zone_of[member.block_id] = (kind, member.zone.name)
+            zone_of[member.block_id] = (kind, member.zone.name, member.zone_id)
     blocks = []
     for block in Block.objects.filter(ground=ground).select_related("tier__stand"):
-        kind, zone_name = zone_of.get(block.id, ("", ""))
+        kind, zone_name, zone_id = zone_of.get(block.id, ("", "", None))
         x, y = _centroid(block.shape)
         blocks.append(
             PlanBlock(
@@ -68,6 +69,7 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
                 capacity=block.capacity,
                 zone_kind=kind,
                 zone_name=zone_name,
+                zone_id=zone_id,
                 points=block.shape,
                 label_x=x,
                 label_y=y,

@@ -1,0 +1,257 @@
+"""The log API: append, list (cursor by seq, filters) and act on entries of one match."""
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema, Status
+from ninja.security import django_auth
+
+from safeground.accounts.permissions import (
+    can_act_on_log,
+    can_read_log,
+    can_write_log,
+    organisation_ids,
+    require,
+)
+from safeground.matches.models import Fixture
+from safeground.matches.selectors import fixture_for
+
+from . import services
+from .models import LogEntry
+from .selectors import entry_json, fixture_log
+
+router = Router(tags=["log"], auth=django_auth)
+
+
+class ErrorOut(Schema):
+    field: str
+    detail: str
+
+
+class EntryIn(Schema):
+    category: str = Field(max_length=40)
+    text: str = Field("", max_length=services.MAX_TEXT)
+    severity: int | None = Field(None, ge=1, le=5)
+    observed_at: datetime | None = None
+    block: str = Field("", max_length=20)
+    first_row: str = Field("", max_length=10)
+    last_row: str = Field("", max_length=10)
+    zone: str = Field("", max_length=40)
+    gate: str = Field("", max_length=20)
+    concourse: str = Field("", max_length=20)
+    outside: str = Field("", max_length=200)
+    links: list[int] = []
+    idempotency_key: str = Field("", max_length=80)
+    home_only: bool = False
+
+
+class AssignIn(Schema):
+    assignee: str = Field(description="username of the steward or supervisor")
+    note: str = Field("", max_length=services.MAX_TEXT)
+
+
+class EscalateIn(Schema):
+    to: LogEntry.Level
+    note: str = Field("", max_length=services.MAX_TEXT)
+
+
+class StatusIn(Schema):
+    status: str = Field(description="resolved, closed or open (reopen)")
+    note: str = Field("", max_length=services.MAX_TEXT)
+
+
+class CorrectIn(Schema):
+    note: str = Field(max_length=services.MAX_TEXT, description="why the entry is corrected")
+    text: str | None = Field(None, max_length=services.MAX_TEXT)
+    category: str | None = None
+    severity: int | None = Field(None, ge=1, le=5)
+    block: str | None = None
+    first_row: str = ""
+    last_row: str = ""
+
+
+class LogPage(Schema):
+    entries: list[dict[str, Any]]
+    next_after: int | None
+
+
+def _place(payload: Any) -> services.Place:
+    return services.Place(
+        block=payload.block or "",
+        first_row=payload.first_row,
+        last_row=payload.last_row,
+        zone=getattr(payload, "zone", ""),
+        gate=getattr(payload, "gate", ""),
+        concourse=getattr(payload, "concourse", ""),
+        outside=getattr(payload, "outside", ""),
+    )
+
+
+def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
+    entry = (
+        LogEntry.objects.select_related("fixture__ground", "concerns").filter(pk=entry_id).first()
+    )
+    if entry is None:
+        raise services.LogEntryError("entry_id", f"no log entry {entry_id}")
+    if entry.fixture_id != fixture.pk:
+        raise services.LogEntryError("entry_id", f"entry {entry_id} belongs to another match")
+    return entry
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log",
+    response={201: dict[str, Any], 400: ErrorOut},
+    url_name="log_append",
+)
+def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Status[Any]:
+    """Append a report. The same idempotency key twice stores one entry (and answers with it)."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_write_log(request.user, fixture))
+    entry = services.log_entry_append(
+        fixture=fixture,
+        author=request.user,  # type: ignore[arg-type]
+        category=payload.category,
+        text=payload.text,
+        severity=payload.severity,
+        observed_at=payload.observed_at,
+        place=_place(payload),
+        links=payload.links,
+        idempotency_key=payload.idempotency_key,
+        home_only=payload.home_only,
+    )
+    return Status(201, entry_json(entry))
+
+
+@router.get("/fixtures/{fixture_id}/log", response=LogPage, url_name="log_list")
+def log_list(
+    request: HttpRequest,
+    fixture_id: int,
+    after: int = 0,
+    limit: int = Query(100, ge=1, le=500),
+    category: str = "",
+    min_severity: int = Query(0, ge=0, le=5),
+    zone: str = "",
+    status: str = "",
+) -> LogPage:
+    """Entries after the cursor `after` (a seq), oldest first; filters apply to the incident."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_read_log(request.user, fixture))
+    zone_id = fixture.ground.zones.filter(code=zone).values_list("id", flat=True).first()
+    log = list(fixture_log(fixture))
+    # Filters apply to each incident as it stands now, not as it stood at each entry.
+    now = {entry.concerns_id or entry.pk: state for entry, state in log}
+    home_staff = fixture.ground.organisation_id in organisation_ids(request.user)
+    entries: list[dict[str, Any]] = []
+    next_after = None
+    for entry, _ in log:
+        state = now[entry.concerns_id or entry.pk]
+        if entry.seq <= after or (entry.home_only and not home_staff):
+            continue
+        if category and state.category != category:
+            continue
+        if min_severity and (state.severity or 0) < min_severity:
+            continue
+        if zone and zone_id not in state.zone_ids:
+            continue
+        if status and state.status != status:
+            continue
+        if len(entries) == limit:
+            next_after = entries[-1]["seq"]
+            break
+        entries.append(entry_json(entry) | {"incident_status": state.status})
+    return LogPage(entries=entries, next_after=next_after)
+
+
+def _act(
+    request: HttpRequest, fixture_id: int, entry_id: int, action: str
+) -> tuple[Fixture, LogEntry]:
+    fixture = fixture_for(request.user, fixture_id)
+    entry = _entry_in(fixture, entry_id)
+    require(can_act_on_log(request.user, fixture, action, author_id=entry.author_id))
+    return fixture, entry
+
+
+ACTION_RESPONSES = {200: dict[str, Any], 400: ErrorOut}
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/{entry_id}/assign", response=ACTION_RESPONSES, url_name="log_assign"
+)
+def log_assign(request: HttpRequest, fixture_id: int, entry_id: int, payload: AssignIn) -> Any:
+    fixture, entry = _act(request, fixture_id, entry_id, "assign")
+    assignee = (
+        get_user_model()
+        .objects.filter(
+            username=payload.assignee, memberships__organisation=fixture.ground.organisation
+        )
+        .first()
+    )
+    if assignee is None:
+        raise services.LogEntryError("assignee", f"no one called '{payload.assignee}' at the club")
+    return entry_json(
+        services.log_entry_assign(
+            entry=entry,
+            author=request.user,  # type: ignore[arg-type]
+            assignee=assignee,
+            note=payload.note,
+        )
+    )
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/{entry_id}/escalate",
+    response=ACTION_RESPONSES,
+    url_name="log_escalate",
+)
+def log_escalate(request: HttpRequest, fixture_id: int, entry_id: int, payload: EscalateIn) -> Any:
+    _, entry = _act(request, fixture_id, entry_id, "escalate")
+    return entry_json(
+        services.log_entry_escalate(
+            entry=entry,
+            author=request.user,  # type: ignore[arg-type]
+            to=payload.to,
+            note=payload.note,
+        )
+    )
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/{entry_id}/status", response=ACTION_RESPONSES, url_name="log_status"
+)
+def log_status(request: HttpRequest, fixture_id: int, entry_id: int, payload: StatusIn) -> Any:
+    _, entry = _act(request, fixture_id, entry_id, "status")
+    return entry_json(
+        services.log_entry_set_status(
+            entry=entry,
+            author=request.user,  # type: ignore[arg-type]
+            status=payload.status,
+            note=payload.note,
+        )
+    )
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/{entry_id}/correct",
+    response=ACTION_RESPONSES,
+    url_name="log_correct",
+)
+def log_correct(request: HttpRequest, fixture_id: int, entry_id: int, payload: CorrectIn) -> Any:
+    _, entry = _act(request, fixture_id, entry_id, "correct")
+    place = None
+    if payload.block is not None:
+        place = services.Place(
+            block=payload.block, first_row=payload.first_row, last_row=payload.last_row
+        )
+    return entry_json(
+        services.log_entry_correct(
+            entry=entry,
+            author=request.user,  # type: ignore[arg-type]
+            note=payload.note,
+            text=payload.text,
+            category=payload.category,
+            severity=payload.severity,
+            place=place,
+        )
+    )

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class IncidentsConfig(AppConfig):
+    name = "safeground.incidents"
+    verbose_name = "Control-room log"

@@ -1,0 +1,130 @@
+"""The control-room log: append-only entries per match, each chained to the one before by hash.
+
+Nothing here is ever updated or deleted (the database refuses it too, see db.py). Assignment,
+escalation, status and corrections are new entries that point at the entry they concern; an
+incident's current state is derived from them (selectors.incident_state).
+"""
+
+from typing import Any, NoReturn
+
+from django.conf import settings
+from django.db import models
+
+from safeground.matches.models import Fixture
+from safeground.venues.models import Block, Concourse, Gate, Zone
+
+
+class Category(models.Model):
+    """An editable list; each says which offence it may point to, for casework later."""
+
+    code = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=100)
+    offence = models.CharField(max_length=200, blank=True)
+    default_severity = models.PositiveSmallIntegerField(default=2)
+    position = models.PositiveSmallIntegerField(default=0)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["position", "name"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AppendOnlyError(Exception):
+    """A log entry, once written, is never changed or deleted."""
+
+
+class LogEntryQuerySet(models.QuerySet["LogEntry"]):
+    def update(self, **kwargs: Any) -> NoReturn:
+        raise AppendOnlyError("log entries are append-only: write a new entry instead")
+
+    def delete(self) -> NoReturn:
+        raise AppendOnlyError("log entries are append-only: they are never deleted")
+
+
+class LogEntry(models.Model):
+    class Kind(models.TextChoices):
+        REPORT = "report", "Report"
+        ASSIGNMENT = "assignment", "Assignment"
+        ESCALATION = "escalation", "Escalation"
+        STATUS = "status", "Status change"
+        CORRECTION = "correction", "Correction"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ASSIGNED = "assigned", "Assigned"
+        ESCALATED = "escalated", "Escalated"
+        RESOLVED = "resolved", "Resolved"
+        CLOSED = "closed", "Closed"
+
+    class Level(models.TextChoices):
+        SUPERVISOR = "supervisor", "Steward supervisor"
+        CONTROL_ROOM = "control_room", "Control room"
+        POLICE = "police", "Police"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="log_entries")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    concerns = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="actions"
+    )
+    observed_at = models.DateTimeField()
+    logged_at = models.DateTimeField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    author_name = models.CharField(max_length=150)
+    author_role = models.CharField(max_length=30, blank=True)
+    # Place: a block (optionally rows), a zone, a gate, a concourse, or outside the ground.
+    block = models.ForeignKey(Block, null=True, blank=True, on_delete=models.PROTECT)
+    first_row = models.CharField(max_length=10, blank=True)
+    last_row = models.CharField(max_length=10, blank=True)
+    zone = models.ForeignKey(Zone, null=True, blank=True, on_delete=models.PROTECT)
+    gate = models.ForeignKey(Gate, null=True, blank=True, on_delete=models.PROTECT)
+    concourse = models.ForeignKey(Concourse, null=True, blank=True, on_delete=models.PROTECT)
+    outside = models.CharField(max_length=200, blank=True)
+    category = models.ForeignKey(Category, null=True, blank=True, on_delete=models.PROTECT)
+    severity = models.PositiveSmallIntegerField(null=True, blank=True)
+    text = models.TextField(blank=True)  # a report's text, or a correction's corrected text
+    note = models.TextField(blank=True)  # an action's remark, or why a correction was made
+    status = models.CharField(max_length=20, choices=Status.choices, blank=True)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    escalated_to = models.CharField(max_length=20, choices=Level.choices, blank=True)
+    links = models.JSONField(default=list, blank=True)
+    home_only = models.BooleanField(default=False)
+    idempotency_key = models.CharField(max_length=80, blank=True)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    objects = LogEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["fixture", "seq"]
+        verbose_name_plural = "log entries"
+        constraints = [
+            models.UniqueConstraint(fields=["fixture", "seq"], name="logentry_one_chain"),
+            models.UniqueConstraint(
+                fields=["fixture", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="logentry_idempotent",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(severity__isnull=True) | models.Q(severity__range=(1, 5)),
+                name="logentry_severity_1_5",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.get_kind_display()}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("log entries are append-only: write a correction instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise AppendOnlyError("log entries are append-only: they are never deleted")

@@ -1,0 +1,242 @@
+"""Reads of the control-room log: entries, incidents' derived state, what each viewer may see."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import QuerySet
+
+from safeground.live.events import Audience
+from safeground.matches.models import Fixture, FixtureZone
+from safeground.venues.models import ZoneBlock
+
+from .models import Category, LogEntry
+
+if TYPE_CHECKING:
+    from safeground.live.events import Viewer
+
+RELATED = ["category", "block", "zone", "gate", "concourse", "assignee", "concerns"]
+
+
+@dataclass(frozen=True)
+class IncidentState:
+    """A report as it stands now, after every assignment, escalation, status and correction."""
+
+    id: int
+    seq: int
+    status: str
+    category: str
+    category_name: str
+    severity: int | None
+    text: str
+    place: str
+    block: str
+    zone_ids: list[int] = field(default_factory=list)
+    assignee: str = ""
+    escalated_to: str = ""
+    updated_seq: int = 0
+    observed_at: str = ""
+
+
+def place_label(entry: LogEntry) -> str:
+    parts = []
+    if entry.block_id:
+        rows = ""
+        if entry.first_row:
+            rows = f", row {entry.first_row}"
+            if entry.last_row and entry.last_row != entry.first_row:
+                rows = f", rows {entry.first_row}–{entry.last_row}"
+        parts.append(f"Block {entry.block.code}{rows}")  # type: ignore[union-attr]
+    if entry.zone_id:
+        parts.append(entry.zone.name)  # type: ignore[union-attr]
+    if entry.gate_id:
+        parts.append(entry.gate.name)  # type: ignore[union-attr]
+    if entry.concourse_id:
+        parts.append(entry.concourse.name)  # type: ignore[union-attr]
+    if entry.outside:
+        parts.append(f"Outside: {entry.outside}")
+    return " · ".join(parts)
+
+
+def _apply(
+    state: IncidentState | None, entry: LogEntry, zones: dict[int, list[int]]
+) -> IncidentState:
+    """Fold one entry into the state of the incident it concerns."""
+    if entry.kind == LogEntry.Kind.REPORT or state is None:
+        return IncidentState(
+            id=entry.pk,
+            seq=entry.seq,
+            status=LogEntry.Status.OPEN,
+            category=entry.category.code if entry.category else "",
+            category_name=entry.category.name if entry.category else "",
+            severity=entry.severity,
+            text=entry.text,
+            place=place_label(entry),
+            block=entry.block.code if entry.block else "",
+            zone_ids=_zone_ids(entry, zones),
+            updated_seq=entry.seq,
+            observed_at=entry.observed_at.isoformat(),
+        )
+    changes: dict[str, Any] = {"updated_seq": entry.seq}
+    if entry.status:
+        changes["status"] = entry.status
+    if entry.kind == LogEntry.Kind.ASSIGNMENT and entry.assignee:
+        changes["assignee"] = str(entry.assignee)
+    if entry.kind == LogEntry.Kind.ESCALATION:
+        changes["escalated_to"] = entry.escalated_to
+    if entry.kind == LogEntry.Kind.CORRECTION:
+        if entry.text:
+            changes["text"] = entry.text
+        if entry.category:
+            changes["category"] = entry.category.code
+            changes["category_name"] = entry.category.name
+        if entry.severity:
+            changes["severity"] = entry.severity
+        if place_label(entry):
+            changes["place"] = place_label(entry)
+            changes["block"] = entry.block.code if entry.block else ""
+            changes["zone_ids"] = _zone_ids(entry, zones)
+    return replace(state, **changes)
+
+
+def block_zone_ids(fixture: Fixture) -> dict[int, list[int]]:
+    """block id -> the ids of this fixture's zones that hold it."""
+    in_use = FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", flat=True)
+    found: dict[int, list[int]] = {}
+    for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=in_use).values_list(
+        "block_id", "zone_id"
+    ):
+        found.setdefault(block_id, []).append(zone_id)
+    return found
+
+
+def _zone_ids(entry: LogEntry, zones: dict[int, list[int]]) -> list[int]:
+    ids = set(zones.get(entry.block_id, [])) if entry.block_id else set()
+    if entry.zone_id:
+        ids.add(entry.zone_id)
+    for place in (entry.gate, entry.concourse):
+        if place is not None:
+            for block_id in place.blocks.values_list("id", flat=True):
+                ids.update(zones.get(block_id, []))
+    return sorted(ids)
+
+
+def incident_state(report: LogEntry, zones: dict[int, list[int]] | None = None) -> IncidentState:
+    zones = block_zone_ids(report.fixture) if zones is None else zones
+    state = _apply(None, report, zones)
+    for action in report.actions.select_related(*RELATED).order_by("seq"):
+        state = _apply(state, action, zones)
+    return state
+
+
+def entry_json(entry: LogEntry) -> dict[str, Any]:
+    return {
+        "id": entry.pk,
+        "seq": entry.seq,
+        "kind": entry.kind,
+        "concerns": entry.concerns.seq if entry.concerns else None,
+        "observed_at": entry.observed_at.isoformat(),
+        "logged_at": entry.logged_at.isoformat(),
+        "author": entry.author_name,
+        "author_role": entry.author_role,
+        "place": place_label(entry),
+        "block": entry.block.code if entry.block else "",
+        "category": entry.category.code if entry.category else "",
+        "category_name": entry.category.name if entry.category else "",
+        "severity": entry.severity,
+        "text": entry.text,
+        "note": entry.note,
+        "status": entry.status,
+        "assignee": str(entry.assignee) if entry.assignee else "",
+        "escalated_to": entry.escalated_to,
+        "links": entry.links,
+        "hash": entry.hash,
+    }
+
+
+def entry_event_data(entry: LogEntry, state: IncidentState | None = None) -> dict[str, Any]:
+    """The `log.entry` event: the entry itself and its incident as it stands after it."""
+    report = entry.concerns if entry.concerns else entry
+    state = state or incident_state(report)
+    return {"entry": entry_json(entry), "incident": asdict(state)}
+
+
+def entry_audience(
+    entry: LogEntry, *, addressed_to: Any = None, zones: dict[int, list[int]] | None = None
+) -> Audience:
+    zones = block_zone_ids(entry.fixture) if zones is None else zones
+    return Audience(
+        home_only=entry.home_only,
+        zone_ids=frozenset(_zone_ids(entry, zones)) or None,
+        user_ids=frozenset({addressed_to.pk}) if addressed_to is not None else frozenset(),
+    )
+
+
+def _entries(fixture: Fixture) -> QuerySet[LogEntry]:
+    return LogEntry.objects.filter(fixture=fixture).select_related(*RELATED).order_by("seq")
+
+
+def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
+    """Every entry in order, each with its incident's state just after it."""
+    zones = block_zone_ids(fixture)
+    states: dict[int, IncidentState] = {}
+    for entry in _entries(fixture):
+        report_id = entry.concerns_id or entry.pk
+        states[report_id] = _apply(states.get(report_id), entry, zones)
+        yield entry, states[report_id]
+
+
+def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
+    """The frames a (re)connecting socket missed, filtered as live frames are."""
+    fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
+    zones = block_zone_ids(fixture)
+    frames = []
+    for entry, state in fixture_log(fixture):
+        if entry.seq <= after_seq:
+            continue
+        report = entry.concerns or entry
+        audience = entry_audience(
+            report, addressed_to=entry.assignee if entry.concerns else None, zones=zones
+        )
+        if audience.admits(viewer):
+            frame = {
+                "type": "log.entry",
+                "fixture": fixture_id,
+                "seq": entry.seq,
+                "data": entry_event_data(entry, state),
+            }
+            frames.append(json.dumps(frame))
+    return frames
+
+
+def incidents(fixture: Fixture) -> list[IncidentState]:
+    """Every incident of the match as it stands now, newest first."""
+    latest: dict[int, IncidentState] = {}
+    for entry, state in fixture_log(fixture):
+        latest[entry.concerns_id or entry.pk] = state
+    return sorted(latest.values(), key=lambda s: -s.seq)
+
+
+def categories() -> QuerySet[Category]:
+    return Category.objects.filter(is_active=True)
+
+
+def assignable_people(fixture: Fixture) -> list[dict[str, str]]:
+    """Stewards and supervisors of the home club, for the assign action."""
+    from safeground.accounts.models import Membership, Role
+
+    members = (
+        Membership.objects.filter(
+            organisation_id=fixture.ground.organisation_id,
+            role__in=[Role.STEWARD, Role.STEWARD_SUPERVISOR],
+        )
+        .select_related("user")
+        .order_by("role", "user__last_name")
+    )
+    return [
+        {"username": m.user.username, "label": f"{m.user} ({m.get_role_display()})"}
+        for m in members
+    ]

@@ -1,0 +1,304 @@
+"""Every write to the control-room log. Each is one transaction that appends one entry.
+
+Appends to one match are serialised by locking the fixture row (PostgreSQL) or by SQLite's
+IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from safeground.accounts.models import User
+from safeground.accounts.permissions import memberships
+from safeground.live.events import Audience, publish
+from safeground.matches.models import Fixture
+from safeground.venues.models import Block, Concourse, Gate, Zone
+
+from .chain import GENESIS, entry_hash
+from .models import Category, LogEntry
+from .selectors import entry_audience, entry_event_data, incident_state
+
+MAX_TEXT = 2000
+Status = LogEntry.Status
+
+# Which status an incident may move to from which (a closed incident takes no more actions).
+TRANSITIONS: dict[str, set[str]] = {
+    Status.OPEN: {Status.ASSIGNED, Status.ESCALATED, Status.RESOLVED},
+    Status.ASSIGNED: {Status.ASSIGNED, Status.ESCALATED, Status.RESOLVED},
+    Status.ESCALATED: {Status.ASSIGNED, Status.ESCALATED, Status.RESOLVED},
+    Status.RESOLVED: {Status.CLOSED, Status.OPEN},
+    Status.CLOSED: set(),
+}
+
+
+class LogEntryError(ValueError):
+    """Input the log refuses; `field` names what is wrong, for a 4xx a person can act on."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where something happened, by the ground's codes, as a person or a device gives it."""
+
+    block: str = ""
+    first_row: str = ""
+    last_row: str = ""
+    zone: str = ""
+    gate: str = ""
+    concourse: str = ""
+    outside: str = ""
+
+
+def _resolve_place(fixture: Fixture, place: Place) -> dict[str, Any]:
+    ground = fixture.ground
+    found: dict[str, Any] = {
+        "first_row": place.first_row.strip(),
+        "last_row": place.last_row.strip(),
+        "outside": place.outside.strip()[:200],
+    }
+    lookups: list[tuple[str, Any]] = [
+        ("block", Block),
+        ("zone", Zone),
+        ("gate", Gate),
+        ("concourse", Concourse),
+    ]
+    for field, model in lookups:
+        code = getattr(place, field).strip()
+        found[field] = None
+        if code:
+            found[field] = model.objects.filter(ground=ground, code=code).first()
+            if found[field] is None:
+                raise LogEntryError(field, f"no {field} '{code}' at {ground.name}")
+    if found["block"] is not None and found["first_row"]:
+        rows = found["block"].rows
+        for field in ("first_row", "last_row"):
+            if found[field] and rows and found[field] not in rows:
+                raise LogEntryError(
+                    field, f"block {found['block'].code} has no row '{found[field]}'"
+                )
+    elif found["first_row"] or found["last_row"]:
+        raise LogEntryError("first_row", "rows need a block")
+    if not any(found[f] for f in ("block", "zone", "gate", "concourse", "outside")):
+        raise LogEntryError("place", "give a block, zone, gate, concourse or 'outside' description")
+    return found
+
+
+def _check_observed_at(observed_at: datetime | None, now: datetime) -> datetime:
+    if observed_at is None:
+        return now
+    if timezone.is_naive(observed_at):
+        raise LogEntryError("observed_at", "give a time with its time zone")
+    skew = timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS)
+    if observed_at > now + skew:
+        raise LogEntryError("observed_at", "is in the future; check the device's clock")
+    return observed_at
+
+
+def _author_role(author: User, fixture: Fixture) -> str:
+    """The role the author works this match in (home club first, then the sharing bodies)."""
+    orgs = [fixture.ground.organisation_id, *fixture.shared_organisation_ids()]
+    for org in orgs:
+        roles = sorted(role for member_org, role in memberships(author) if member_org == org)
+        if roles:
+            return roles[0]
+    return ""
+
+
+def _append(
+    *, fixture: Fixture, author: User, audience: Audience | None = None, **fields: Any
+) -> LogEntry:
+    """Lock the match's chain, link the new entry to the last one, store it, publish on commit."""
+    Fixture.objects.select_for_update().filter(pk=fixture.pk).first()
+    key = fields.get("idempotency_key", "")
+    if key:
+        already = LogEntry.objects.filter(fixture=fixture, idempotency_key=key).first()
+        if already is not None:
+            return already
+    last = LogEntry.objects.filter(fixture=fixture).order_by("-seq").values("seq", "hash").first()
+    now = timezone.now()
+    entry = LogEntry(
+        fixture=fixture,
+        seq=(last["seq"] if last else 0) + 1,
+        prev_hash=last["hash"] if last else GENESIS,
+        logged_at=now,
+        observed_at=fields.pop("observed_at", None) or now,
+        author=author,
+        author_name=str(author),
+        author_role=_author_role(author, fixture),
+        **fields,
+    )
+    entry.hash = entry_hash(entry.prev_hash, entry)
+    entry.save()
+    publish(
+        fixture_id=fixture.pk,
+        type="log.entry",
+        seq=entry.seq,
+        data=entry_event_data(entry),
+        audience=audience or entry_audience(entry),
+    )
+    return entry
+
+
+@transaction.atomic
+def log_entry_append(
+    *,
+    fixture: Fixture,
+    author: User,
+    category: str,
+    text: str,
+    place: Place,
+    severity: int | None = None,
+    observed_at: datetime | None = None,
+    links: Sequence[int] = (),
+    idempotency_key: str = "",
+    home_only: bool = False,
+) -> LogEntry:
+    """A new report: something seen, with its place, category and severity."""
+    found = Category.objects.filter(code=category, is_active=True).first()
+    if found is None:
+        raise LogEntryError("category", f"no category '{category}'")
+    if severity is None:
+        severity = found.default_severity
+    if not 1 <= severity <= 5:
+        raise LogEntryError("severity", "must be from 1 (minor) to 5 (critical)")
+    text = text.strip()
+    if len(text) > MAX_TEXT:
+        raise LogEntryError("text", f"is {len(text)} characters; at most {MAX_TEXT}")
+    if len(idempotency_key) > 80:
+        raise LogEntryError("idempotency_key", "at most 80 characters")
+    observed = _check_observed_at(observed_at, timezone.now())
+    known = set(
+        LogEntry.objects.filter(fixture=fixture, seq__in=links).values_list("seq", flat=True)
+    )
+    missing = sorted(set(links) - known)
+    if missing:
+        raise LogEntryError("links", f"no entries {missing} in this match")
+    return _append(
+        fixture=fixture,
+        author=author,
+        kind=LogEntry.Kind.REPORT,
+        category=found,
+        severity=severity,
+        text=text,
+        observed_at=observed,
+        links=sorted(set(links)),
+        idempotency_key=idempotency_key,
+        home_only=home_only,
+        **_resolve_place(fixture, place),
+    )
+
+
+def _report_of(entry: LogEntry) -> LogEntry:
+    report = entry.concerns if entry.concerns_id else entry
+    assert report is not None
+    if report.kind != LogEntry.Kind.REPORT:
+        raise LogEntryError("entry", f"#{entry.seq} is not a report")
+    return report
+
+
+def _move(report: LogEntry, to: str) -> None:
+    current = incident_state(report).status
+    if to not in TRANSITIONS[current]:
+        raise LogEntryError("status", f"incident #{report.seq} is {current}; it cannot become {to}")
+
+
+def _action(report: LogEntry, author: User, note: str, **fields: Any) -> LogEntry:
+    note = note.strip()
+    if len(note) > MAX_TEXT:
+        raise LogEntryError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
+    return _append(
+        fixture=report.fixture,
+        author=author,
+        concerns=report,
+        home_only=report.home_only,
+        note=note,
+        audience=entry_audience(report, addressed_to=fields.get("assignee")),
+        **fields,
+    )
+
+
+@transaction.atomic
+def log_entry_assign(*, entry: LogEntry, author: User, assignee: User, note: str = "") -> LogEntry:
+    report = _report_of(entry)
+    _move(report, Status.ASSIGNED)
+    return _action(
+        report,
+        author,
+        note,
+        kind=LogEntry.Kind.ASSIGNMENT,
+        status=Status.ASSIGNED,
+        assignee=assignee,
+    )
+
+
+@transaction.atomic
+def log_entry_escalate(*, entry: LogEntry, author: User, to: str, note: str = "") -> LogEntry:
+    if to not in LogEntry.Level.values:
+        raise LogEntryError("to", f"one of {', '.join(LogEntry.Level.values)}")
+    report = _report_of(entry)
+    _move(report, Status.ESCALATED)
+    return _action(
+        report,
+        author,
+        note,
+        kind=LogEntry.Kind.ESCALATION,
+        status=Status.ESCALATED,
+        escalated_to=to,
+    )
+
+
+@transaction.atomic
+def log_entry_set_status(*, entry: LogEntry, author: User, status: str, note: str = "") -> LogEntry:
+    """Resolve, close or reopen an incident."""
+    if status not in {Status.RESOLVED, Status.CLOSED, Status.OPEN}:
+        raise LogEntryError("status", "one of resolved, closed, open")
+    report = _report_of(entry)
+    _move(report, status)
+    return _action(report, author, note, kind=LogEntry.Kind.STATUS, status=status)
+
+
+@transaction.atomic
+def log_entry_correct(
+    *,
+    entry: LogEntry,
+    author: User,
+    note: str,
+    text: str | None = None,
+    category: str | None = None,
+    severity: int | None = None,
+    place: Place | None = None,
+) -> LogEntry:
+    """A correction: a new entry carrying the corrected fields; the original stays as it was."""
+    report = _report_of(entry)
+    if incident_state(report).status == Status.CLOSED:
+        raise LogEntryError("entry", f"incident #{report.seq} is closed")
+    if not note.strip():
+        raise LogEntryError("note", "say why the entry is corrected")
+    fields: dict[str, Any] = {}
+    if text is not None and text.strip():
+        if len(text.strip()) > MAX_TEXT:
+            raise LogEntryError("text", f"is {len(text.strip())} characters; at most {MAX_TEXT}")
+        fields["text"] = text.strip()
+    if category is not None:
+        found = Category.objects.filter(code=category, is_active=True).first()
+        if found is None:
+            raise LogEntryError("category", f"no category '{category}'")
+        fields["category"] = found
+    if severity is not None:
+        if not 1 <= severity <= 5:
+            raise LogEntryError("severity", "must be from 1 (minor) to 5 (critical)")
+        fields["severity"] = severity
+    if place is not None:
+        fields.update(_resolve_place(report.fixture, place))
+    if not fields:
+        raise LogEntryError("correction", "correct at least one of text, category, severity, place")
+    return _action(report, author, note, kind=LogEntry.Kind.CORRECTION, **fields)

@@ -1,0 +1,304 @@
+"""The process's hub: one subscription per server process, frames written straight to sockets.
+
+In-process mode (REDIS_URL empty) a committed event reaches each hub's event loop with one
+`call_soon_threadsafe` per event, never one per client. Redis mode publishes the event to
+`safeground:fixture:<id>`; each process runs one pattern subscription and fans out locally, and
+local delivery then goes only through Redis, so no socket gets a frame twice.
+
+The fan-out is the hot path of the live picture (STACK.md): no database, no thread hop and no
+consumer dispatch per message per client. A write that completes at once (the usual case) costs no
+task switch; a slow socket queues up to FRAME_QUEUE_LIMIT frames and is then closed with 1013 so
+its client reconnects and catches up by seq. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+
+from .events import EVERYONE, Audience, Event, Viewer
+
+if TYPE_CHECKING:
+    import redis
+
+logger = logging.getLogger(__name__)
+
+ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
+
+FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is closed
+CLOSE_OVERLOADED = 1013  # "try again later": the client reconnects and catches up
+CLOSE_SERVICE_RESTART = 1012  # the hub lost its Redis subscription: reconnect and catch up
+CHANNEL_PREFIX = "safeground:fixture:"
+READY_TIMEOUT = 5.0  # seconds a new socket waits for the Redis subscription
+
+
+class Subscriber:
+    """One connected socket's place in the hub: its viewer and its bounded outbox.
+
+    Until `release()` it holds live frames back, so the handler can send the catch-up first.
+    It is made, and every method runs, on the hub's event loop.
+    """
+
+    def __init__(
+        self,
+        *,
+        fixture_id: int,
+        viewer: Viewer,
+        send: ASGISend,
+        limit: int = FRAME_QUEUE_LIMIT,
+    ) -> None:
+        self.fixture_id = fixture_id
+        self.viewer = viewer
+        self.close_code: int | None = None
+        self._send = send
+        self._limit = limit
+        self._loop = asyncio.get_running_loop()
+        self._held: list[tuple[str, int | None]] | None = []
+        self._pending: deque[str] = deque()
+        self._writer: asyncio.Task[None] | None = None
+        self._closer: asyncio.Task[None] | None = None
+
+    def offer(self, frame: str, seq: int | None) -> None:
+        """A live frame for this socket (the audience has already admitted the viewer)."""
+        if self._held is None:
+            self.write(frame)
+        elif len(self._held) >= self._limit:
+            self.abort(CLOSE_OVERLOADED)
+        else:
+            self._held.append((frame, seq))
+
+    def release(self, *, after_seq: int | None) -> None:
+        """Catch-up is sent: send the held frames, skipping those it already covered."""
+        held, self._held = self._held or [], None
+        for frame, seq in held:
+            if after_seq is not None and seq is not None and seq <= after_seq:
+                continue
+            self.write(frame)
+
+    def write(self, frame: str) -> None:
+        """Send now if the socket is idle; otherwise queue behind the write in flight."""
+        if self.close_code is not None:
+            return
+        if self._writer is not None:
+            if len(self._pending) >= self._limit:
+                self.abort(CLOSE_OVERLOADED)
+            else:
+                self._pending.append(frame)
+            return
+        # An eager task runs the send at once; uvicorn's send only suspends when the transport
+        # is paused (a slow reader), and only then does this socket get a task of its own.
+        task = asyncio.Task(self._write(frame), loop=self._loop, eager_start=True)
+        if not task.done():
+            self._writer = task
+
+    async def _write(self, frame: str) -> None:
+        try:
+            await self._send({"type": "websocket.send", "text": frame})
+            while self._pending:
+                await self._send({"type": "websocket.send", "text": self._pending.popleft()})
+        except Exception:  # the client went away; the handler's receive loop sees the disconnect
+            self._pending.clear()
+            if self.close_code is None:
+                self.close_code = 1006
+        finally:
+            self._writer = None
+
+    def abort(self, code: int) -> None:
+        """Stop sending and close the socket with `code`, so the client reconnects."""
+        if self.close_code is not None:
+            return
+        self.close_code = code
+        self._held = None
+        self._pending.clear()
+        if self._writer is not None:
+            self._writer.cancel()
+            self._writer = None
+        logger.info("closing live socket of user %s: %s", self.viewer.user_id, code)
+        self._closer = self._loop.create_task(self._close(code))
+
+    async def _close(self, code: int) -> None:
+        with contextlib.suppress(Exception):
+            await self._send({"type": "websocket.close", "code": code})
+
+
+class Hub:
+    """The sockets of one event loop (one server process), by fixture."""
+
+    def __init__(self, *, redis_url: str | None = None) -> None:
+        self.redis_url: str = settings.REDIS_URL if redis_url is None else redis_url
+        self._subscribers: dict[int, set[Subscriber]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._loop
+
+    def subscriber_count(self, fixture_id: int | None = None) -> int:
+        if fixture_id is not None:
+            return len(self._subscribers.get(fixture_id, ()))
+        return sum(len(subs) for subs in self._subscribers.values())
+
+    async def subscribe(self, subscriber: Subscriber) -> None:
+        """Add a socket; in Redis mode, return once the process's subscription is live."""
+        self._bind(asyncio.get_running_loop())
+        self._subscribers.setdefault(subscriber.fixture_id, set()).add(subscriber)
+        if self.redis_url:
+            if self._listener is None:
+                self._listener = asyncio.get_running_loop().create_task(self._listen())
+            if not self._ready.is_set():
+                try:
+                    await asyncio.wait_for(self._ready.wait(), READY_TIMEOUT)
+                except TimeoutError:
+                    self.unsubscribe(subscriber)
+                    raise
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        subs = self._subscribers.get(subscriber.fixture_id)
+        if subs is not None:
+            subs.discard(subscriber)
+            if not subs:
+                del self._subscribers[subscriber.fixture_id]
+
+    def fan_out(self, fixture_id: int, frame: str, audience: Audience, seq: int | None) -> None:
+        """Write one frame to every socket of the fixture whose viewer the audience admits."""
+        subs = self._subscribers.get(fixture_id)
+        if not subs:
+            return
+        everyone = audience == EVERYONE
+        for sub in list(subs):
+            if everyone or audience.admits(sub.viewer):
+                sub.offer(frame, seq)
+
+    def deliver_threadsafe(self, event: Event) -> bool:
+        """Hand an event to the hub's loop from any thread: one callback per event."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return False
+        try:
+            loop.call_soon_threadsafe(
+                self.fan_out, event.fixture_id, event.frame, event.audience, event.seq
+            )
+        except RuntimeError:  # the loop closed meanwhile
+            return False
+        return True
+
+    async def close(self) -> None:
+        with _registry_lock:
+            if self in _local_hubs:
+                _local_hubs.remove(self)
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
+
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._loop is loop:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            raise RuntimeError("a hub serves the sockets of one event loop")
+        self._loop = loop
+        if not self.redis_url:
+            with _registry_lock:
+                _local_hubs.append(self)
+
+    async def _listen(self) -> None:
+        """The process's one Redis subscription; it reconnects with back-off if Redis goes."""
+        import redis.asyncio as aioredis
+
+        delay = 0.5
+        while True:
+            client = aioredis.Redis.from_url(self.redis_url)
+            pubsub = client.pubsub()
+            try:
+                await pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                async for message in pubsub.listen():
+                    if message["type"] == "pmessage":
+                        self._on_redis_message(message["channel"], message["data"])
+                    elif message["type"] == "psubscribe":
+                        self._ready.set()
+                        delay = 0.5
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("live: Redis subscription lost; retrying", exc_info=True)
+            finally:
+                was_ready = self._ready.is_set()
+                self._ready.clear()
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                    await client.aclose()
+            if was_ready:
+                # Frames published while we were away would be lost: make every client reconnect
+                # and catch up by seq instead.
+                for subs in list(self._subscribers.values()):
+                    for sub in list(subs):
+                        sub.abort(CLOSE_SERVICE_RESTART)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+    def _on_redis_message(self, channel: bytes, data: bytes) -> None:
+        fixture_id = int(channel[len(CHANNEL_PREFIX) :])
+        if fixture_id not in self._subscribers:
+            return
+        header, frame = data.decode().split("\n", 1)
+        wire = json.loads(header)
+        self.fan_out(fixture_id, frame, Audience.from_wire(wire), wire.get("seq"))
+
+
+# Hubs that receive in-process events (REDIS_URL empty); normally one, the server's.
+_local_hubs: list[Hub] = []
+_default_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+_registry_lock = threading.Lock()
+_redis_clients: dict[str, redis.Redis] = {}
+
+
+def get_hub() -> Hub:
+    """The hub of the running event loop (one per server process), made on first use."""
+    loop = asyncio.get_running_loop()
+    with _registry_lock:
+        hub = _default_hubs.get(loop)
+        if hub is None:
+            for old in [old for old in _default_hubs if old.is_closed()]:
+                stale = _default_hubs.pop(old)
+                if stale in _local_hubs:
+                    _local_hubs.remove(stale)
+            hub = _default_hubs[loop] = Hub()
+    return hub
+
+
+def send(event: Event) -> None:
+    """Deliver a committed event: to Redis when configured, else to this process's hubs."""
+    url: str = settings.REDIS_URL
+    if url:
+        _redis_client(url).publish(CHANNEL_PREFIX + str(event.fixture_id), _encode(event))
+        return
+    with _registry_lock:
+        hubs = list(_local_hubs)
+    for hub in hubs:
+        hub.deliver_threadsafe(event)
+
+
+def _encode(event: Event) -> str:
+    """Redis message: the audience and seq on one line, then the frame exactly as sent."""
+    return json.dumps({"seq": event.seq, **event.audience.to_wire()}) + "\n" + event.frame
+
+
+def _redis_client(url: str) -> redis.Redis:
+    with _registry_lock:
+        client = _redis_clients.get(url)
+        if client is None:
+            import redis
+
+            client = _redis_clients[url] = redis.Redis.from_url(url)
+    return client

@@ -1,0 +1,246 @@
+"""The live socket of a fixture: a lean ASGI route, not a Channels consumer (docs/adr/0002).
+
+Protocol (`/ws/fixtures/<id>/?after=<seq>`), server to client, every frame JSON
+`{"type", "fixture", "seq", "data"}`:
+
+1. `hello` (seq null, data.server_time) once the socket is accepted;
+2. catch-up: the frames after `after` that the viewer may see (only when `after` is given);
+3. live frames as they are committed, never one twice, none with seq <= the last catch-up seq;
+4. `pong` (seq null, data.server_time) for each client `{"type": "ping"}`.
+
+Refusals: a cross-site Origin is refused at the handshake (HTTP 403); otherwise the socket is
+accepted and closed with 4401 (not logged in, or second factor missing), 4403 (may not view the
+fixture) or 4404 (no such fixture). 1013 means "too far behind, reconnect"; 1012 "the server lost
+its bus, reconnect"; both are followed by a reconnect with `after`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib import import_module
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.contrib.auth import get_user
+from django.core.exceptions import PermissionDenied
+from django.db import close_old_connections
+from django.http import Http404, HttpRequest
+from django.http.cookie import parse_cookie
+from django.http.request import split_domain_port, validate_host
+
+from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
+from .events import Viewer, frame_json
+
+logger = logging.getLogger(__name__)
+
+ASGIApp = Callable[
+    [dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Any]],
+    Awaitable[None],
+]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+FIXTURE_SOCKET = re.compile(r"/ws/fixtures/(?P<fixture_id>[0-9]{1,18})/")
+CLOSE_NOT_LOGGED_IN = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NO_FIXTURE = 4404
+CLOSE_SERVER_ERROR = 1011
+MAX_CLIENT_MESSAGE = 1_000  # characters; clients only ever send pings
+
+
+def live_router(http_app: ASGIApp) -> ASGIApp:
+    """Fixture sockets to the live handler; every other scope to the Django app."""
+
+    async def router(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await http_app(scope, receive, send)
+            return
+        match = FIXTURE_SOCKET.fullmatch(scope["path"])
+        if match is None:  # Django speaks no WebSocket: refuse unknown socket paths here
+            await receive()
+            await send({"type": "websocket.close", "code": CLOSE_NO_FIXTURE})
+            return
+        await fixture_socket(scope, receive, send, fixture_id=int(match["fixture_id"]))
+
+    return router
+
+
+async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *, fixture_id: int):
+    if (await receive())["type"] != "websocket.connect":
+        return
+    headers = {name.decode("latin-1").lower(): value for name, value in scope["headers"]}
+    origin = headers.get("origin")
+    if not origin_allowed(None if origin is None else origin.decode("latin-1")):
+        await send({"type": "websocket.close", "code": CLOSE_FORBIDDEN})  # HTTP 403 handshake
+        return
+
+    cookies = parse_cookie(headers.get("cookie", b"").decode("latin-1"))
+    admitted = await sync_to_async(admit)(
+        session_key=cookies.get(settings.SESSION_COOKIE_NAME), fixture_id=fixture_id
+    )
+    await send({"type": "websocket.accept"})
+    if isinstance(admitted, int):
+        await send({"type": "websocket.close", "code": admitted})
+        return
+    viewer = admitted
+
+    hub = get_hub()
+    subscriber = Subscriber(fixture_id=fixture_id, viewer=viewer, send=send)
+    try:
+        await hub.subscribe(subscriber)  # before the catch-up query: nothing falls in between
+    except TimeoutError:
+        await send({"type": "websocket.close", "code": CLOSE_OVERLOADED})
+        return
+    try:
+        await send(_text(control_frame("hello", fixture_id)))
+        after = after_seq(scope.get("query_string", b""))
+        last_seq = after
+        if after is not None:
+            try:
+                frames = await sync_to_async(catch_up)(
+                    fixture_id=fixture_id, viewer=viewer, after_seq=after
+                )
+            except Exception:
+                logger.exception("live: catch-up failed for fixture %s", fixture_id)
+                await send({"type": "websocket.close", "code": CLOSE_SERVER_ERROR})
+                return
+            for frame in frames:
+                await send(_text(frame))
+                seq = json.loads(frame).get("seq")
+                if isinstance(seq, int) and (last_seq is None or seq > last_seq):
+                    last_seq = seq
+        subscriber.release(after_seq=last_seq)
+        await _answer_pings(receive, subscriber, fixture_id)
+    except OSError:  # uvicorn's ClientDisconnected: the client left during the catch-up
+        return
+    finally:
+        hub.unsubscribe(subscriber)
+
+
+async def _answer_pings(receive: Receive, subscriber: Subscriber, fixture_id: int) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        text = message.get("text")
+        if text and len(text) <= MAX_CLIENT_MESSAGE and _is_ping(text):
+            # Through the subscriber, so a pong never overtakes or races a live frame.
+            subscriber.write(control_frame("pong", fixture_id))
+
+
+def _is_ping(text: str) -> bool:
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("type") == "ping"
+
+
+def _text(frame: str) -> dict[str, Any]:
+    return {"type": "websocket.send", "text": frame}
+
+
+def control_frame(type: str, fixture_id: int) -> str:
+    return frame_json(
+        fixture_id=fixture_id,
+        type=type,
+        seq=None,
+        data={"server_time": datetime.now(UTC).isoformat()},
+    )
+
+
+def after_seq(query_string: bytes) -> int | None:
+    values = parse_qs(query_string.decode("latin-1")).get("after")
+    if not values or not values[0].isdigit():
+        return None
+    return int(values[0])
+
+
+def origin_allowed(origin: str | None) -> bool:
+    """The page that opened the socket must be one of ours (no cross-site WebSocket hijacking)."""
+    allowed_hosts = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed_hosts:
+        allowed_hosts = [".localhost", "127.0.0.1", "[::1]"]
+    if origin is None:  # browsers always send one; other clients must say where they come from
+        return "*" in allowed_hosts
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https"):
+        return False
+    domain, _port = split_domain_port(parts.netloc)
+    return bool(domain) and validate_host(domain, allowed_hosts)
+
+
+def admit(*, session_key: str | None, fixture_id: int) -> Viewer | int:
+    """Session, user, second factor, fixture and memberships in one go: a Viewer or a close code."""
+    close_old_connections()
+    try:
+        if not session_key:
+            return CLOSE_NOT_LOGGED_IN
+        request = HttpRequest()
+        request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+        user = get_user(request)
+        if not user.is_authenticated:
+            return CLOSE_NOT_LOGGED_IN
+        if not _second_factor_passed(user, request.session):
+            return CLOSE_NOT_LOGGED_IN
+        from safeground.matches.selectors import fixture_for
+
+        try:
+            fixture = fixture_for(user, fixture_id)
+        except Http404:
+            return CLOSE_NO_FIXTURE
+        except PermissionDenied:
+            return CLOSE_FORBIDDEN
+        return viewer_for(user, fixture)
+    finally:
+        close_old_connections()
+
+
+def _second_factor_passed(user: Any, session: Any) -> bool:
+    from django_otp import DEVICE_ID_SESSION_KEY
+    from django_otp.models import Device
+
+    from safeground.accounts.permissions import needs_second_factor
+
+    if not settings.SAFEGROUND_REQUIRE_2FA or not needs_second_factor(user):
+        return True
+    persistent_id = session.get(DEVICE_ID_SESSION_KEY)
+    device = Device.from_persistent_id(persistent_id) if persistent_id else None
+    return device is not None and device.user_id == user.pk and device.confirmed
+
+
+def viewer_for(user: Any, fixture: Any) -> Viewer:
+    """The user's organisations and roles among those working the fixture."""
+    from safeground.accounts.permissions import memberships
+
+    home = fixture.ground.organisation_id
+    working = {home, *fixture.shared_organisation_ids()}
+    mine = [(org, role) for org, role in memberships(user) if org in working]
+    organisation_ids = frozenset(org for org, _ in mine)
+    return Viewer(
+        user_id=user.pk,
+        organisation_ids=organisation_ids,
+        roles=frozenset(role for _, role in mine),
+        home_staff=home in organisation_ids,
+    )
+
+
+def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
+    """The frames after `after_seq` this viewer may see, from the incidents app when present."""
+    try:
+        from safeground.incidents.selectors import live_catch_up
+    except ImportError as error:
+        if error.name in ("safeground.incidents", "safeground.incidents.selectors"):
+            return []  # the incidents app is not built yet: nothing to catch up on
+        raise
+    close_old_connections()
+    try:
+        return list(live_catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq))
+    finally:
+        close_old_connections()

@@ -1,0 +1,266 @@
+// The control room: the live log (newest first), quick entry, actions, and the map with markers
+// and heat. Everything on screen is drawn from live frames; the server is the only source.
+(() => {
+  const config = JSON.parse(document.getElementById("control-room-config").textContent);
+  const logList = document.querySelector("[data-log]");
+  const template = document.getElementById("entry-template");
+  const markers = document.querySelector("[data-markers]");
+  const filters = document.querySelector("[data-filters]");
+  const freshness = document.querySelector("[data-freshness]");
+  const entries = new Map(); // seq -> entry
+  const incidents = new Map(); // report id -> incident state
+  let lastUpdate = null;
+  let connected = false;
+
+  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
+  async function post(url, body) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(errorText(data, response.status));
+    return data;
+  }
+  function errorText(data, status) {
+    if (data.field) return `${data.field}: ${data.detail}`;
+    if (Array.isArray(data.detail)) {
+      return data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ");
+    }
+    return data.detail || `refused (${status})`;
+  }
+  const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;
+  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+
+  function describeAction(e) {
+    const who = e.author;
+    if (e.kind === "assignment") return `#${e.concerns} assigned to ${e.assignee} by ${who}`;
+    if (e.kind === "escalation") return `#${e.concerns} escalated to ${config.levels[e.escalated_to] || e.escalated_to} by ${who}`;
+    if (e.kind === "status") return `#${e.concerns} ${e.status} by ${who}`;
+    if (e.kind === "correction") return `#${e.concerns} corrected by ${who}`;
+    return `#${e.seq}`;
+  }
+
+  function passesFilters(entry) {
+    const incident = incidents.get(entry.kind === "report" ? entry.id : entries.get(entry.concerns)?.id);
+    if (!incident) return true;
+    const f = new FormData(filters);
+    if (f.get("category") && incident.category !== f.get("category")) return false;
+    if (Number(f.get("severity")) && (incident.severity || 0) < Number(f.get("severity"))) return false;
+    if (f.get("zone") && !incident.zone_ids.includes(Number(f.get("zone")))) return false;
+    if (f.get("status") && incident.status !== f.get("status")) return false;
+    return true;
+  }
+
+  function actionsFor(incident) {
+    const box = document.createElement("div");
+    box.className = "actions";
+    if (incident.status === "closed") return box;
+    const button = (label, onClick) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.addEventListener("click", () => onClick().catch((err) => alert(err.message)));
+      box.append(b);
+    };
+    if (config.may.assign && config.people.length) {
+      const select = document.createElement("select");
+      select.setAttribute("aria-label", `Assign #${incident.seq} to`);
+      select.append(new Option("Assign to…", ""));
+      for (const p of config.people) select.append(new Option(p.label, p.username));
+      select.addEventListener("change", () => {
+        if (select.value) post(actionUrl(incident.id, "assign"), { assignee: select.value }).catch((err) => alert(err.message));
+      });
+      box.append(select);
+    }
+    if (config.may.escalate && incident.status !== "resolved") {
+      for (const [level, label] of Object.entries(config.levels)) {
+        if (incident.escalated_to === level) continue;
+        button(`Escalate to ${label.toLowerCase()}`, () => post(actionUrl(incident.id, "escalate"), { to: level }));
+      }
+    }
+    if (config.may.status) {
+      if (incident.status === "resolved") {
+        button("Close", () => post(actionUrl(incident.id, "status"), { status: "closed" }));
+        button("Reopen", () => post(actionUrl(incident.id, "status"), { status: "open" }));
+      } else {
+        button("Resolve", () => post(actionUrl(incident.id, "status"), { status: "resolved" }));
+      }
+    }
+    if (config.may.correct) {
+      button("Correct", async () => {
+        const text = prompt(`Corrected text for #${incident.seq}`, incident.text);
+        if (text === null) return;
+        const note = prompt("Why is it corrected?");
+        if (!note) return;
+        await post(actionUrl(incident.id, "correct"), { text, note });
+      });
+    }
+    return box;
+  }
+
+  function render(entry) {
+    const node = template.content.firstElementChild.cloneNode(true);
+    node.dataset.seq = entry.seq;
+    const isReport = entry.kind === "report";
+    const incident = isReport ? incidents.get(entry.id) : null;
+    node.classList.add(isReport ? `sev-${incident.severity}` : "action");
+    node.querySelector(".seq").textContent = `#${entry.seq}`;
+    node.querySelector("time").textContent = time(entry.observed_at);
+    node.querySelector("time").dateTime = entry.observed_at;
+    if (isReport) {
+      node.dataset.incident = entry.id;
+      node.querySelector(".sev").textContent = `S${incident.severity}`;
+      node.querySelector(".cat").textContent = incident.category_name;
+      node.querySelector(".place").textContent = incident.place;
+      node.querySelector(".status").textContent = incident.status;
+      node.querySelector(".entry-text").textContent = incident.text;
+      node.querySelector(".entry-meta").textContent = `${entry.author}${incident.assignee ? ` · assigned to ${incident.assignee}` : ""}${incident.escalated_to ? ` · escalated to ${config.levels[incident.escalated_to]}` : ""}`;
+      node.classList.toggle("is-closed", incident.status === "closed");
+      node.querySelector(".actions").replaceWith(actionsFor(incident));
+    } else {
+      node.querySelector(".cat").textContent = describeAction(entry);
+      node.querySelector(".entry-text").textContent = [entry.text, entry.note].filter(Boolean).join(" — ");
+      node.querySelector(".actions").remove();
+    }
+    node.hidden = !passesFilters(entry);
+    return node;
+  }
+
+  function redraw() {
+    const sorted = [...entries.values()].sort((a, b) => b.seq - a.seq);
+    logList.replaceChildren(...sorted.map(render));
+    drawMap();
+  }
+
+  function drawMap() {
+    markers.replaceChildren();
+    const perBlock = new Map();
+    for (const incident of incidents.values()) {
+      if (!incident.block) continue;
+      const block = document.querySelector(`[data-plan] .block[data-block="${CSS.escape(incident.block)}"]`);
+      if (!block) continue;
+      const n = perBlock.get(incident.block) || 0;
+      perBlock.set(incident.block, n + 1);
+      const circle = document.createElementNS("http://www.w3.org/2000/svg", "circle");
+      circle.setAttribute("cx", Number(block.dataset.x) + (n % 3) * 9 - 9);
+      circle.setAttribute("cy", Number(block.dataset.y) - 14 - Math.floor(n / 3) * 9);
+      circle.setAttribute("r", 6);
+      circle.setAttribute("class", `marker sev-${incident.severity}${["resolved", "closed"].includes(incident.status) ? " faded" : ""}`);
+      circle.dataset.incident = incident.id;
+      const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+      title.textContent = `#${incident.seq} ${incident.category_name} (S${incident.severity}) ${incident.status}`;
+      circle.append(title);
+      markers.append(circle);
+    }
+    drawHeat();
+  }
+
+  // Heat per zone: the severities of reports observed in the last N minutes, summed.
+  function drawHeat() {
+    const minutes = Number(document.querySelector("[data-heat-window]").value);
+    const since = Date.now() - minutes * 60 * 1000;
+    const heat = new Map();
+    for (const incident of incidents.values()) {
+      if (new Date(incident.observed_at).getTime() < since) continue;
+      for (const zone of incident.zone_ids) heat.set(zone, (heat.get(zone) || 0) + (incident.severity || 1));
+    }
+    for (const block of document.querySelectorAll("[data-plan] .block")) {
+      const score = heat.get(Number(block.dataset.zoneId)) || 0;
+      const level = score >= 12 ? 3 : score >= 6 ? 2 : score > 0 ? 1 : 0;
+      block.classList.remove("heat-1", "heat-2", "heat-3");
+      if (level) block.classList.add(`heat-${level}`);
+      block.dataset.heat = score;
+    }
+  }
+
+  function onFrame(frame) {
+    if (frame.type !== "log.entry") return;
+    const { entry, incident } = frame.data;
+    entries.set(entry.seq, entry);
+    incidents.set(incident.id, incident);
+    lastUpdate = new Date();
+    scheduleRedraw();
+  }
+  let pending = false;
+  function scheduleRedraw() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      redraw();
+    });
+  }
+
+  function showFreshness() {
+    const ago = lastUpdate ? Math.round((Date.now() - lastUpdate) / 1000) : null;
+    freshness.textContent = connected
+      ? `connected · ${ago === null ? "no updates yet" : `last update ${ago} s ago`}`
+      : `reconnecting… ${ago === null ? "" : `(last update ${ago} s ago)`}`;
+    freshness.classList.toggle("ok", connected);
+    freshness.classList.toggle("down", !connected);
+    freshness.dataset.connected = connected;
+  }
+  setInterval(showFreshness, 1000);
+  setInterval(drawHeat, 30000);
+
+  window.SafegroundLive.connect({
+    fixtureId: config.fixtureId,
+    onFrame,
+    onStatus: (status) => {
+      connected = status.connected;
+      if (status.lastUpdate) lastUpdate = status.lastUpdate;
+      showFreshness();
+    },
+  });
+
+  filters.addEventListener("change", redraw);
+  document.querySelector("[data-heat-window]").addEventListener("change", drawHeat);
+
+  // Clicking a block lists its incidents under the map.
+  document.addEventListener("plan:block", (event) => {
+    const code = event.detail.code;
+    const box = document.querySelector("[data-block-entries]");
+    box.hidden = false;
+    box.querySelector("[data-block-entries-title]").textContent = `Entries in block ${code}`;
+    const list = box.querySelector("ol");
+    const reports = [...entries.values()].filter((e) => e.kind === "report" && incidents.get(e.id)?.block === code);
+    list.replaceChildren(...reports.sort((a, b) => b.seq - a.seq).map(render));
+    if (!reports.length) list.textContent = "No entries in this block.";
+  });
+
+  // Quick entry: category, block, severity, text; Enter logs it and returns to the category.
+  const form = document.querySelector("[data-quick-entry]");
+  if (form) {
+    const category = form.querySelector("#qe-category");
+    const severity = form.querySelector("#qe-severity");
+    const setSeverity = () => { severity.value = category.selectedOptions[0]?.dataset.severity || "2"; };
+    category.addEventListener("change", setSeverity);
+    setSeverity();
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const error = form.querySelector("[data-entry-error]");
+      error.textContent = "";
+      const data = new FormData(form);
+      try {
+        await post(config.appendUrl, {
+          category: data.get("category"),
+          block: data.get("block").trim(),
+          severity: Number(data.get("severity")),
+          text: data.get("text"),
+          outside: data.get("outside").trim(),
+          observed_at: new Date().toISOString(),
+          idempotency_key: crypto.randomUUID(),
+        });
+        form.querySelector("#qe-text").value = "";
+        form.querySelector("#qe-block").value = "";
+        form.querySelector("#qe-outside").value = "";
+        category.focus();
+      } catch (err) {
+        error.textContent = err.message;
+      }
+    });
+  }
+})();

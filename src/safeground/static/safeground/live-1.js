@@ -1,0 +1,117 @@
+// The live socket of a fixture, for pages: reconnects on its own, shows each frame once.
+//
+//   import { connectLive } from "/static/safeground/live-1.js";
+//   const live = connectLive({ fixtureId, lastSeq, onFrame, onStatus });
+//   live.close();
+//
+// Frames are {type, fixture, seq, data}. onFrame gets every frame except hello/pong and those
+// whose seq is not above the last one seen (so a reconnect's catch-up never shows a frame twice).
+// onStatus gets {connected, lastUpdate, reconnectIn} whenever that changes, and every few seconds
+// so a page can show "connected · last update 12 s ago" or "reconnecting…" (see describeStatus).
+
+const PING_EVERY_MS = 15_000;
+const BACKOFF_FIRST_MS = 500;
+const BACKOFF_MAX_MS = 10_000;
+const TICK_MS = 5_000;
+
+export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStatus = () => {} }) {
+  let seq = Number(lastSeq) || 0;
+  let socket = null;
+  let backoff = BACKOFF_FIRST_MS;
+  let pingTimer = null;
+  let retryTimer = null;
+  let closed = false;
+  const status = { connected: false, lastUpdate: null, reconnectIn: null };
+
+  const report = () => onStatus({ ...status });
+  const tick = setInterval(report, TICK_MS);
+
+  function url() {
+    const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+    const after = seq > 0 ? `?after=${seq}` : "";
+    return `${scheme}//${window.location.host}/ws/fixtures/${fixtureId}/${after}`;
+  }
+
+  function open() {
+    retryTimer = null;
+    socket = new WebSocket(url());
+    socket.addEventListener("open", () => {
+      backoff = BACKOFF_FIRST_MS;
+      status.connected = true;
+      status.reconnectIn = null;
+      report();
+      pingTimer = setInterval(() => send({ type: "ping" }), PING_EVERY_MS);
+    });
+    socket.addEventListener("message", (event) => receive(event.data));
+    socket.addEventListener("close", (event) => {
+      clearInterval(pingTimer);
+      pingTimer = null;
+      status.connected = false;
+      socket = null;
+      if (closed || event.code === 4401 || event.code === 4403 || event.code === 4404) {
+        status.reconnectIn = null;
+        status.refused = event.code >= 4000 ? event.code : undefined;
+        report();
+        return; // logged out, not allowed or no such match: retrying will not help
+      }
+      retry();
+    });
+  }
+
+  function retry() {
+    // Exponential back-off with jitter, so a restarted server is not hit by every page at once.
+    const delay = backoff / 2 + Math.random() * (backoff / 2);
+    backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+    status.reconnectIn = delay;
+    report();
+    retryTimer = setTimeout(open, delay);
+  }
+
+  function send(message) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+  }
+
+  function receive(text) {
+    let frame;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return;
+    }
+    status.lastUpdate = new Date();
+    if (frame.type === "hello" || frame.type === "pong") {
+      report();
+      return;
+    }
+    if (typeof frame.seq === "number") {
+      if (frame.seq <= seq) return; // already shown (catch-up after a reconnect)
+      seq = frame.seq;
+    }
+    onFrame(frame);
+    report();
+  }
+
+  open();
+  return {
+    get lastSeq() {
+      return seq;
+    },
+    close() {
+      closed = true;
+      clearInterval(tick);
+      clearInterval(pingTimer);
+      clearTimeout(retryTimer);
+      if (socket) socket.close(1000);
+    },
+  };
+}
+
+// "connected · last update 12 s ago", "connected", "reconnecting…" or why it stopped.
+export function describeStatus({ connected, lastUpdate, refused }, now = new Date()) {
+  if (refused === 4401) return "logged out: log in again to see the live picture";
+  if (refused === 4403 || refused === 4404) return "no live picture for this match";
+  if (!connected) return "reconnecting…";
+  if (!lastUpdate) return "connected";
+  const seconds = Math.max(0, Math.round((now - lastUpdate) / 1000));
+  return `connected · last update ${seconds} s ago`;
+}

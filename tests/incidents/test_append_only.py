@@ -1,0 +1,129 @@
+"""A log entry, once written, is never changed or deleted, by any path; tampering is found."""
+
+import itertools
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import DatabaseError, connection, transaction
+from django.test import Client
+
+from safeground.accounts.models import User
+from safeground.incidents.db import DROP_SQLITE, install_append_only_triggers
+from safeground.incidents.models import AppendOnlyError, LogEntry
+from safeground.incidents.services import Place, log_entry_append
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def entries(cup_tie):
+    author = User.objects.get(username="loggist")
+    return [
+        log_entry_append(
+            fixture=cup_tie,
+            author=author,
+            category="missile",
+            text=f"Coins thrown, wave {n}",
+            place=Place(block="S-L1"),
+        )
+        for n in range(1, 4)
+    ]
+
+
+def test_the_orm_refuses_updates_and_deletes(entries) -> None:
+    entry = entries[0]
+    entry.text = "rewritten"
+    with pytest.raises(AppendOnlyError):
+        entry.save()
+    with pytest.raises(AppendOnlyError):
+        entry.delete()
+    with pytest.raises(AppendOnlyError):
+        LogEntry.objects.filter(pk=entry.pk).update(text="rewritten")
+    with pytest.raises(AppendOnlyError):
+        LogEntry.objects.filter(pk=entry.pk).delete()
+    assert LogEntry.objects.get(pk=entry.pk).text == "Coins thrown, wave 1"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE incidents_logentry SET text = 'rewritten' WHERE id = %s",
+        "DELETE FROM incidents_logentry WHERE id = %s",
+    ],
+)
+def test_the_database_refuses_raw_sql(entries, statement) -> None:
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(statement, [entries[0].pk])
+    assert LogEntry.objects.filter(text="Coins thrown, wave 1").count() == 1
+
+
+def test_the_admin_shows_entries_but_cannot_change_them(entries) -> None:
+    admin = User.objects.create_superuser("root-admin", "a@example.org", "long-enough-pw")
+    client = Client()
+    client.force_login(admin)
+    url = f"/admin/incidents/logentry/{entries[0].pk}/change/"
+    page = client.get(url)
+    assert page.status_code == 200
+    assert 'name="text"' not in page.content.decode()  # read-only: no form fields
+    assert client.post(url, {"text": "rewritten"}).status_code == 403
+    delete = f"/admin/incidents/logentry/{entries[0].pk}/delete/"
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    assert LogEntry.objects.get(pk=entries[0].pk).text == "Coins thrown, wave 1"
+
+
+def test_the_api_has_no_way_to_change_an_entry(entries, login_as, no_second_factor) -> None:
+    client = login_as("loggist")
+    url = f"/api/fixtures/{entries[0].fixture_id}/log/{entries[0].pk}"
+    for method in (client.put, client.patch, client.delete):
+        assert method(url, {"text": "x"}, content_type="application/json").status_code in {404, 405}
+
+
+def test_each_entry_points_at_the_one_before(entries) -> None:
+    chain = list(LogEntry.objects.filter(fixture=entries[0].fixture).order_by("seq"))
+    assert [e.seq for e in chain] == [1, 2, 3]
+    assert chain[0].prev_hash == "0" * 64
+    assert all(b.prev_hash == a.hash for a, b in itertools.pairwise(chain))
+    assert len({e.hash for e in chain}) == 3
+
+
+def test_verify_log_passes_an_intact_chain(entries, capsys) -> None:
+    call_command("verify_log", match=entries[0].fixture_id)
+    assert "3 entries, chain intact" in capsys.readouterr().out
+
+
+def _tamper(sql: str, params: list) -> None:
+    """Change a row behind the application's back, as an attacker with database access would."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            for statement in DROP_SQLITE:
+                cursor.execute(statement)
+            cursor.execute(sql, params)
+            install_append_only_triggers(connection)
+        else:
+            cursor.execute("ALTER TABLE incidents_logentry DISABLE TRIGGER USER")
+            cursor.execute(sql, params)
+            cursor.execute("ALTER TABLE incidents_logentry ENABLE TRIGGER USER")
+
+
+def test_verify_log_names_an_entry_altered_in_the_database(entries, capsys) -> None:
+    _tamper("UPDATE incidents_logentry SET text = %s WHERE id = %s", ["Nothing", entries[1].pk])
+    with pytest.raises(CommandError, match="does not verify"):
+        call_command("verify_log", match=entries[0].fixture_id)
+    err = capsys.readouterr().err
+    assert f"entry #2 (id {entries[1].pk}) its content no longer matches its hash" in err
+
+
+def test_verify_log_names_a_deleted_entry(entries, capsys) -> None:
+    _tamper("DELETE FROM incidents_logentry WHERE id = %s", [entries[1].pk])
+    with pytest.raises(CommandError):
+        call_command("verify_log")
+    assert "entry #3" in capsys.readouterr().err
+
+
+def test_verify_log_refuses_an_unknown_match(demo) -> None:
+    with pytest.raises(CommandError, match="no match with id 999999"):
+        call_command("verify_log", match=999999)

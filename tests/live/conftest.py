@@ -1,0 +1,120 @@
+"""Live-socket tests: the real ASGI app under uvicorn in a thread, websockets as the client.
+
+The client runs in `asyncio.run` inside the test; anything that touches the database (logging in,
+publishing in a transaction) runs in the test's thread or a worker thread, never in the loop.
+"""
+
+import asyncio
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from django.db import connections, transaction
+from websockets.asyncio.client import ClientConnection, connect
+
+from safeground.live.events import EVERYONE, Audience, publish
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+requires_redis = pytest.mark.skipif(
+    not REDIS_URL, reason="Redis mode needs REDIS_URL (e.g. redis://127.0.0.1:6379/0)"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def live_server_ws(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """ws://127.0.0.1:<port>: safeground.asgi.application served by uvicorn in a thread."""
+    from safeground.asgi import application
+
+    port = _free_port()
+    config = uvicorn.Config(
+        application,
+        host="127.0.0.1",
+        port=port,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,
+        lifespan="off",
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    with django_db_blocker.unblock():
+        thread.start()
+        deadline = time.monotonic() + 15
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.05)
+        yield f"ws://127.0.0.1:{port}"
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def session_of(login_as) -> Callable[[str], str]:
+    """The sessionid cookie of a demo user logged in with the test Client."""
+
+    def session(username: str) -> str:
+        return str(login_as(username).cookies["sessionid"].value)
+
+    return session
+
+
+@pytest.fixture
+def open_socket(live_server_ws) -> Callable[..., Any]:
+    """An async context manager: a websockets client on a fixture's live socket."""
+
+    def open_(
+        fixture_id: int, session: str | None = None, *, after: int | None = None, origin: str = ""
+    ) -> Any:
+        url = f"{live_server_ws}/ws/fixtures/{fixture_id}/"
+        if after is not None:
+            url += f"?after={after}"
+        headers = {"Cookie": f"sessionid={session}"} if session else {}
+        return connect(
+            url,
+            origin=origin or live_server_ws.replace("ws://", "http://"),  # type: ignore[arg-type]
+            additional_headers=headers,
+            compression=None,
+            open_timeout=5,
+        )
+
+    return open_
+
+
+def publish_committed(
+    fixture_id: int,
+    type: str = "test.event",
+    data: dict[str, Any] | None = None,
+    *,
+    audience: Audience = EVERYONE,
+    seq: int | None = None,
+) -> None:
+    """Publish in a committed transaction of this thread (call it via asyncio.to_thread)."""
+    try:
+        with transaction.atomic():
+            publish(fixture_id=fixture_id, type=type, data=data or {}, audience=audience, seq=seq)
+    finally:
+        connections.close_all()
+
+
+async def next_frame(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
+    return dict(json.loads(await asyncio.wait_for(ws.recv(), timeout)))
+
+
+async def no_frame(ws: ClientConnection, wait: float = 0.3) -> None:
+    try:
+        message = await asyncio.wait_for(ws.recv(), wait)
+    except TimeoutError:
+        return
+    raise AssertionError(f"unexpected frame {message!r}")

@@ -1,0 +1,211 @@
+"""The hub: one callback per event, frames written in order, slow sockets closed, never stalled."""
+
+import asyncio
+import threading
+from typing import Any
+
+from safeground.live import bus
+from safeground.live.bus import CLOSE_OVERLOADED, Hub, Subscriber
+from safeground.live.events import EVERYONE, Audience, Event, Viewer, frame_json
+
+from .conftest import REDIS_URL, requires_redis
+
+FIXTURE = 42
+VIEWER = Viewer(
+    user_id=1, organisation_ids=frozenset({1}), roles=frozenset({"safety_officer"}), home_staff=True
+)
+
+
+class FakeSocket:
+    """An ASGI `send` that records frames; `stall()` makes it block like a paused transport."""
+
+    def __init__(self) -> None:
+        self.frames: list[str] = []
+        self.closed_with: int | None = None
+        self.writable = asyncio.Event()
+        self.writable.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.writable.wait()
+        if message["type"] == "websocket.close":
+            self.closed_with = message["code"]
+        else:
+            self.frames.append(message["text"])
+
+
+def event(seq: int | None, *, fixture_id: int = FIXTURE, audience: Audience = EVERYONE) -> Event:
+    return Event(
+        fixture_id=fixture_id,
+        type="t",
+        seq=seq,
+        data={},
+        audience=audience,
+        frame=frame_json(fixture_id=fixture_id, type="t", data={}, seq=seq),
+    )
+
+
+async def connected(hub: Hub, viewer: Viewer = VIEWER, **kwargs: Any) -> FakeSocket:
+    socket = FakeSocket()
+    subscriber = Subscriber(fixture_id=FIXTURE, viewer=viewer, send=socket.send, **kwargs)
+    await hub.subscribe(subscriber)
+    subscriber.release(after_seq=None)
+    return socket
+
+
+def in_process(settings) -> None:
+    settings.REDIS_URL = ""
+
+
+def test_one_loop_callback_per_event_whatever_the_number_of_sockets(settings) -> None:
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        sockets = [await connected(hub) for _ in range(50)]
+        loop = asyncio.get_running_loop()
+        calls = 0
+        original = loop.call_soon_threadsafe
+
+        def counting(callback: Any, *args: Any, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += callback == hub.fan_out  # asyncio.to_thread uses it too
+            return original(callback, *args, **kwargs)
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+        try:
+            await asyncio.to_thread(bus.send, event(1))
+            await asyncio.to_thread(bus.send, event(2))
+            await asyncio.sleep(0.05)
+        finally:
+            del loop.call_soon_threadsafe
+            await hub.close()
+        assert calls == 2
+        assert all(len(s.frames) == 2 for s in sockets)
+
+    asyncio.run(scenario())
+
+
+def test_other_fixtures_and_closed_hubs_get_nothing(settings) -> None:
+    in_process(settings)
+
+    async def scenario() -> Hub:
+        hub = Hub()
+        socket = await connected(hub)
+        bus.send(event(1, fixture_id=FIXTURE + 1))
+        await asyncio.sleep(0.05)
+        assert socket.frames == []
+        return hub
+
+    hub = asyncio.run(scenario())
+    assert hub.deliver_threadsafe(event(2)) is False  # its loop has gone: no error, no delivery
+    bus.send(event(3))
+
+
+def test_a_slow_socket_is_closed_with_1013_and_does_not_hold_up_the_others(settings) -> None:
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        fast = await connected(hub)
+        slow = await connected(hub, limit=5)
+        slow.writable.clear()  # its transport is paused: writes wait
+        for seq in range(1, 8):
+            hub.fan_out(FIXTURE, event(seq).frame, Audience(), seq)
+        await asyncio.sleep(0.01)
+        assert len(fast.frames) == 7
+        assert slow.frames == []
+        slow.writable.set()
+        await asyncio.sleep(0.01)
+        assert slow.closed_with == CLOSE_OVERLOADED  # closed, not silently short of frames
+        hub.fan_out(FIXTURE, event(8).frame, Audience(), 8)
+        await asyncio.sleep(0.01)
+        assert len(fast.frames) == 8
+        assert len(slow.frames) < 8
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_socket_that_catches_up_up_gets_held_frames_after_its_catch_up_once() -> None:
+    async def scenario() -> None:
+        socket = FakeSocket()
+        subscriber = Subscriber(fixture_id=FIXTURE, viewer=VIEWER, send=socket.send)
+        for seq in (3, 4, None, 5):  # arrive while the catch-up query runs
+            subscriber.offer(event(seq).frame, seq)
+        assert socket.frames == []
+        subscriber.release(after_seq=4)  # the catch-up went up to seq 4
+        subscriber.offer(event(6).frame, 6)
+        await asyncio.sleep(0)
+        assert [f.count('"seq":') for f in socket.frames] == [1, 1, 1]
+        assert [frame_seq(f) for f in socket.frames] == [None, 5, 6]
+
+    asyncio.run(scenario())
+
+
+def frame_seq(frame: str) -> int | None:
+    import json
+
+    seq = json.loads(frame)["seq"]
+    return None if seq is None else int(seq)
+
+
+def test_the_audience_filters_per_socket(settings) -> None:
+    in_process(settings)
+    police = Viewer(
+        user_id=2, organisation_ids=frozenset({2}), roles=frozenset({"police"}), home_staff=False
+    )
+
+    async def scenario() -> None:
+        hub = Hub()
+        home, force = await connected(hub), await connected(hub, police)
+        hub.fan_out(FIXTURE, event(1).frame, Audience(home_only=True), 1)
+        hub.fan_out(FIXTURE, event(2).frame, Audience(), 2)
+        assert [frame_seq(f) for f in home.frames] == [1, 2]
+        assert [frame_seq(f) for f in force.frames] == [2]
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+@requires_redis
+def test_two_hubs_each_get_a_frame_published_once_through_redis(settings) -> None:
+    settings.REDIS_URL = REDIS_URL
+
+    async def scenario() -> None:
+        first, second = Hub(), Hub()
+        a, b = await connected(first), await connected(second)
+        await asyncio.to_thread(bus.send, event(1, audience=Audience(home_only=True)))
+        await asyncio.to_thread(bus.send, event(2, fixture_id=FIXTURE + 1))
+        for _ in range(100):
+            if a.frames and b.frames:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)  # a second copy would have arrived by now
+        assert a.frames == b.frames == [event(1).frame]
+        await first.close()
+        await second.close()
+
+    asyncio.run(scenario())
+
+
+@requires_redis
+def test_in_redis_mode_local_hubs_are_reached_only_through_redis(settings) -> None:
+    settings.REDIS_URL = REDIS_URL
+    published = threading.Event()
+
+    async def scenario() -> None:
+        hub = Hub()
+        socket = await connected(hub)
+        assert hub not in bus._local_hubs
+        await asyncio.to_thread(bus.send, event(1))
+        published.set()
+        for _ in range(100):
+            if socket.frames:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)
+        assert socket.frames == [event(1).frame]
+        await hub.close()
+
+    asyncio.run(scenario())
+    assert published.is_set()
