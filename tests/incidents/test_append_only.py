@@ -104,9 +104,10 @@ def _tamper(sql: str, params: list) -> None:
             cursor.execute(sql, params)
             install_append_only_triggers(connection)
         else:
-            cursor.execute("ALTER TABLE incidents_logentry DISABLE TRIGGER USER")
+            # A superuser can switch user triggers off for the session; the chain still tells.
+            cursor.execute("SET session_replication_role = replica")
             cursor.execute(sql, params)
-            cursor.execute("ALTER TABLE incidents_logentry ENABLE TRIGGER USER")
+            cursor.execute("SET session_replication_role = DEFAULT")
 
 
 def test_verify_log_names_an_entry_altered_in_the_database(entries, capsys) -> None:

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from safeground.accounts.models import Organisation, Role
 from safeground.accounts.services import organisation_create, user_create
+from safeground.incidents.services import categories_seed
 from safeground.matches.models import FixtureShare, FixtureZone
 from safeground.matches.services import club_ensure, competition_ensure, fixture_create
 from safeground.venues.models import Ground
@@ -96,6 +97,7 @@ def demo_is_loaded() -> bool:
 
 @transaction.atomic
 def demo_load() -> Ground:
+    categories_seed()
     orgs = {
         HOME_ORG: organisation_create(name=HOME_ORG, kind=Organisation.Kind.CLUB),
         POLICE_ORG: organisation_create(name=POLICE_ORG, kind=Organisation.Kind.POLICE_FORCE),

@@ -302,3 +302,19 @@ def log_entry_correct(
     if not fields:
         raise LogEntryError("correction", "correct at least one of text, category, severity, place")
     return _action(report, author, note, kind=LogEntry.Kind.CORRECTION, **fields)
+
+
+def categories_seed() -> None:
+    """Make sure the seeded categories exist (migrations seed them; a reset database may not)."""
+    from .categories import SEED
+
+    for position, (code, name, offence, severity) in enumerate(SEED):
+        Category.objects.get_or_create(
+            code=code,
+            defaults={
+                "name": name,
+                "offence": offence,
+                "default_severity": severity,
+                "position": position,
+            },
+        )

@@ -1,6 +1,8 @@
 // The control room: the live log (newest first), quick entry, actions, and the map with markers
 // and heat. Everything on screen is drawn from live frames; the server is the only source.
-(() => {
+import { connectLive } from "./live-1.js";
+
+{
   const config = JSON.parse(document.getElementById("control-room-config").textContent);
   const logList = document.querySelector("[data-log]");
   const template = document.getElementById("entry-template");
@@ -206,7 +208,7 @@
   setInterval(showFreshness, 1000);
   setInterval(drawHeat, 30000);
 
-  window.SafegroundLive.connect({
+  connectLive({
     fixtureId: config.fixtureId,
     onFrame,
     onStatus: (status) => {
@@ -263,4 +265,4 @@
       }
     });
   }
-})();
+}

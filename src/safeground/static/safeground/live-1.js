@@ -28,7 +28,7 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
 
   function url() {
     const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-    const after = seq > 0 ? `?after=${seq}` : "";
+    const after = `?after=${seq}`; // always: a page opening at 0 wants the whole log
     return `${scheme}//${window.location.host}/ws/fixtures/${fixtureId}/${after}`;
   }
 

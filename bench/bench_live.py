@@ -1,0 +1,665 @@
+"""Live fan-out benchmark: N WebSocket clients on one match, entries POSTed at a steady rate.
+
+Each run starts a real server as a subprocess (`safeground serve`: uvicorn, one process,
+permessage-deflate off) over a fresh database of its own with the demo loaded, logs in the demo
+loggist, opens N sockets to the cup tie from separate client processes, then POSTs log entries to
+`/api/fixtures/{id}/log` and measures the delay from just before each POST to its receipt at every
+client. "lost" = not received within 5 s. The reference peer is a plain `websockets` broadcast
+server (in this file) triggered over a local TCP socket, measured the same way.
+
+    .venv/bin/python bench/bench_live.py                 # in-process, plain peer, Redis (~6 min)
+    .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis
+    .venv/bin/python bench/bench_live.py --postgres      # the server on PostgreSQL
+
+Prints one line per run; the last line is the Redis run:
+`live fanout clients=N layer=redis p50_ms=X p99_ms=Y lost=Z`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import http.client
+import json
+import multiprocessing
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import uuid
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+LOST_AFTER_S = 5.0
+MARK = re.compile(r"bench-(\d+)-")
+DEMO_USER, DEMO_PASSWORD = "loggist", "matchday-demo"
+PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
+PG_BENCH_DB = "safeground_bench"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+LAYERS = ("inprocess", "plain", "redis")  # redis last: its line closes the output
+
+# The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:
+# a sqlite:// DATABASE_URL would drop the WAL and the lock timeout that settings.base applies.
+SQLITE_SETTINGS = """\
+from pathlib import Path
+
+from safeground.settings.dev import *  # noqa: F403
+from safeground.settings.base import database_from_env
+
+DATABASES = {{"default": database_from_env(Path({path!r}))}}
+"""
+
+
+def main() -> None:
+    args = parse_args()
+    if args.serve_plain:
+        serve_plain(args.port, args.trigger_port)
+        return
+    if args.append_rate:
+        append_rate(args.entries)
+        return
+    raise_fd_limit()
+    layers = [layer.strip() for layer in args.layers.split(",") if layer.strip()]
+    layers.sort(key=lambda layer: LAYERS.index(layer))
+    workdir = Path(tempfile.mkdtemp(prefix="safeground-bench-"))
+    try:
+        run_all(args, layers, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=2000)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--rate", type=float, default=10, help="entries POSTed per second")
+    parser.add_argument("--layers", default=",".join(LAYERS), help="inprocess, plain, redis")
+    parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help=f"serve from PostgreSQL (database {PG_BENCH_DB}, made with psql; or DATABASE_URL)",
+    )
+    parser.add_argument("--entries", type=int, default=400, help="entries per append-rate run")
+    parser.add_argument("--no-append-rate", action="store_true")
+    # Internal modes (subprocesses of this script).
+    parser.add_argument("--serve-plain", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--append-rate", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--trigger-port", type=int, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65_536 if hard == resource.RLIM_INFINITY else hard
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+# --- databases --------------------------------------------------------------------------------
+
+
+@dataclass
+class Database:
+    name: str  # sqlite or postgresql
+    env: dict[str, str]
+
+
+def sqlite_database(workdir: Path) -> Database:
+    settings_dir = workdir / "settings"
+    settings_dir.mkdir(exist_ok=True)
+    path = workdir / "bench.sqlite3"
+    (settings_dir / "bench_settings.py").write_text(SQLITE_SETTINGS.format(path=str(path)))
+    env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": str(settings_dir)}
+    return Database("sqlite", env)
+
+
+def postgres_database() -> Database | None:
+    """DATABASE_URL if given, else a fresh `safeground_bench` made with psql; None if no server."""
+    env_url = os.environ.get("DATABASE_URL", "")
+    if env_url.startswith(("postgres://", "postgresql://")):
+        return Database("postgresql", {"DATABASE_URL": env_url})
+    if shutil.which("psql") is None:
+        return None
+    for sql in (
+        f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)",
+        f"CREATE DATABASE {PG_BENCH_DB}",
+    ):
+        done = subprocess.run(
+            ["psql", PG_ADMIN_URL, "-q", "-c", sql], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            print(f"PostgreSQL not usable: {done.stderr.strip()}")
+            return None
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_BENCH_DB
+    return Database("postgresql", {"DATABASE_URL": url})
+
+
+def server_env(database: Database, *, redis_url: str = "") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "safeground.settings.dev",
+            "SAFEGROUND_REQUIRE_2FA": "false",
+            "LOG_LEVEL": "WARNING",
+            "AXES_FAILURE_LIMIT": "1000",
+        }
+    )
+    env.update(database.env)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+def prepare(database: Database) -> None:
+    env = server_env(database)
+    for command in (["migrate", "--no-input", "-v", "0"], ["demo"]):
+        subprocess.run(
+            [PYTHON, "-m", "safeground.cli", *command],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+
+# --- the runs ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    layer: str
+    clients: int
+    connected: int
+    latencies_ms: list[float]
+    expected: int
+    received: int
+    duplicates: int
+    closed: int
+    posts: int
+    post_errors: int
+    post_ms: list[float]
+    server_cpu_s: float
+    seconds: float
+    frame_bytes: int
+    connect_s: float
+
+    @property
+    def lost(self) -> int:
+        return self.expected - len(self.latencies_ms)
+
+    def summary(self) -> str:
+        lat = sorted(self.latencies_ms)
+        return (
+            f"live fanout clients={self.clients} layer={self.layer} "
+            f"p50_ms={percentile(lat, 50):.1f} p99_ms={percentile(lat, 99):.1f} lost={self.lost}"
+        )
+
+    def detail(self) -> str:
+        lat = sorted(self.latencies_ms)
+        delivered = max(len(lat), 1)
+        posts = sorted(self.post_ms)
+        return (
+            f"  {self.layer}: connected={self.connected}/{self.clients} in {self.connect_s:.1f} s"
+            f", messages={self.posts} (errors {self.post_errors})"
+            f", max_ms={lat[-1] if lat else float('nan'):.1f}"
+            f", duplicates={self.duplicates}, sockets closed={self.closed}"
+            f", frame={self.frame_bytes} B"
+            f", post p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms"
+            f", server CPU {100 * self.server_cpu_s / self.seconds:.0f}%"
+            f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame)"
+        )
+
+
+def percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return float("nan")
+    index = min(len(values) - 1, max(0, round(pct / 100 * len(values) + 0.5) - 1))
+    return values[index]
+
+
+def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
+    sqlite = sqlite_database(workdir)
+    postgres = postgres_database() if args.postgres else None
+    if args.postgres and postgres is None:
+        sys.exit("--postgres: no PostgreSQL reachable (psql, or DATABASE_URL=postgres://...)")
+    serving = postgres or sqlite
+    prepare(serving)
+
+    if not args.no_append_rate:
+        for database in (sqlite, postgres or postgres_database()):
+            if database is None:
+                print("append rate db=postgresql: skipped (no PostgreSQL reachable)")
+                continue
+            if database is not serving:
+                prepare(database)
+            print(measure_append_rate(database, args.entries), flush=True)
+
+    frame_bytes = 0
+    summaries: list[str] = []
+    for layer in layers:
+        if layer == "redis" and not redis_available():
+            print(f"layer=redis skipped: no Redis at {REDIS_URL}")
+            continue
+        result = run_layer(args, layer, serving, frame_bytes=frame_bytes or 1000)
+        frame_bytes = frame_bytes or result.frame_bytes
+        print(result.detail(), flush=True)
+        summaries.append(result.summary())
+        print(result.summary(), flush=True)
+    if not os.environ.get("DATABASE_URL"):  # the bench database, if this run made one
+        drop = f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)"
+        subprocess.run(["psql", PG_ADMIN_URL, "-q", "-c", drop], capture_output=True, check=False)
+
+
+def redis_available() -> bool:
+    parts = urllib.parse.urlsplit(REDIS_URL)
+    try:
+        with socket.create_connection((parts.hostname or "", parts.port or 6379), timeout=2) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"server did not listen on port {port}")
+
+
+@contextlib.contextmanager
+def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
+    """(port, process, publisher factory) for the layer's server, stopped afterwards."""
+    port = free_port()
+    if layer == "plain":
+        trigger_port = free_port()
+        command = [PYTHON, __file__, "--serve-plain", f"--port={port}"]
+        command.append(f"--trigger-port={trigger_port}")
+        env = dict(os.environ)
+    else:
+        command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
+        env = server_env(database, redis_url=REDIS_URL if layer == "redis" else "")
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process)
+        if layer == "plain":
+            wait_for_port(trigger_port, process)
+            yield port, process, lambda: TriggerPublisher(trigger_port)
+        else:
+            yield port, process, lambda: ApiPublisher(port)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_bytes: int) -> Result:
+    with server(layer, database) as (port, process, make_publisher):
+        publisher = make_publisher()
+        publisher.frame_bytes = frame_bytes
+        fixture_id = publisher.fixture_id()
+        url = f"ws://127.0.0.1:{port}/ws/fixtures/{fixture_id}/"
+        origin = f"http://127.0.0.1:{port}"
+        ctx = multiprocessing.get_context("fork")
+        shares = split(args.clients, args.client_processes)
+        pipes: list[Connection] = []
+        children = []
+        started = time.monotonic()
+        for share in shares:
+            parent_end, child_end = ctx.Pipe()
+            child = ctx.Process(
+                target=client_process, args=(url, origin, publisher.cookie, share, child_end)
+            )
+            child.start()
+            pipes.append(parent_end)
+            children.append(child)
+        connected = sum(int(pipe.recv()) for pipe in pipes)
+        connect_s = time.monotonic() - started
+        time.sleep(1.0)  # let the connect burst settle
+
+        cpu_before = cpu_seconds(process.pid)
+        total = int(args.seconds * args.rate)
+        t0: dict[int, float] = {}
+        post_ms: list[float] = []
+        errors = 0
+        start = time.monotonic() + 0.2
+        for i in range(total):
+            delay = start + i / args.rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            t0[i] = time.monotonic()
+            if not publisher.publish(i):
+                errors += 1
+            post_ms.append(1000 * (time.monotonic() - t0[i]))
+        time.sleep(LOST_AFTER_S)
+        cpu_s = cpu_seconds(process.pid) - cpu_before
+        for pipe in pipes:
+            pipe.send("stop")
+
+        latencies: list[float] = []
+        received = duplicates = closed = seen_bytes = 0
+        for pipe in pipes:
+            ids, times, dups, lost_sockets, frame_len = pipe.recv()
+            seen_bytes = max(seen_bytes, frame_len)
+            duplicates += dups
+            closed += lost_sockets
+            received += len(ids)
+            for i, t in zip(ids, times, strict=True):
+                sent = t0.get(i)
+                if sent is not None and t - sent <= LOST_AFTER_S:
+                    latencies.append(1000 * (t - sent))
+        for child in children:
+            child.join(timeout=30)
+        return Result(
+            layer=layer,
+            clients=args.clients,
+            connected=connected,
+            latencies_ms=latencies,
+            expected=args.clients * total,
+            received=received,
+            duplicates=duplicates,
+            closed=closed,
+            posts=total,
+            post_errors=errors,
+            post_ms=post_ms,
+            server_cpu_s=cpu_s,
+            seconds=args.seconds + LOST_AFTER_S,
+            frame_bytes=seen_bytes,
+            connect_s=connect_s,
+        )
+
+
+def split(total: int, parts: int) -> list[int]:
+    parts = max(1, min(parts, total))
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --- publishers: how a message is triggered (the real POST, or the reference's TCP line) --------
+
+
+class ApiPublisher:
+    """Logs in as the demo loggist and POSTs entries to the real log endpoint."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.frame_bytes = 0
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.cookies: dict[str, str] = {}
+        self._fixture_id: int | None = None
+        self._log_in()
+        self.cookie = f"sessionid={self.cookies['sessionid']}"
+
+    def _request(self, method: str, path: str, body: bytes | None = None, **headers: str) -> Any:
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        self.conn.request(method, path, body=body, headers=headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        for header, value in response.getheaders():
+            if header.lower() == "set-cookie":
+                name, _, rest = value.partition("=")
+                self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, data
+
+    def _log_in(self) -> None:
+        self._request("GET", "/login/")
+        form = urllib.parse.urlencode(
+            {
+                "username": DEMO_USER,
+                "password": DEMO_PASSWORD,
+                "csrfmiddlewaretoken": self.cookies["csrftoken"],
+            }
+        ).encode()
+        status, _ = self._request(
+            "POST",
+            "/login/",
+            form,
+            **{"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        if status != 302 or "sessionid" not in self.cookies:
+            raise RuntimeError(f"login as {DEMO_USER} failed ({status})")
+
+    def fixture_id(self) -> int:
+        if self._fixture_id is None:
+            _status, data = self._request("GET", "/api/fixtures")
+            fixtures = json.loads(data)
+            self._fixture_id = int(next(f["id"] for f in fixtures if f["away_club"] == "Chelsea"))
+        return self._fixture_id
+
+    def publish(self, i: int) -> bool:
+        body = {
+            "category": "missile",
+            "severity": 3,
+            "text": f"bench-{i}- coin thrown from the away end towards the buffer",
+            "block": "S-L1",
+            "observed_at": datetime.now(UTC).isoformat(),
+            "idempotency_key": str(uuid.uuid4()),
+        }
+        status, data = self._request(
+            "POST",
+            f"/api/fixtures/{self.fixture_id()}/log",
+            json.dumps(body).encode(),
+            **{"Content-Type": "application/json", "X-CSRFToken": self.cookies["csrftoken"]},
+        )
+        if status != 201 and i == 0:
+            print(f"  POST answered {status}: {data[:300]!r}")
+        return status == 201
+
+
+class TriggerPublisher:
+    """The reference's trigger: one line over a local TCP socket, acknowledged after broadcast."""
+
+    cookie = ""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.reader = self.sock.makefile("rb")
+        self.frame_bytes = 1000
+
+    def fixture_id(self) -> int:
+        return 1
+
+    def publish(self, i: int) -> bool:
+        head = {"type": "log.entry", "fixture": 1, "seq": i + 1, "data": {"text": f"bench-{i}-"}}
+        frame = json.dumps(head)
+        frame = frame[:-2] + "x" * max(0, self.frame_bytes - len(frame)) + frame[-2:]
+        self.sock.sendall(frame.encode() + b"\n")
+        return self.reader.readline() == b"ok\n"
+
+
+# --- client processes -------------------------------------------------------------------------
+
+
+def client_process(url: str, origin: str, cookie: str, count: int, pipe: Connection) -> None:
+    """`count` sockets on the fixture; receipt times of marked frames go back over the pipe."""
+    raise_fd_limit()
+    try:
+        import uvloop
+
+        run = uvloop.run
+    except ImportError:  # pragma: no cover
+        run = asyncio.run
+    run(_clients(url, origin, cookie, count, pipe))
+
+
+async def _clients(url: str, origin: str, cookie: str, count: int, pipe: Connection) -> None:
+    from websockets.asyncio.client import connect
+
+    ids: array[int] = array("q")
+    times: array[float] = array("d")
+    seen: list[set[int]] = [set() for _ in range(count)]
+    state = {"duplicates": 0, "closed": 0, "frame_len": 0}
+    gate = asyncio.Semaphore(50)
+    sockets: list[Any] = []
+    headers = {"Cookie": cookie} if cookie else {}
+
+    async def open_one() -> Any:
+        async with gate:
+            for _attempt in range(5):
+                try:
+                    ws = await connect(
+                        url,
+                        origin=origin,  # type: ignore[arg-type]
+                        additional_headers=headers,
+                        compression=None,
+                        ping_interval=None,
+                        open_timeout=60,
+                        max_queue=None,
+                    )
+                    await ws.recv()  # hello: the socket is subscribed
+                    return ws
+                except Exception:
+                    await asyncio.sleep(0.5)
+            return None
+
+    async def listen(index: int, ws: Any) -> None:
+        mine = seen[index]
+        try:
+            async for message in ws:
+                found = MARK.search(message)
+                if found is None:
+                    continue
+                i = int(found[1])
+                if i in mine:
+                    state["duplicates"] += 1
+                    continue
+                mine.add(i)
+                state["frame_len"] = len(message)
+                ids.append(i)
+                times.append(time.monotonic())
+        except Exception:
+            pass
+        state["closed"] += 1
+
+    sockets = [ws for ws in await asyncio.gather(*(open_one() for _ in range(count))) if ws]
+    listeners = [asyncio.create_task(listen(i, ws)) for i, ws in enumerate(sockets)]
+    pipe.send(len(sockets))
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, pipe.recv)  # "stop"
+    closed_before_stop = state["closed"]
+    for ws in sockets:
+        ws.transport.abort()
+    await asyncio.gather(*listeners, return_exceptions=True)
+    pipe.send((ids, times, state["duplicates"], closed_before_stop, state["frame_len"]))
+
+
+# --- the reference: a plain websockets broadcast server -------------------------------------
+
+
+def serve_plain(port: int, trigger_port: int) -> None:
+    try:
+        import uvloop
+
+        uvloop.run(_serve_plain(port, trigger_port))
+    except ImportError:  # pragma: no cover
+        asyncio.run(_serve_plain(port, trigger_port))
+
+
+async def _serve_plain(port: int, trigger_port: int) -> None:
+    from websockets.asyncio.server import broadcast, serve
+
+    connected: set[Any] = set()
+    hello = json.dumps({"type": "hello", "fixture": 1, "seq": None, "data": {}})
+
+    async def handler(ws: Any) -> None:
+        connected.add(ws)
+        try:
+            await ws.send(hello)
+            await ws.wait_closed()
+        finally:
+            connected.discard(ws)
+
+    async def trigger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            broadcast(connected, line.decode().rstrip("\n"))
+            writer.write(b"ok\n")
+
+    async with (
+        serve(handler, "127.0.0.1", port, compression=None, backlog=4096),
+        await asyncio.start_server(trigger, "127.0.0.1", trigger_port),
+    ):
+        await asyncio.get_running_loop().create_future()
+
+
+# --- append rate with the hash chain ----------------------------------------------------------
+
+
+def measure_append_rate(database: Database, entries: int) -> str:
+    done = subprocess.run(
+        [PYTHON, __file__, "--append-rate", f"--entries={entries}"],
+        env=server_env(database),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return f"append rate db={database.name}: failed\n{done.stderr.strip()[-2000:]}"
+    return done.stdout.strip().replace("db=?", f"db={database.name}")
+
+
+def append_rate(entries: int) -> None:
+    """Entries/s through `log_entry_append` (lock, chain hash, insert, publish) in one thread."""
+    import django
+
+    django.setup()
+    try:
+        from safeground.incidents.services import Place, log_entry_append
+    except ImportError:
+        print("append rate: incidents app not present")
+        return
+    from safeground.accounts.models import User
+    from safeground.matches.models import Fixture
+
+    fixture = Fixture.objects.select_related("ground").get(away_club__name="Chelsea")
+    author = User.objects.get(username=DEMO_USER)
+    started = time.perf_counter()
+    for i in range(entries):
+        log_entry_append(
+            fixture=fixture,
+            author=author,
+            category="missile",
+            text=f"append-rate {i}",
+            place=Place(block="S-L1"),
+            severity=3,
+            idempotency_key=str(uuid.uuid4()),
+        )
+    elapsed = time.perf_counter() - started
+    print(f"append rate db=? entries={entries} per_s={entries / elapsed:.0f} (one writer, chained)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The control room and the police share one live picture: a loggist logs from the keyboard, the
+police commander's page shows it on the map and in the log without a reload, and actions on it
+show on both."""
+
+import pytest
+from playwright.sync_api import expect
+
+from safeground.incidents.models import LogEntry
+from safeground.matches.models import Fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def open_control_room(page, site, fixture):
+    page.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    expect(page.locator("[data-freshness]")).to_contain_text("connected")
+    return page
+
+
+def test_an_entry_logged_from_the_keyboard_reaches_the_police_live(site, new_page, log_in):
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    loggist = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    police = open_control_room(log_in(new_page(), "police"), site, cup_tie)
+
+    # The loggist never touches the mouse: category has focus; type, Tab, type, Enter.
+    expect(loggist.locator("#qe-category")).to_be_focused()
+    loggist.keyboard.type("Missile")
+    loggist.keyboard.press("Tab")
+    loggist.keyboard.type("S-L2")
+    loggist.keyboard.press("Tab")
+    loggist.keyboard.press("Tab")
+    loggist.keyboard.type("Coins thrown at home fans from the away end")
+    loggist.keyboard.press("Enter")
+    expect(loggist.locator("#qe-category")).to_be_focused()
+
+    report = police.locator("[data-log] .entry[data-incident]")
+    expect(report).to_have_count(1)
+    expect(report).to_contain_text("Missile thrown")
+    expect(report).to_contain_text("Block S-L2")
+    expect(report).to_contain_text("Coins thrown at home fans")
+    expect(report.locator(".status")).to_have_text("open")
+    entry = LogEntry.objects.get()
+    assert (entry.author_name, entry.block.code, entry.severity) == ("Priya Nandra", "S-L2", 3)
+    expect(police.locator(f'[data-markers] circle[data-incident="{entry.pk}"]')).to_have_count(1)
+    expect(police.locator('[data-plan] .block[data-block="S-L2"]')).to_have_class(
+        "block zone-away heat-1"
+    )
+
+    # The police commander escalates to the police; the loggist sees it without a reload.
+    police.get_by_role("button", name="Escalate to police").click()
+    expect(loggist.locator("[data-log] .entry[data-incident] .status")).to_have_text("escalated")
+    expect(loggist.locator("[data-log] .entry.action")).to_contain_text("escalated to Police")
+
+    # The loggist resolves it; both see the resolution, and the marker fades.
+    loggist.get_by_role("button", name="Resolve").click()
+    for page in (loggist, police):
+        expect(page.locator("[data-log] .entry[data-incident] .status")).to_have_text("resolved")
+    expect(police.locator(f'[data-markers] circle[data-incident="{entry.pk}"]')).to_have_class(
+        "marker sev-3 faded"
+    )
+    assert list(LogEntry.objects.values_list("kind", flat=True).order_by("seq")) == [
+        "report",
+        "escalation",
+        "status",
+    ]
+
+
+def test_a_bad_block_is_refused_with_the_reason(site, new_page, log_in):
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    page.get_by_label("Block", exact=True).fill("Q-99")
+    page.get_by_label("What was seen").fill("Flare")
+    page.get_by_label("What was seen").press("Enter")
+    expect(page.locator("[data-entry-error]")).to_have_text(
+        "block: no block 'Q-99' at London Stadium"
+    )
+    assert not LogEntry.objects.exists()
+
+
+def test_clicking_a_block_lists_its_entries(site, new_page, log_in):
+    from safeground.accounts.models import User
+    from safeground.incidents.services import Place, log_entry_append
+
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    for block, text in [("S-L1", "Seat thrown"), ("N-L1", "Lost child found")]:
+        log_entry_append(
+            fixture=cup_tie,
+            author=User.objects.get(username="safety"),
+            category="other",
+            text=text,
+            place=Place(block=block),
+        )
+    page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)
+    expect(page.locator("[data-log] .entry")).to_have_count(2)
+    page.locator('[data-plan] .block[data-block="S-L1"]').click()
+    listed = page.locator("[data-block-entries] .entry")
+    expect(listed).to_have_count(1)
+    expect(listed).to_contain_text("Seat thrown")

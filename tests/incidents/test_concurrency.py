@@ -1,0 +1,55 @@
+"""PostgreSQL: 20 writers appending at once land in one unbroken chain (no fork, no gap)."""
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from safeground.accounts.models import User
+from safeground.incidents.models import LogEntry
+from safeground.incidents.services import Place, log_entry_append
+from safeground.incidents.verify import chain_verify
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WRITERS = 20
+EACH = 50
+
+
+def test_twenty_concurrent_writers_make_one_chain(cup_tie) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrency tests run on PostgreSQL only (set DATABASE_URL)")
+    author = User.objects.get(username="loggist")
+    start = threading.Barrier(WRITERS)
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            start.wait()
+            for i in range(EACH):
+                log_entry_append(
+                    fixture=cup_tie,
+                    author=author,
+                    category="missile",
+                    text=f"writer {n} entry {i}",
+                    place=Place(block="S-L1"),
+                    idempotency_key=f"w{n}-{i}",
+                )
+                connections.close_all()  # back to the pool, as at the end of a request
+        except BaseException as exc:  # surfaced below, not swallowed
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    seqs = list(
+        LogEntry.objects.filter(fixture=cup_tie).order_by("seq").values_list("seq", flat=True)
+    )
+    assert seqs == list(range(1, WRITERS * EACH + 1))
+    count, broken = chain_verify(cup_tie.pk)
+    assert (count, broken) == (WRITERS * EACH, None)
