@@ -76,6 +76,14 @@ def test_fixture_page_shows_the_cup_tie_layout_on_a_phone(site, new_page, log_in
         Block.objects.filter(zone_members__zone__code="away-se-cup").count()
     )
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    expect(page.get_by_role("link", name="Open the live log and map")).to_be_visible()
+
+
+def test_a_steward_gets_no_control_room_link(site, new_page, log_in):
+    page = log_in(new_page(), "steward")
+    page.get_by_role("link", name="West Ham United v Chelsea").click()
+    expect(page.locator("[data-fixture-title]")).to_be_visible()
+    expect(page.get_by_role("link", name="Open the live log and map")).to_have_count(0)
 
 
 def test_safety_officer_sets_up_the_second_factor_and_gets_in(site, new_page, log_in, settings):
