@@ -1,6 +1,12 @@
 """Shared test data: the demo ground and season, and a logged-in client per demo role."""
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
 import pytest
+import uvicorn
 from django.test import Client
 
 from safeground.accounts.models import User
@@ -69,3 +75,37 @@ def _log_triggers_around_flush(request):
         with connection.cursor() as cursor:
             for statement in DROP_SQLITE:
                 cursor.execute(statement)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """host:port of safeground.asgi.application served by uvicorn in a thread (HTTP and ws)."""
+    from safeground.asgi import application
+
+    port = _free_port()
+    config = uvicorn.Config(
+        application,
+        host="127.0.0.1",
+        port=port,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,
+        lifespan="off",
+        log_level="warning",
+    )
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    with django_db_blocker.unblock():
+        thread.start()
+        deadline = time.monotonic() + 15
+        while not instance.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+        instance.should_exit = True
+        thread.join(timeout=10)

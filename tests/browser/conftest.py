@@ -5,13 +5,9 @@ async_to_sync cannot share a thread (STACK.md).
 """
 
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from safeground.demo.season import DEMO_PASSWORD, demo_load
@@ -29,37 +25,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
-def server(django_db_setup, django_db_blocker) -> Iterator[str]:
-    from safeground.asgi import application
-
-    port = _free_port()
-    config = uvicorn.Config(
-        application,
-        host="127.0.0.1",
-        port=port,
-        ws="websockets-sansio",
-        ws_per_message_deflate=False,
-        lifespan="off",
-        log_level="warning",
-    )
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    with django_db_blocker.unblock():
-        thread.start()
-        deadline = time.monotonic() + 15
-        while not instance.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-        instance.should_exit = True
-        thread.join(timeout=10)
+def server(asgi_server: str) -> str:
+    return f"http://{asgi_server}"
 
 
 @pytest.fixture(scope="session")

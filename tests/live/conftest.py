@@ -7,14 +7,10 @@ publishing in a transaction) runs in the test's thread or a worker thread, never
 import asyncio
 import json
 import os
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-import uvicorn
 from django.db import connections, transaction
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -26,38 +22,9 @@ requires_redis = pytest.mark.skipif(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
-def live_server_ws(django_db_setup, django_db_blocker) -> Iterator[str]:
-    """ws://127.0.0.1:<port>: safeground.asgi.application served by uvicorn in a thread."""
-    from safeground.asgi import application
-
-    port = _free_port()
-    config = uvicorn.Config(
-        application,
-        host="127.0.0.1",
-        port=port,
-        ws="websockets-sansio",
-        ws_per_message_deflate=False,
-        lifespan="off",
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    with django_db_blocker.unblock():
-        thread.start()
-        deadline = time.monotonic() + 15
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.05)
-        yield f"ws://127.0.0.1:{port}"
-        server.should_exit = True
-        thread.join(timeout=10)
+def live_server_ws(asgi_server: str) -> str:
+    return f"ws://{asgi_server}"
 
 
 @pytest.fixture
