@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "adduser": "Create a user with a role in an organisation.",
     "adddevice": "Create a device key (turnstile or scanner) for an organisation.",
     "revokedevice": "Revoke a device key.",
+    "replay": "Play a scripted match into the live system (the demo ships 'seed').",
     "verify-log": "Recompute each match's log hash chain; name the first entry that does not fit.",
     "migrate": "Create or update the database tables.",
 }

@@ -40,6 +40,7 @@ def canonical(entry: LogEntry) -> bytes:
         "status": entry.status,
         "assignee": entry.assignee_id,
         "escalated_to": entry.escalated_to,
+        "task": entry.task,
         "links": list(entry.links),
         "home_only": entry.home_only,
         "idempotency_key": entry.idempotency_key,

@@ -51,6 +51,8 @@ class LogEntry(models.Model):
         ESCALATION = "escalation", "Escalation"
         STATUS = "status", "Status change"
         CORRECTION = "correction", "Correction"
+        TASK = "task", "Task update"  # the assignee accepts or finishes the task
+        WARNING = "warning", "Flashpoint warning"  # written by the flashpoint service
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
@@ -58,6 +60,10 @@ class LogEntry(models.Model):
         ESCALATED = "escalated", "Escalated"
         RESOLVED = "resolved", "Resolved"
         CLOSED = "closed", "Closed"
+
+    class Task(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted"
+        DONE = "done", "Done"
 
     class Level(models.TextChoices):
         SUPERVISOR = "supervisor", "Steward supervisor"
@@ -94,6 +100,7 @@ class LogEntry(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     escalated_to = models.CharField(max_length=20, choices=Level.choices, blank=True)
+    task = models.CharField(max_length=10, choices=Task.choices, blank=True)
     links = models.JSONField(default=list, blank=True)
     home_only = models.BooleanField(default=False)
     idempotency_key = models.CharField(max_length=80, blank=True)
@@ -128,3 +135,77 @@ class LogEntry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise AppendOnlyError("log entries are append-only: they are never deleted")
+
+
+class StewardPost(models.Model):
+    """Where the control room has put a steward for a match: a zone, a gate or a concourse.
+
+    Reassigning writes a new post; the latest one is the steward's post (a history of moves).
+    """
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="steward_posts")
+    steward = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="steward_posts"
+    )
+    zone = models.ForeignKey(Zone, null=True, blank=True, on_delete=models.PROTECT)
+    gate = models.ForeignKey(Gate, null=True, blank=True, on_delete=models.PROTECT)
+    concourse = models.ForeignKey(Concourse, null=True, blank=True, on_delete=models.PROTECT)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["fixture", "steward", "-assigned_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(zone__isnull=False, gate__isnull=True, concourse__isnull=True)
+                    | models.Q(zone__isnull=True, gate__isnull=False, concourse__isnull=True)
+                    | models.Q(zone__isnull=True, gate__isnull=True, concourse__isnull=False)
+                ),
+                name="stewardpost_one_place",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.steward}: {self.zone or self.gate or self.concourse}"
+
+
+class Broadcast(models.Model):
+    """An urgent message from the control room to every device of the match, or to one zone."""
+
+    class Script(models.TextChoices):
+        HOLD = "hold", "Hold at the gates"
+        EVACUATE = "evacuate", "Evacuate block"
+        LOCKDOWN = "lockdown", "Lockdown"
+        ALL_CLEAR = "all_clear", "All clear"
+        FREE = "free", "Message"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="broadcasts")
+    script = models.CharField(max_length=20, choices=Script.choices)
+    text = models.CharField(max_length=500)
+    zone = models.ForeignKey(Zone, null=True, blank=True, on_delete=models.PROTECT)
+    sent_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    sent_at = models.DateTimeField(auto_now_add=True)
+    # Who it was addressed to when sent (user ids), so "not yet acknowledged" is a fixed list.
+    recipient_ids = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-sent_at"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class BroadcastAck(models.Model):
+    broadcast = models.ForeignKey(Broadcast, on_delete=models.CASCADE, related_name="acks")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    acked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["broadcast", "user"], name="broadcast_ack_once")
+        ]

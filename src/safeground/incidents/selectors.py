@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
 from safeground.live.events import Audience
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from safeground.live.events import Viewer
 
 RELATED = ["category", "block", "zone", "gate", "concourse", "assignee", "concerns"]
+# Entries that start an incident of their own; every other kind acts on one of these.
+INCIDENT_KINDS = {LogEntry.Kind.REPORT, LogEntry.Kind.WARNING}
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class IncidentState:
 
     id: int
     seq: int
+    kind: str  # report, or warning (from the flashpoint service)
     status: str
     category: str
     category_name: str
@@ -37,6 +41,8 @@ class IncidentState:
     zone_ids: list[int] = field(default_factory=list)
     assignee: str = ""
     escalated_to: str = ""
+    task: str = ""  # the assignee's word: accepted / done
+    links: list[int] = field(default_factory=list)
     updated_seq: int = 0
     observed_at: str = ""
 
@@ -65,13 +71,18 @@ def _apply(
     state: IncidentState | None, entry: LogEntry, zones: dict[int, list[int]]
 ) -> IncidentState:
     """Fold one entry into the state of the incident it concerns."""
-    if entry.kind == LogEntry.Kind.REPORT or state is None:
+    if entry.kind in INCIDENT_KINDS or state is None:
+        warning = entry.kind == LogEntry.Kind.WARNING
         return IncidentState(
             id=entry.pk,
             seq=entry.seq,
+            kind=entry.kind,
             status=LogEntry.Status.OPEN,
-            category=entry.category.code if entry.category else "",
-            category_name=entry.category.name if entry.category else "",
+            category=entry.category.code if entry.category else "flashpoint" if warning else "",
+            category_name=(
+                entry.category.name if entry.category else "Flashpoint warning" if warning else ""
+            ),
+            links=list(entry.links),
             severity=entry.severity,
             text=entry.text,
             place=place_label(entry),
@@ -85,6 +96,9 @@ def _apply(
         changes["status"] = entry.status
     if entry.kind == LogEntry.Kind.ASSIGNMENT and entry.assignee:
         changes["assignee"] = str(entry.assignee)
+        changes["task"] = ""
+    if entry.kind == LogEntry.Kind.TASK:
+        changes["task"] = entry.task
     if entry.kind == LogEntry.Kind.ESCALATION:
         changes["escalated_to"] = entry.escalated_to
     if entry.kind == LogEntry.Kind.CORRECTION:
@@ -152,6 +166,7 @@ def entry_json(entry: LogEntry) -> dict[str, Any]:
         "status": entry.status,
         "assignee": str(entry.assignee) if entry.assignee else "",
         "escalated_to": entry.escalated_to,
+        "task": entry.task,
         "links": entry.links,
         "hash": entry.hash,
     }
@@ -240,3 +255,74 @@ def assignable_people(fixture: Fixture) -> list[dict[str, str]]:
         {"username": m.user.username, "label": f"{m.user} ({m.get_role_display()})"}
         for m in members
     ]
+
+
+def post_label(post: Any) -> str:
+    place = post.zone or post.gate or post.concourse
+    return str(place)
+
+
+def steward_post(fixture: Fixture, user: Any) -> Any:
+    """The steward's current post for this match, or None."""
+    from .models import StewardPost
+
+    return (
+        StewardPost.objects.filter(fixture=fixture, steward=user)
+        .select_related("zone", "gate", "concourse")
+        .order_by("-assigned_at", "-pk")
+        .first()
+    )
+
+
+def post_zone_ids(fixture: Fixture, post: Any) -> frozenset[int]:
+    """The fixture's zones a post covers: its zone, or the zones of the blocks its gate or
+    concourse serves (what a steward there sees live)."""
+    if post is None:
+        return frozenset()
+    if post.zone_id:
+        return frozenset({post.zone_id})
+    place = post.gate or post.concourse
+    zones = block_zone_ids(fixture)
+    return frozenset(
+        zone_id
+        for block_id in place.blocks.values_list("id", flat=True)
+        for zone_id in zones.get(block_id, [])
+    )
+
+
+def broadcast_recipients(fixture: Fixture, zone: Any) -> set[int]:
+    """Stewards posted at this match (in the zone, when one is given): who must acknowledge."""
+    from .models import StewardPost
+
+    latest: dict[int, Any] = {}
+    for post in StewardPost.objects.filter(fixture=fixture).order_by("assigned_at", "pk"):
+        latest[post.steward_id] = post
+    if zone is None:
+        return set(latest)
+    return {user_id for user_id, post in latest.items() if zone.pk in post_zone_ids(fixture, post)}
+
+
+def broadcast_json(broadcast: Any) -> dict[str, Any]:
+    acked = {ack.user_id for ack in broadcast.acks.all()}
+    names = dict(
+        get_user_model()
+        .objects.filter(pk__in=broadcast.recipient_ids)
+        .values_list("pk", "username")
+    )
+    return {
+        "id": broadcast.pk,
+        "script": broadcast.script,
+        "text": broadcast.text,
+        "zone": broadcast.zone.name if broadcast.zone else "",
+        "sent_by": str(broadcast.sent_by),
+        "sent_at": broadcast.sent_at.isoformat(),
+        "recipients": [names[i] for i in broadcast.recipient_ids if i in names],
+        "acknowledged": sorted(names[i] for i in acked if i in names),
+    }
+
+
+def broadcasts(fixture: Fixture) -> list[dict[str, Any]]:
+    from .models import Broadcast
+
+    found = Broadcast.objects.filter(fixture=fixture).select_related("zone", "sent_by")
+    return [broadcast_json(b) for b in found.prefetch_related("acks")]

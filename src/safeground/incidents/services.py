@@ -20,10 +20,20 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Concourse, Gate, Zone
 
 from .chain import GENESIS, entry_hash
-from .models import Category, LogEntry
-from .selectors import entry_audience, entry_event_data, incident_state
+from .flashpoint import flashpoint_check
+from .models import Broadcast, BroadcastAck, Category, LogEntry, StewardPost
+from .selectors import (
+    INCIDENT_KINDS,
+    broadcast_json,
+    broadcast_recipients,
+    entry_audience,
+    entry_event_data,
+    incident_state,
+    post_label,
+)
 
 MAX_TEXT = 2000
+SYSTEM_AUTHOR = "Safeground (automatic)"
 Status = LogEntry.Status
 
 # Which status an incident may move to from which (a closed incident takes no more actions).
@@ -114,7 +124,7 @@ def _author_role(author: User, fixture: Fixture) -> str:
 
 
 def _append(
-    *, fixture: Fixture, author: User, audience: Audience | None = None, **fields: Any
+    *, fixture: Fixture, author: User | None, audience: Audience | None = None, **fields: Any
 ) -> LogEntry:
     """Lock the match's chain, link the new entry to the last one, store it, publish on commit."""
     Fixture.objects.select_for_update().filter(pk=fixture.pk).first()
@@ -132,8 +142,8 @@ def _append(
         logged_at=now,
         observed_at=fields.pop("observed_at", None) or now,
         author=author,
-        author_name=str(author),
-        author_role=_author_role(author, fixture),
+        author_name=str(author) if author else SYSTEM_AUTHOR,
+        author_role=_author_role(author, fixture) if author else "",
         **fields,
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
@@ -182,7 +192,7 @@ def log_entry_append(
     missing = sorted(set(links) - known)
     if missing:
         raise LogEntryError("links", f"no entries {missing} in this match")
-    return _append(
+    entry = _append(
         fixture=fixture,
         author=author,
         kind=LogEntry.Kind.REPORT,
@@ -195,12 +205,14 @@ def log_entry_append(
         home_only=home_only,
         **_resolve_place(fixture, place),
     )
+    flashpoint_check(fixture=fixture, at=entry.observed_at)
+    return entry
 
 
 def _report_of(entry: LogEntry) -> LogEntry:
     report = entry.concerns if entry.concerns_id else entry
     assert report is not None
-    if report.kind != LogEntry.Kind.REPORT:
+    if report.kind not in INCIDENT_KINDS:
         raise LogEntryError("entry", f"#{entry.seq} is not a report")
     return report
 
@@ -211,7 +223,13 @@ def _move(report: LogEntry, to: str) -> None:
         raise LogEntryError("status", f"incident #{report.seq} is {current}; it cannot become {to}")
 
 
-def _action(report: LogEntry, author: User, note: str, **fields: Any) -> LogEntry:
+def _action(
+    report: LogEntry,
+    author: User,
+    note: str,
+    observed_at: datetime | None = None,
+    **fields: Any,
+) -> LogEntry:
     note = note.strip()
     if len(note) > MAX_TEXT:
         raise LogEntryError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
@@ -221,19 +239,28 @@ def _action(report: LogEntry, author: User, note: str, **fields: Any) -> LogEntr
         concerns=report,
         home_only=report.home_only,
         note=note,
+        observed_at=_check_observed_at(observed_at, timezone.now()),
         audience=entry_audience(report, addressed_to=fields.get("assignee")),
         **fields,
     )
 
 
 @transaction.atomic
-def log_entry_assign(*, entry: LogEntry, author: User, assignee: User, note: str = "") -> LogEntry:
+def log_entry_assign(
+    *,
+    entry: LogEntry,
+    author: User,
+    assignee: User,
+    note: str = "",
+    observed_at: datetime | None = None,
+) -> LogEntry:
     report = _report_of(entry)
     _move(report, Status.ASSIGNED)
     return _action(
         report,
         author,
         note,
+        observed_at,
         kind=LogEntry.Kind.ASSIGNMENT,
         status=Status.ASSIGNED,
         assignee=assignee,
@@ -241,7 +268,14 @@ def log_entry_assign(*, entry: LogEntry, author: User, assignee: User, note: str
 
 
 @transaction.atomic
-def log_entry_escalate(*, entry: LogEntry, author: User, to: str, note: str = "") -> LogEntry:
+def log_entry_escalate(
+    *,
+    entry: LogEntry,
+    author: User,
+    to: str,
+    note: str = "",
+    observed_at: datetime | None = None,
+) -> LogEntry:
     if to not in LogEntry.Level.values:
         raise LogEntryError("to", f"one of {', '.join(LogEntry.Level.values)}")
     report = _report_of(entry)
@@ -250,6 +284,7 @@ def log_entry_escalate(*, entry: LogEntry, author: User, to: str, note: str = ""
         report,
         author,
         note,
+        observed_at,
         kind=LogEntry.Kind.ESCALATION,
         status=Status.ESCALATED,
         escalated_to=to,
@@ -257,13 +292,20 @@ def log_entry_escalate(*, entry: LogEntry, author: User, to: str, note: str = ""
 
 
 @transaction.atomic
-def log_entry_set_status(*, entry: LogEntry, author: User, status: str, note: str = "") -> LogEntry:
+def log_entry_set_status(
+    *,
+    entry: LogEntry,
+    author: User,
+    status: str,
+    note: str = "",
+    observed_at: datetime | None = None,
+) -> LogEntry:
     """Resolve, close or reopen an incident."""
     if status not in {Status.RESOLVED, Status.CLOSED, Status.OPEN}:
         raise LogEntryError("status", "one of resolved, closed, open")
     report = _report_of(entry)
     _move(report, status)
-    return _action(report, author, note, kind=LogEntry.Kind.STATUS, status=status)
+    return _action(report, author, note, observed_at, kind=LogEntry.Kind.STATUS, status=status)
 
 
 @transaction.atomic
@@ -318,3 +360,135 @@ def categories_seed() -> None:
                 "position": position,
             },
         )
+
+
+@transaction.atomic
+def log_entry_task(*, entry: LogEntry, author: User, task: str) -> LogEntry:
+    """The assignee's answer to a task: accepted, then done. Only the assignee may give it."""
+    if task not in LogEntry.Task.values:
+        raise LogEntryError("task", f"one of {', '.join(LogEntry.Task.values)}")
+    report = _report_of(entry)
+    state = incident_state(report)
+    if state.status == Status.CLOSED:
+        raise LogEntryError("entry", f"incident #{report.seq} is closed")
+    assignment = (
+        LogEntry.objects.filter(concerns=report, kind=LogEntry.Kind.ASSIGNMENT)
+        .order_by("-seq")
+        .first()
+    )
+    if assignment is None or assignment.assignee_id != author.pk:
+        raise LogEntryError("entry", f"incident #{report.seq} is not assigned to you")
+    return _action(report, author, "", kind=LogEntry.Kind.TASK, task=task)
+
+
+@transaction.atomic
+def log_entry_warn(
+    *,
+    fixture: Fixture,
+    zone_id: int,
+    at: datetime,
+    severity: int,
+    text: str,
+    links: Sequence[int],
+) -> LogEntry:
+    """A flashpoint warning: its own incident in the log, naming the entries that caused it.
+
+    Written by Safeground itself (no author), timed at the report that tipped it."""
+    return _append(
+        fixture=fixture,
+        author=None,
+        kind=LogEntry.Kind.WARNING,
+        zone_id=zone_id,
+        observed_at=at,
+        severity=severity,
+        text=text[:MAX_TEXT],
+        links=sorted(set(links)),
+    )
+
+
+@transaction.atomic
+def steward_post_assign(
+    *,
+    fixture: Fixture,
+    steward: User,
+    assigned_by: User,
+    zone: str = "",
+    gate: str = "",
+    concourse: str = "",
+) -> StewardPost:
+    """Put a steward at a zone, gate or concourse for this match (a new post replaces the old)."""
+    given = [
+        (f, code.strip())
+        for f, code in (("zone", zone), ("gate", gate), ("concourse", concourse))
+        if code.strip()
+    ]
+    if len(given) != 1:
+        raise LogEntryError("post", "give exactly one of zone, gate or concourse")
+    field_name, code = given[0]
+    places = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
+    place = places[field_name].filter(ground=fixture.ground, code=code).first()
+    if place is None:
+        raise LogEntryError(field_name, f"no {field_name} '{code}' at {fixture.ground.name}")
+    if not steward.memberships.filter(
+        organisation=fixture.ground.organisation_id,
+        role__in=["steward", "steward_supervisor"],
+    ).exists():
+        raise LogEntryError("steward", f"{steward.username} is not a steward of the home club")
+    post = StewardPost.objects.create(
+        fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
+    )
+    publish(
+        fixture_id=fixture.pk,
+        type="steward.post",
+        data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
+        audience=Audience(home_only=True),
+    )
+    return post
+
+
+@transaction.atomic
+def broadcast_send(
+    *, fixture: Fixture, sent_by: User, script: str, text: str = "", zone: str = ""
+) -> Broadcast:
+    """An urgent message to every steward of the match, or to those posted in one zone."""
+    if script not in Broadcast.Script.values:
+        raise LogEntryError("script", f"one of {', '.join(Broadcast.Script.values)}")
+    text = text.strip() or Broadcast.Script(script).label
+    if len(text) > 500:
+        raise LogEntryError("text", f"is {len(text)} characters; at most 500")
+    target = None
+    if zone:
+        target = Zone.objects.filter(ground=fixture.ground, code=zone).first()
+        if target is None:
+            raise LogEntryError("zone", f"no zone '{zone}' at {fixture.ground.name}")
+    recipients = broadcast_recipients(fixture, target)
+    broadcast = Broadcast.objects.create(
+        fixture=fixture,
+        script=script,
+        text=text,
+        zone=target,
+        sent_by=sent_by,
+        recipient_ids=sorted(recipients),
+    )
+    publish(
+        fixture_id=fixture.pk,
+        type="broadcast",
+        data=broadcast_json(broadcast),
+        # Reaches every addressed steward whatever their post, and the whole control room.
+        audience=Audience(home_only=False, user_ids=frozenset(recipients)),
+    )
+    return broadcast
+
+
+@transaction.atomic
+def broadcast_ack(*, broadcast: Broadcast, user: User) -> BroadcastAck:
+    """A device's acknowledgement; a second one from the same person changes nothing."""
+    ack, created = BroadcastAck.objects.get_or_create(broadcast=broadcast, user=user)
+    if created:
+        publish(
+            fixture_id=broadcast.fixture_id,
+            type="broadcast.ack",
+            data={"broadcast": broadcast.pk, "user": user.username, "name": str(user)},
+            audience=Audience(home_only=True),
+        )
+    return ack

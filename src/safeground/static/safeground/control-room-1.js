@@ -33,6 +33,8 @@ import { connectLive } from "./live-1.js";
     }
     return data.detail || `refused (${status})`;
   }
+  // Reports and flashpoint warnings are incidents of their own; other entries act on one.
+  const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
   const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 
@@ -42,11 +44,12 @@ import { connectLive } from "./live-1.js";
     if (e.kind === "escalation") return `#${e.concerns} escalated to ${config.levels[e.escalated_to] || e.escalated_to} by ${who}`;
     if (e.kind === "status") return `#${e.concerns} ${e.status} by ${who}`;
     if (e.kind === "correction") return `#${e.concerns} corrected by ${who}`;
+    if (e.kind === "task") return `#${e.concerns} ${e.task} by ${who}`;
     return `#${e.seq}`;
   }
 
   function passesFilters(entry) {
-    const incident = incidents.get(entry.kind === "report" ? entry.id : entries.get(entry.concerns)?.id);
+    const incident = incidents.get(isIncident(entry) ? entry.id : entries.get(entry.concerns)?.id);
     if (!incident) return true;
     const f = new FormData(filters);
     if (f.get("category") && incident.category !== f.get("category")) return false;
@@ -106,9 +109,10 @@ import { connectLive } from "./live-1.js";
   function render(entry) {
     const node = template.content.firstElementChild.cloneNode(true);
     node.dataset.seq = entry.seq;
-    const isReport = entry.kind === "report";
+    const isReport = isIncident(entry);
     const incident = isReport ? incidents.get(entry.id) : null;
     node.classList.add(isReport ? `sev-${incident.severity}` : "action");
+    if (entry.kind === "warning") node.classList.add("warning");
     node.querySelector(".seq").textContent = `#${entry.seq}`;
     node.querySelector("time").textContent = time(entry.observed_at);
     node.querySelector("time").dateTime = entry.observed_at;
@@ -119,7 +123,7 @@ import { connectLive } from "./live-1.js";
       node.querySelector(".place").textContent = incident.place;
       node.querySelector(".status").textContent = incident.status;
       node.querySelector(".entry-text").textContent = incident.text;
-      node.querySelector(".entry-meta").textContent = `${entry.author}${incident.assignee ? ` · assigned to ${incident.assignee}` : ""}${incident.escalated_to ? ` · escalated to ${config.levels[incident.escalated_to]}` : ""}`;
+      node.querySelector(".entry-meta").textContent = `${entry.author}${incident.assignee ? ` · assigned to ${incident.assignee}` : ""}${incident.task ? ` (${incident.task})` : ""}${incident.escalated_to ? ` · escalated to ${config.levels[incident.escalated_to]}` : ""}`;
       node.classList.toggle("is-closed", incident.status === "closed");
       node.querySelector(".actions").replaceWith(actionsFor(incident));
     } else {
@@ -163,9 +167,18 @@ import { connectLive } from "./live-1.js";
   // Heat per zone: the severities of reports observed in the last N minutes, summed.
   function drawHeat() {
     const minutes = Number(document.querySelector("[data-heat-window]").value);
-    const since = Date.now() - minutes * 60 * 1000;
+    const times = [...incidents.values()].map((i) => new Date(i.observed_at).getTime());
+    const newest = times.length ? Math.max(...times) : Date.now();
+    // Live, heat is measured back from now; for a replayed past match, from its newest entry.
+    const reference = Math.abs(Date.now() - newest) < 6 * 3600 * 1000 ? Date.now() : newest;
+    const since = reference - minutes * 60 * 1000;
     const heat = new Map();
+    const warned = new Set();
     for (const incident of incidents.values()) {
+      if (incident.kind === "warning") {
+        if (!["resolved", "closed"].includes(incident.status)) incident.zone_ids.forEach((z) => warned.add(z));
+        continue;
+      }
       if (new Date(incident.observed_at).getTime() < since) continue;
       for (const zone of incident.zone_ids) heat.set(zone, (heat.get(zone) || 0) + (incident.severity || 1));
     }
@@ -174,6 +187,7 @@ import { connectLive } from "./live-1.js";
       const level = score >= 12 ? 3 : score >= 6 ? 2 : score > 0 ? 1 : 0;
       block.classList.remove("heat-1", "heat-2", "heat-3");
       if (level) block.classList.add(`heat-${level}`);
+      block.classList.toggle("flashpoint", warned.has(Number(block.dataset.zoneId)));
       block.dataset.heat = score;
     }
   }
@@ -228,7 +242,7 @@ import { connectLive } from "./live-1.js";
     box.hidden = false;
     box.querySelector("[data-block-entries-title]").textContent = `Entries in block ${code}`;
     const list = box.querySelector("ol");
-    const reports = [...entries.values()].filter((e) => e.kind === "report" && incidents.get(e.id)?.block === code);
+    const reports = [...entries.values()].filter((e) => isIncident(e) && incidents.get(e.id)?.block === code);
     list.replaceChildren(...reports.sort((a, b) => b.seq - a.seq).map(render));
     if (!reports.length) list.textContent = "No entries in this block.";
   });

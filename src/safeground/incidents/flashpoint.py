@@ -1,0 +1,160 @@
+"""Flashpoint warnings: trouble building in a zone, seen before it blows up.
+
+Each zone of the match is scored over a sliding window: every report counts its severity, halved
+every `half_life_minutes`, in full in its own zones and by `neighbour_share` in the zones that
+touch them (block adjacency). A zone whose score reaches `threshold`, or whose reports in the
+last `rate_minutes` number at least `rate_count` and twice those of the minutes before, gets a
+warning entry in the log naming the entries that caused it; then not again for that zone for
+`cooldown_minutes`. All the numbers are settings (SAFEGROUND_FLASHPOINT).
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from safeground.matches.models import Fixture, FixtureZone
+from safeground.venues.models import BlockAdjacency, ZoneBlock
+
+from .models import LogEntry
+from .selectors import incidents
+
+DEFAULTS: dict[str, float] = {
+    "window_minutes": 30,
+    "half_life_minutes": 10,
+    "threshold": 12.0,
+    "neighbour_share": 0.5,
+    "rate_minutes": 5,
+    "rate_count": 4,
+    "cooldown_minutes": 15,
+    "warning_severity": 4,
+}
+
+
+def flashpoint_settings() -> dict[str, float]:
+    return DEFAULTS | getattr(settings, "SAFEGROUND_FLASHPOINT", {})
+
+
+@dataclass(frozen=True)
+class ZoneScore:
+    zone_id: int
+    zone_name: str
+    score: float
+    recent: int  # reports in the zone in the last rate_minutes
+    before: int  # in the rate_minutes before those
+    causes: list[int]  # seqs of the reports that count, strongest first
+
+
+def zone_neighbours(fixture: Fixture) -> dict[int, set[int]]:
+    """For each of the fixture's zones, the fixture zones that touch it."""
+    zone_ids = list(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", flat=True))
+    zones_of_block: dict[int, set[int]] = {}
+    for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=zone_ids).values_list(
+        "block_id", "zone_id"
+    ):
+        zones_of_block.setdefault(block_id, set()).add(zone_id)
+    neighbours: dict[int, set[int]] = {z: set() for z in zone_ids}
+    for a, b in BlockAdjacency.objects.filter(ground=fixture.ground).values_list(
+        "block_id", "neighbour_id"
+    ):
+        for za in zones_of_block.get(a, ()):
+            for zb in zones_of_block.get(b, ()):
+                if za != zb:
+                    neighbours[za].add(zb)
+                    neighbours[zb].add(za)
+    return neighbours
+
+
+def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
+    conf = flashpoint_settings()
+    window = timedelta(minutes=conf["window_minutes"])
+    rate = timedelta(minutes=conf["rate_minutes"])
+    neighbours = zone_neighbours(fixture)
+    names = dict(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", "zone__name"))
+    scores: dict[int, float] = dict.fromkeys(neighbours, 0.0)
+    causes: dict[int, list[tuple[float, int]]] = {z: [] for z in neighbours}
+    recent: dict[int, int] = dict.fromkeys(neighbours, 0)
+    before: dict[int, int] = dict.fromkeys(neighbours, 0)
+    for incident in incidents(fixture):
+        if incident.kind != LogEntry.Kind.REPORT or not incident.severity:
+            continue
+        observed = datetime.fromisoformat(incident.observed_at)
+        age = at - observed
+        if age < timedelta(0) or age > window:
+            continue
+        weight = incident.severity * 0.5 ** (age / timedelta(minutes=conf["half_life_minutes"]))
+        touched: dict[int, float] = {}
+        for zone_id in incident.zone_ids:
+            if zone_id in scores:
+                touched[zone_id] = weight
+                if age <= rate:
+                    recent[zone_id] += 1
+                elif age <= 2 * rate:
+                    before[zone_id] += 1
+        for zone_id in list(touched):
+            for neighbour in neighbours.get(zone_id, ()):
+                share = weight * conf["neighbour_share"]
+                touched[neighbour] = max(touched.get(neighbour, 0.0), share)
+        for zone_id, value in touched.items():
+            scores[zone_id] += value
+            causes[zone_id].append((value, incident.seq))
+    return [
+        ZoneScore(
+            zone_id=z,
+            zone_name=names.get(z, str(z)),
+            score=round(scores[z], 2),
+            recent=recent[z],
+            before=before[z],
+            causes=[seq for _, seq in sorted(causes[z], reverse=True)],
+        )
+        for z in scores
+    ]
+
+
+def _building(zone: ZoneScore, conf: dict[str, float]) -> str:
+    """Why the zone warrants a warning, or '' when it does not."""
+    if zone.score >= conf["threshold"]:
+        return f"score {zone.score:g} reached the threshold {conf['threshold']:g}"
+    if zone.recent >= conf["rate_count"] and zone.recent >= 2 * max(zone.before, 1):
+        return (
+            f"{zone.recent} reports in {conf['rate_minutes']:g} min, up from {zone.before}"
+            " in the minutes before"
+        )
+    return ""
+
+
+def flashpoint_check(*, fixture: Fixture, at: datetime) -> list[Any]:
+    """Score the zones as of `at` and write a warning for each zone where trouble is building.
+
+    Called by the log's services after each report, inside the same transaction.
+    """
+    from .services import log_entry_warn  # services call this module: import here, not above
+
+    conf = flashpoint_settings()
+    cooldown = timedelta(minutes=conf["cooldown_minutes"])
+    recent_warnings = set(
+        LogEntry.objects.filter(
+            fixture=fixture,
+            kind=LogEntry.Kind.WARNING,
+            observed_at__gt=at - cooldown,
+            observed_at__lte=at,
+        ).values_list("zone_id", flat=True)
+    )
+    written = []
+    for zone in zone_scores(fixture, at):
+        reason = _building(zone, conf)
+        if not reason or zone.zone_id in recent_warnings:
+            continue
+        named = ", ".join(f"#{seq}" for seq in zone.causes[:12])
+        written.append(
+            log_entry_warn(
+                fixture=fixture,
+                zone_id=zone.zone_id,
+                at=at,
+                severity=int(conf["warning_severity"]),
+                text=f"Flashpoint building in {zone.zone_name}: {reason}. Entries: {named}.",
+                links=zone.causes,
+            )
+        )
+    return written
