@@ -6,13 +6,20 @@ The table is the specification of who may open what; later work adds its routes 
 from collections.abc import Callable
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
 from safeground.demo.season import LOGINS
-from safeground.incidents.models import LogEntry
-from safeground.incidents.services import Place, log_entry_append
+from safeground.incidents.models import Broadcast, LogEntry
+from safeground.incidents.services import (
+    Place,
+    broadcast_send,
+    log_entry_append,
+    log_entry_assign,
+    steward_post_assign,
+)
 from safeground.matches.models import Fixture
 
 ROLES = ["anonymous", *[login.username for login in LOGINS]]
@@ -55,11 +62,44 @@ def act(action: str) -> Callable[[], str]:
     return lambda: reverse(f"api:log_{action}", args=[cup_tie().pk, a_report().pk])
 
 
+def an_assigned_report() -> LogEntry:
+    report = a_report()
+    return log_entry_assign(
+        entry=report,
+        author=User.objects.get(username="loggist"),
+        assignee=User.objects.get(username="steward"),
+    ).concerns  # type: ignore[return-value]
+
+
+def a_broadcast() -> Broadcast:
+    fixture, safety = cup_tie(), User.objects.get(username="safety")
+    for name in ("steward", "supervisor"):
+        steward_post_assign(
+            fixture=fixture,
+            steward=User.objects.get(username=name),
+            assigned_by=safety,
+            zone="away-se-cup",
+        )
+    return broadcast_send(fixture=fixture, sent_by=safety, script="hold")
+
+
+def a_photo() -> dict:
+    # The smallest valid PNG: one transparent pixel.
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+    return {"photo": SimpleUploadedFile("pitch.png", png, content_type="image/png")}
+
+
 LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
 
 
 # route name -> rows of (how to build its URL, expected status per role[, POST body])
-Row = tuple[Callable[[], str], dict[str, int]] | tuple[Callable[[], str], dict[str, int], dict]
+Row = (
+    tuple[Callable[[], str], dict[str, int]]
+    | tuple[Callable[[], str], dict[str, int], dict | Callable[[], dict]]
+)
 TABLE: dict[str, list[Row]] = {
     "login": [(lambda: reverse("login"), expect(200, 302))],
     "logout": [(lambda: reverse("logout"), expect(405, 405))],
@@ -129,6 +169,44 @@ TABLE: dict[str, list[Row]] = {
             {"note": "typo", "text": "Coins"},
         )
     ],
+    "api:log_task": [
+        (
+            lambda: reverse("api:log_task", args=[cup_tie().pk, an_assigned_report().pk]),
+            expect(401, 400, steward=200, banofficer=403, auditor=403, liaison=403),
+            {"task": "accepted"},
+        )
+    ],
+    "api:log_photo": [
+        (
+            lambda: reverse("api:log_photo", args=[cup_tie().pk, a_report().pk]),
+            only(401, LOG_WRITERS, 201, 403),
+            a_photo,
+        )
+    ],
+    "api:post_assign": [
+        (
+            lambda: reverse("api:post_assign", args=[cup_tie().pk]),
+            only(401, ["safety", "loggist", "supervisor"], 201, 403),
+            {"steward": "steward", "zone": "away-se-cup"},
+        )
+    ],
+    "api:broadcast_send": [
+        (
+            lambda: reverse("api:broadcast_send", args=[cup_tie().pk]),
+            only(401, ["safety", "loggist"], 201, 403),
+            {"script": "hold"},
+        )
+    ],
+    "api:broadcast_list": [
+        (lambda: reverse("api:broadcast_list", args=[cup_tie().pk]), expect(401, 200))
+    ],
+    "api:broadcast_ack": [
+        (
+            lambda: reverse("api:broadcast_ack", args=[cup_tie().pk, a_broadcast().pk]),
+            only(401, ["steward", "supervisor"], 200, 403),
+            {},
+        )
+    ],
     "api:openapi-json": [(lambda: reverse("api:openapi-json"), expect(200, 200))],
     "api:openapi-view": [(lambda: reverse("api:openapi-view"), expect(200, 200))],
     # The admin site is for superusers only; no demo role is one.
@@ -178,7 +256,9 @@ def test_route_status_for_every_role(route: str, demo, no_second_factor, login_a
         client = Client() if role == "anonymous" else login_as(role)
         for url_of, expected, *body in TABLE[route]:
             url = url_of()
-            if body:
+            if body and callable(body[0]):  # a multipart upload, made fresh for each request
+                response = client.post(url, body[0]())
+            elif body:
                 response = client.post(url, body[0], content_type="application/json")
             else:
                 response = client.get(url)

@@ -135,3 +135,90 @@ def can_act_on_log(
     if action == "correct" and author_id is not None and author_id == getattr(user, "pk", None):
         return can_write_log(user, fixture)
     return bool(roles_for_fixture(user, fixture, police_only=True) & LOG_ACTIONS[action])
+
+
+# Stewards' phones, posts and broadcasts (the control room sends; stewards receive and answer).
+POST_ASSIGNERS = frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR, Role.STEWARD_SUPERVISOR})
+BROADCASTERS = frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR})
+STEWARD_PAGE_ROLES = frozenset({Role.STEWARD, Role.STEWARD_SUPERVISOR})
+
+
+def can_open_steward_page(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & STEWARD_PAGE_ROLES)
+
+
+def can_assign_posts(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & POST_ASSIGNERS)
+
+
+def can_send_broadcast(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & BROADCASTERS)
+
+
+def can_acknowledge_broadcast(user: Any, fixture: Fixture, recipient_ids: list[int]) -> bool:
+    return getattr(user, "pk", None) in recipient_ids and can_view_fixture(user, fixture)
+
+
+# The banned-supporter register (docs/adr/0004-ban-register.md). Criminal-offence data: only the
+# club's ban officers and its safety officer read it; stewards, police and the away club do not.
+# A ban officer proposes; another ban officer or the safety officer approves (never the proposer);
+# an appeal is decided by a ban officer or safety officer who neither proposed nor approved it.
+REGISTER_READERS = frozenset({Role.BAN_OFFICER, Role.SAFETY_OFFICER})
+BAN_PROPOSERS = frozenset({Role.BAN_OFFICER})
+BAN_APPROVERS = frozenset({Role.BAN_OFFICER, Role.SAFETY_OFFICER})
+APPEAL_RECORDERS = frozenset({Role.BAN_OFFICER})
+APPEAL_DECIDERS = frozenset({Role.BAN_OFFICER, Role.SAFETY_OFFICER})
+FLAG_REVIEWERS = frozenset({Role.BAN_OFFICER})
+ACCESS_RECORD_READERS = frozenset({Role.AUDITOR})
+
+
+def register_organisation_ids(user: Any) -> set[int]:
+    """The organisations whose register the user may search and read."""
+    return {org for org, role in memberships(user) if role in REGISTER_READERS}
+
+
+def can_use_register(user: Any) -> bool:
+    return bool(register_organisation_ids(user))
+
+
+def can_read_person(user: Any, organisation_id: int) -> bool:
+    """A person on the register of this organisation (a stated reason is still needed)."""
+    return bool(roles_at(user, organisation_id) & REGISTER_READERS)
+
+
+def can_propose_ban(user: Any, organisation_id: int) -> bool:
+    return bool(roles_at(user, organisation_id) & BAN_PROPOSERS)
+
+
+def can_approve_ban(user: Any, organisation_id: int, *, proposed_by_id: int) -> bool:
+    """Another user with the approval right: never the proposer."""
+    if proposed_by_id == getattr(user, "pk", None):
+        return False
+    return bool(roles_at(user, organisation_id) & BAN_APPROVERS)
+
+
+def can_record_appeal(user: Any, organisation_id: int) -> bool:
+    return bool(roles_at(user, organisation_id) & APPEAL_RECORDERS)
+
+
+def can_decide_appeal(
+    user: Any, organisation_id: int, *, proposed_by_id: int, approved_by_id: int | None
+) -> bool:
+    """A third user: neither the proposer nor the approver."""
+    if getattr(user, "pk", None) in {proposed_by_id, approved_by_id}:
+        return False
+    return bool(roles_at(user, organisation_id) & APPEAL_DECIDERS)
+
+
+def can_review_flags(user: Any, organisation_id: int) -> bool:
+    """Flagged tickets of the organisation's matches: the ban officer confirms or clears them."""
+    return bool(roles_at(user, organisation_id) & FLAG_REVIEWERS)
+
+
+def flag_organisation_ids(user: Any) -> set[int]:
+    return {org for org, role in memberships(user) if role in FLAG_REVIEWERS}
+
+
+def access_record_organisation_ids(user: Any) -> set[int]:
+    """The auditor searches the access records of their organisation; they change nothing."""
+    return {org for org, role in memberships(user) if role in ACCESS_RECORD_READERS}

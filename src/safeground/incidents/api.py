@@ -5,12 +5,17 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema, Status
+from ninja import Field, File, Query, Router, Schema, Status, UploadedFile
 from ninja.security import django_auth
 
 from safeground.accounts.permissions import (
+    can_acknowledge_broadcast,
     can_act_on_log,
+    can_assign_posts,
+    can_open_control_room,
+    can_open_steward_page,
     can_read_log,
+    can_send_broadcast,
     can_write_log,
     organisation_ids,
     require,
@@ -19,8 +24,8 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from . import services
-from .models import LogEntry
-from .selectors import entry_json, fixture_log
+from .models import Broadcast, LogEntry
+from .selectors import broadcast_json, broadcasts, entry_json, fixture_log, post_label
 
 router = Router(tags=["log"], auth=django_auth)
 
@@ -255,3 +260,126 @@ def log_correct(request: HttpRequest, fixture_id: int, entry_id: int, payload: C
             place=place,
         )
     )
+
+
+class TaskIn(Schema):
+    task: LogEntry.Task
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/{entry_id}/task", response=ACTION_RESPONSES, url_name="log_task"
+)
+def log_task(request: HttpRequest, fixture_id: int, entry_id: int, payload: TaskIn) -> Any:
+    """The assignee accepts a task, then reports it done."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_write_log(request.user, fixture))
+    entry = _entry_in(fixture, entry_id)
+    return entry_json(
+        services.log_entry_task(
+            entry=entry,
+            author=request.user,  # type: ignore[arg-type]
+            task=payload.task,
+        )
+    )
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/{entry_id}/photo",
+    response={201: dict[str, Any], 400: ErrorOut},
+    url_name="log_photo",
+)
+def log_photo(
+    request: HttpRequest, fixture_id: int, entry_id: int, photo: File[UploadedFile]
+) -> Status[Any]:
+    """Attach a photo (JPEG, PNG or WebP, at most 10 MB) to an entry; stored with its SHA-256."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_write_log(request.user, fixture))
+    entry = _entry_in(fixture, entry_id)
+    stored = services.log_entry_photo_add(
+        entry=entry,
+        author=request.user,  # type: ignore[arg-type]
+        upload=photo,
+    )
+    return Status(201, {"id": stored.pk, "sha256": stored.sha256, "size": stored.size})
+
+
+class PostIn(Schema):
+    steward: str = Field(description="username of the steward or supervisor")
+    zone: str = ""
+    gate: str = ""
+    concourse: str = ""
+
+
+@router.post(
+    "/fixtures/{fixture_id}/posts",
+    response={201: dict[str, Any], 400: ErrorOut},
+    url_name="post_assign",
+)
+def post_assign(request: HttpRequest, fixture_id: int, payload: PostIn) -> Status[Any]:
+    """Put a steward at a zone, gate or concourse for this match."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_assign_posts(request.user, fixture))
+    steward = get_user_model().objects.filter(username=payload.steward).first()
+    if steward is None:
+        raise services.LogEntryError("steward", f"no one called '{payload.steward}'")
+    post = services.steward_post_assign(
+        fixture=fixture,
+        steward=steward,
+        assigned_by=request.user,  # type: ignore[arg-type]
+        zone=payload.zone,
+        gate=payload.gate,
+        concourse=payload.concourse,
+    )
+    return Status(201, {"steward": steward.username, "post": post_label(post)})
+
+
+class BroadcastIn(Schema):
+    script: Broadcast.Script
+    text: str = Field("", max_length=500)
+    zone: str = ""
+
+
+@router.post(
+    "/fixtures/{fixture_id}/broadcasts",
+    response={201: dict[str, Any], 400: ErrorOut},
+    url_name="broadcast_send",
+)
+def broadcast_send(request: HttpRequest, fixture_id: int, payload: BroadcastIn) -> Status[Any]:
+    """An urgent message to every steward of the match, or to one zone's."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_send_broadcast(request.user, fixture))
+    sent = services.broadcast_send(
+        fixture=fixture,
+        sent_by=request.user,  # type: ignore[arg-type]
+        script=payload.script,
+        text=payload.text,
+        zone=payload.zone,
+    )
+    return Status(201, broadcast_json(sent))
+
+
+@router.get(
+    "/fixtures/{fixture_id}/broadcasts", response=list[dict[str, Any]], url_name="broadcast_list"
+)
+def broadcast_list(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]]:
+    """Broadcasts of the match, newest first, with who has and has not acknowledged."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(
+        can_open_control_room(request.user, fixture) or can_open_steward_page(request.user, fixture)
+    )
+    return broadcasts(fixture)
+
+
+@router.post(
+    "/fixtures/{fixture_id}/broadcasts/{broadcast_id}/ack",
+    response={200: dict[str, Any], 400: ErrorOut},
+    url_name="broadcast_ack",
+)
+def broadcast_ack(request: HttpRequest, fixture_id: int, broadcast_id: int) -> Any:
+    fixture = fixture_for(request.user, fixture_id)
+    found = Broadcast.objects.filter(pk=broadcast_id, fixture=fixture).first()
+    if found is None:
+        raise services.LogEntryError("broadcast_id", f"no broadcast {broadcast_id} in this match")
+    require(can_acknowledge_broadcast(request.user, fixture, found.recipient_ids))
+    services.broadcast_ack(broadcast=found, user=request.user)  # type: ignore[arg-type]
+    return {"broadcast": found.pk, "acknowledged": True}

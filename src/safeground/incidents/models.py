@@ -209,3 +209,20 @@ class BroadcastAck(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["broadcast", "user"], name="broadcast_ack_once")
         ]
+
+
+class Photo(models.Model):
+    """A photo attached to a log entry (a steward's phone camera), kept with its SHA-256."""
+
+    entry = models.ForeignKey(LogEntry, on_delete=models.PROTECT, related_name="photos")
+    image = models.FileField(upload_to="log-photos/%Y/%m/")
+    sha256 = models.CharField(max_length=64)
+    content_type = models.CharField(max_length=50)
+    size = models.PositiveIntegerField()
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Photo {self.sha256[:12]} of {self.entry}"

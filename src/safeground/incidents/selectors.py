@@ -40,6 +40,7 @@ class IncidentState:
     block: str
     zone_ids: list[int] = field(default_factory=list)
     assignee: str = ""
+    assignee_username: str = ""
     escalated_to: str = ""
     task: str = ""  # the assignee's word: accepted / done
     links: list[int] = field(default_factory=list)
@@ -96,6 +97,7 @@ def _apply(
         changes["status"] = entry.status
     if entry.kind == LogEntry.Kind.ASSIGNMENT and entry.assignee:
         changes["assignee"] = str(entry.assignee)
+        changes["assignee_username"] = entry.assignee.username
         changes["task"] = ""
     if entry.kind == LogEntry.Kind.TASK:
         changes["task"] = entry.task

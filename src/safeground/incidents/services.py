@@ -4,6 +4,7 @@ Appends to one match are serialised by locking the fixture row (PostgreSQL) or b
 IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
 """
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,7 +22,7 @@ from safeground.venues.models import Block, Concourse, Gate, Zone
 
 from .chain import GENESIS, entry_hash
 from .flashpoint import flashpoint_check
-from .models import Broadcast, BroadcastAck, Category, LogEntry, StewardPost
+from .models import Broadcast, BroadcastAck, Category, LogEntry, Photo, StewardPost
 from .selectors import (
     INCIDENT_KINDS,
     broadcast_json,
@@ -492,3 +493,35 @@ def broadcast_ack(*, broadcast: Broadcast, user: User) -> BroadcastAck:
             audience=Audience(home_only=True),
         )
     return ack
+
+
+PHOTO_TYPES = {"image/jpeg", "image/png", "image/webp"}
+PHOTO_MAX_BYTES = 10 * 1024 * 1024
+
+
+@transaction.atomic
+def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
+    """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
+    if upload.content_type not in PHOTO_TYPES:
+        raise LogEntryError("photo", "a JPEG, PNG or WebP image")
+    if upload.size > PHOTO_MAX_BYTES:
+        raise LogEntryError("photo", f"at most {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    photo = Photo.objects.create(
+        entry=entry,
+        image=upload,
+        sha256=digest.hexdigest(),
+        content_type=upload.content_type,
+        size=upload.size,
+        uploaded_by=author,
+    )
+    publish(
+        fixture_id=entry.fixture_id,
+        type="log.photo",
+        data={"entry": entry.pk, "seq": entry.seq, "sha256": photo.sha256},
+        audience=entry_audience(entry),
+    )
+    return photo

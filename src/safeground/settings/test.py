@@ -1,6 +1,8 @@
 """Tests: SQLite in a file (so a uvicorn thread can share it) unless DATABASE_URL is set."""
 
 import os
+import tempfile
+from pathlib import Path
 
 from .base import *  # noqa: F403
 from .base import BASE_DIR, DATABASES
@@ -8,6 +10,8 @@ from .base import BASE_DIR, DATABASES
 SECRET_KEY = "test-only"
 DEBUG = False
 SAFEGROUND_REQUIRE_2FA = True
+# Uploaded files (photos) go to a folder of this test run, not the developer's var/media.
+MEDIA_ROOT = Path(tempfile.gettempdir()) / f"safeground-test-media-{os.getpid()}"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["*"]
 AXES_ENABLED = True
