@@ -99,3 +99,44 @@ def test_clicking_a_block_lists_its_entries(site, new_page, log_in):
     listed = page.locator("[data-block-entries] .entry")
     expect(listed).to_have_count(1)
     expect(listed).to_contain_text("Seat thrown")
+
+
+def test_the_control_room_posts_a_steward_broadcasts_and_sees_who_acknowledged(
+    site, new_page, log_in
+):
+    from safeground.accounts.models import User
+    from safeground.incidents.models import Broadcast
+    from safeground.incidents.services import broadcast_ack
+
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)
+    post_form = page.locator("[data-post-form]")
+    post_form.get_by_label("Steward").select_option("steward")
+    post_form.get_by_label("Post").select_option("away-se-cup")
+    post_form.get_by_role("button", name="Post steward").click()
+    expect(page.locator('[data-post="steward"]')).to_have_text("Kim Ashby: Away section (cup)")
+
+    form = page.locator("[data-broadcast-form]")
+    form.get_by_label("Message", exact=True).select_option("hold")
+    form.get_by_label("To").select_option("away-se-cup")
+    form.get_by_role("button", name="Send broadcast").click()
+    sent = page.locator("[data-broadcast-list] li")
+    expect(sent).to_have_count(1)
+    expect(sent).to_contain_text("Hold at the gates (Away section (cup))")
+    expect(sent.locator("[data-broadcast-waiting]")).to_have_text("waiting for: steward")
+
+    broadcast_ack(broadcast=Broadcast.objects.get(), user=User.objects.get(username="steward"))
+    expect(sent.locator("[data-broadcast-acks]")).to_have_text("acknowledged: steward")
+    expect(sent.locator("[data-broadcast-waiting]")).to_have_text("everyone has acknowledged")
+
+
+def test_a_broadcast_to_nobody_is_refused_with_the_reason(site, new_page, log_in):
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    form = page.locator("[data-broadcast-form]")
+    form.get_by_label("Message", exact=True).select_option("free")
+    form.get_by_label("Text (optional for scripted messages)").fill("x" * 10)
+    form.get_by_role("button", name="Send broadcast").click()
+    expect(page.locator("[data-broadcast-error]")).to_have_text(
+        "recipients: no steward is posted for this match yet"
+    )

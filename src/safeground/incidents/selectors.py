@@ -328,3 +328,22 @@ def broadcasts(fixture: Fixture) -> list[dict[str, Any]]:
 
     found = Broadcast.objects.filter(fixture=fixture).select_related("zone", "sent_by")
     return [broadcast_json(b) for b in found.prefetch_related("acks")]
+
+
+def steward_posts(fixture: Fixture) -> list[dict[str, str]]:
+    """Each steward's current post for the match."""
+    from .models import StewardPost
+
+    latest: dict[int, Any] = {}
+    posts = StewardPost.objects.filter(fixture=fixture).select_related(
+        "steward", "zone", "gate", "concourse"
+    )
+    for post in posts.order_by("assigned_at", "pk"):
+        latest[post.steward_id] = post
+    return sorted(
+        (
+            {"steward": p.steward.username, "name": str(p.steward), "post": post_label(p)}
+            for p in latest.values()
+        ),
+        key=lambda row: row["name"],
+    )

@@ -463,6 +463,9 @@ def broadcast_send(
         if target is None:
             raise LogEntryError("zone", f"no zone '{zone}' at {fixture.ground.name}")
     recipients = broadcast_recipients(fixture, target)
+    if not recipients:
+        where = f" in {target.name}" if target else " for this match"
+        raise LogEntryError("recipients", f"no steward is posted{where} yet")
     broadcast = Broadcast.objects.create(
         fixture=fixture,
         script=script,

@@ -192,8 +192,62 @@ import { connectLive } from "./live-1.js";
     }
   }
 
+  // Broadcasts: what went out, who has acknowledged and who has not, live.
+  const broadcasts = new Map();
+  function drawBroadcasts() {
+    const box = document.querySelector("[data-broadcasts]");
+    const list = document.querySelector("[data-broadcast-list]");
+    box.hidden = broadcasts.size === 0;
+    const items = [...broadcasts.values()].sort((a, b) => b.id - a.id).map((b) => {
+      const li = document.createElement("li");
+      li.dataset.broadcast = b.id;
+      const waiting = b.recipients.filter((name) => !b.acknowledged.includes(name));
+      const head = document.createElement("strong");
+      head.textContent = `${time(b.sent_at)} ${b.text}${b.zone ? ` (${b.zone})` : ""}`;
+      const acks = document.createElement("div");
+      acks.className = "meta";
+      acks.dataset.broadcastAcks = "";
+      acks.textContent = `acknowledged: ${b.acknowledged.join(", ") || "nobody yet"}`;
+      const wait = document.createElement("div");
+      wait.className = "meta";
+      wait.dataset.broadcastWaiting = "";
+      wait.textContent = waiting.length ? `waiting for: ${waiting.join(", ")}` : "everyone has acknowledged";
+      li.append(head, acks, wait);
+      return li;
+    });
+    list.replaceChildren(...items);
+  }
+  fetch(config.broadcastsUrl, { credentials: "same-origin" })
+    .then((r) => (r.ok ? r.json() : []))
+    .then((found) => {
+      for (const b of found) if (!broadcasts.has(b.id)) broadcasts.set(b.id, b);
+      drawBroadcasts();
+    });
+
+  function onOtherFrame(frame) {
+    if (frame.type === "broadcast") {
+      broadcasts.set(frame.data.id, frame.data);
+      drawBroadcasts();
+    } else if (frame.type === "broadcast.ack") {
+      const b = broadcasts.get(frame.data.broadcast);
+      if (b && !b.acknowledged.includes(frame.data.user)) b.acknowledged.push(frame.data.user);
+      drawBroadcasts();
+    } else if (frame.type === "steward.post") {
+      const list = document.querySelector("[data-post-list]");
+      if (!list) return;
+      list.querySelector(".muted")?.remove();
+      let li = list.querySelector(`[data-post="${CSS.escape(frame.data.steward)}"]`);
+      if (!li) {
+        li = document.createElement("li");
+        li.dataset.post = frame.data.steward;
+        list.append(li);
+      }
+      li.textContent = `${frame.data.name}: ${frame.data.post}`;
+    }
+  }
+
   function onFrame(frame) {
-    if (frame.type !== "log.entry") return;
+    if (frame.type !== "log.entry") return onOtherFrame(frame);
     const { entry, incident } = frame.data;
     entries.set(entry.seq, entry);
     incidents.set(incident.id, incident);
@@ -246,6 +300,32 @@ import { connectLive } from "./live-1.js";
     list.replaceChildren(...reports.sort((a, b) => b.seq - a.seq).map(render));
     if (!reports.length) list.textContent = "No entries in this block.";
   });
+
+  // Sending a broadcast and posting stewards: the frames that follow update the panels.
+  function formPoster(selector, url, errorSelector, body) {
+    const form = document.querySelector(selector);
+    if (!form) return;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const error = form.querySelector(errorSelector);
+      error.textContent = "";
+      try {
+        await post(url, body(new FormData(form)));
+        form.querySelector('input[type="text"]')?.setAttribute("value", "");
+      } catch (err) {
+        error.textContent = err.message;
+      }
+    });
+  }
+  formPoster("[data-broadcast-form]", config.broadcastSendUrl, "[data-broadcast-error]", (d) => ({
+    script: d.get("script"),
+    text: d.get("text"),
+    zone: d.get("zone"),
+  }));
+  formPoster("[data-post-form]", config.postUrl, "[data-post-error]", (d) => ({
+    steward: d.get("steward"),
+    zone: d.get("zone"),
+  }));
 
   // Quick entry: category, block, severity, text; Enter logs it and returns to the category.
   const form = document.querySelector("[data-quick-entry]");
