@@ -5,15 +5,17 @@ from django.urls import reverse
 
 from safeground.accounts.permissions import (
     can_act_on_log,
+    can_assign_posts,
     can_open_control_room,
+    can_send_broadcast,
     can_write_log,
     require,
 )
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.venues.selectors import ground_plan
 
-from .models import LogEntry
-from .selectors import assignable_people, categories
+from .models import Broadcast, LogEntry
+from .selectors import assignable_people, categories, steward_posts
 
 
 @login_required
@@ -28,6 +30,8 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "escalate": can_act_on_log(user, fixture, "escalate"),
         "status": can_act_on_log(user, fixture, "status"),
         "correct": can_act_on_log(user, fixture, "correct"),
+        "broadcast": can_send_broadcast(user, fixture),
+        "post": can_assign_posts(user, fixture),
     }
     config = {
         "fixtureId": fixture.pk,
@@ -36,7 +40,10 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "appendUrl": reverse("api:log_append", args=[fixture.pk]),
         "may": may,
         "levels": dict(LogEntry.Level.choices),
-        "people": assignable_people(fixture) if may["assign"] else [],
+        "people": assignable_people(fixture) if may["assign"] or may["post"] else [],
+        "broadcastsUrl": reverse("api:broadcast_list", args=[fixture.pk]),
+        "broadcastSendUrl": reverse("api:broadcast_send", args=[fixture.pk]),
+        "postUrl": reverse("api:post_assign", args=[fixture.pk]),
     }
     plan = ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture))
     return render(
@@ -49,5 +56,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "config": config,
             "may": may,
             "blocks": plan.blocks,
+            "scripts": Broadcast.Script.choices,
+            "posts": steward_posts(fixture),
         },
     )
