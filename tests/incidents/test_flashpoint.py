@@ -95,7 +95,7 @@ def test_a_high_speed_replay_gives_the_entries_and_chain_the_scenario_describes(
             assert entry.concerns is not None
         else:
             assert (entry.kind, entry.category.code) == ("report", spec["category"])
-            assert entry.block.code if entry.block else "" == spec.get("block", "")
+            assert (entry.block.code if entry.block else "") == spec.get("block", "")
         assert entry.observed_at == fixture.kickoff + timedelta(minutes=spec["at"])
     count, broken = chain_verify(fixture.pk)
     assert broken is None and count == LogEntry.objects.filter(fixture=fixture).count()
