@@ -23,6 +23,11 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"  {login.username:<11} {Role(login.role).label}, {login.organisation}"
                 )
+            self.stdout.write(
+                "\nTo watch the seed match (West Ham v Chelsea, 26 Oct 2016) come alive, log in as"
+                " loggist or police, open the cup tie's live log and map, then in another terminal"
+                " run:\n  .venv/bin/safeground replay seed --speed 30"
+            )
         self.stdout.write("Stop with Ctrl-C.\n")
         # permessage-deflate costs CPU and memory per socket for small frames (STACK.md).
         uvicorn.run(
