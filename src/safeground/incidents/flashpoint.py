@@ -18,7 +18,7 @@ from safeground.matches.models import Fixture, FixtureZone
 from safeground.venues.models import BlockAdjacency, ZoneBlock
 
 from .models import LogEntry
-from .selectors import incidents
+from .selectors import reports_observed_between
 
 DEFAULTS: dict[str, float] = {
     "window_minutes": 30,
@@ -76,8 +76,8 @@ def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
     causes: dict[int, list[tuple[float, int]]] = {z: [] for z in neighbours}
     recent: dict[int, int] = dict.fromkeys(neighbours, 0)
     before: dict[int, int] = dict.fromkeys(neighbours, 0)
-    for incident in incidents(fixture):
-        if incident.kind != LogEntry.Kind.REPORT or not incident.severity:
+    for incident in reports_observed_between(fixture, at - window, at):
+        if not incident.severity:
             continue
         observed = datetime.fromisoformat(incident.observed_at)
         age = at - observed
