@@ -216,8 +216,10 @@ def _second_factor_passed(user: Any, session: Any) -> bool:
 
 
 def viewer_for(user: Any, fixture: Any) -> Viewer:
-    """The user's organisations and roles among those working the fixture."""
+    """The user's organisations and roles among those working the fixture, and for a steward
+    the zones of their post (fixed for the life of the socket: a new post takes a reconnect)."""
     from safeground.accounts.permissions import memberships
+    from safeground.incidents.selectors import post_zone_ids, steward_post
 
     home = fixture.ground.organisation_id
     working = {home, *fixture.shared_organisation_ids()}
@@ -228,6 +230,7 @@ def viewer_for(user: Any, fixture: Any) -> Viewer:
         organisation_ids=organisation_ids,
         roles=frozenset(role for _, role in mine),
         home_staff=home in organisation_ids,
+        zone_ids=post_zone_ids(fixture, steward_post(fixture, user)),
     )
 
 

@@ -1,0 +1,43 @@
+"""A steward's socket carries the reports of the zones of their post, and not the others."""
+
+import asyncio
+
+import pytest
+
+from safeground.accounts.models import User
+from safeground.incidents.services import Place, log_entry_append, steward_post_assign
+
+from .conftest import next_frame, no_frame
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def report(fixture, block: str, text: str) -> None:
+    log_entry_append(
+        fixture=fixture,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text=text,
+        place=Place(block=block),
+    )
+
+
+def test_a_posted_steward_gets_their_zones_reports_only(cup_tie, session_of, open_socket):
+    steward_post_assign(
+        fixture=cup_tie,
+        steward=User.objects.get(username="steward"),
+        assigned_by=User.objects.get(username="safety"),
+        zone="away-se-cup",
+    )
+    session = session_of("steward")
+
+    async def scenario() -> list[str]:
+        async with open_socket(cup_tie.pk, session, after=0) as ws:
+            assert (await next_frame(ws))["type"] == "hello"
+            await asyncio.to_thread(report, cup_tie, "N-L3", "Far away: north stand")
+            await asyncio.to_thread(report, cup_tie, "S-L2", "In the away section")
+            frame = await next_frame(ws)
+            await no_frame(ws)
+            return [frame["data"]["entry"]["text"]]
+
+    assert asyncio.run(scenario()) == ["In the away section"]
