@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint bench bench-live install browser clean
+.PHONY: run test lint bench bench-live install browser clean bench-matching
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -43,6 +43,9 @@ bench: $(STAMP)
 
 bench-live: $(STAMP)
 	$(BIN)/python bench/bench_live.py
+
+bench-matching: $(STAMP)
+	$(BIN)/python bench/bench_matching.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
+from safeground.bans.models import Ban, TicketFlag
 from safeground.demo.season import LOGINS
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.services import (
@@ -23,9 +24,9 @@ from safeground.incidents.services import (
 from safeground.matches.models import Fixture
 
 ROLES = ["anonymous", *[login.username for login in LOGINS]]
-CLUB = ["safety", "loggist", "supervisor", "steward", "banofficer", "auditor"]
+CLUB = ["safety", "loggist", "supervisor", "steward", "banofficer", "auditor", "security"]
 POLICE = ["police", "spotter"]
-GROUND_STAFF = ["safety", "loggist", "supervisor", "banofficer", "auditor"]
+GROUND_STAFF = ["safety", "loggist", "supervisor", "banofficer", "auditor", "security"]
 
 
 def expect(anonymous: int, default: int, **by_role: int) -> dict[str, int]:
@@ -71,7 +72,8 @@ def an_assigned_report() -> LogEntry:
     ).concerns  # type: ignore[return-value]
 
 
-def a_broadcast() -> Broadcast:
+def stewards_posted() -> Fixture:
+    """The cup tie with the steward and the supervisor posted to the away section."""
     fixture, safety = cup_tie(), User.objects.get(username="safety")
     for name in ("steward", "supervisor"):
         steward_post_assign(
@@ -80,7 +82,14 @@ def a_broadcast() -> Broadcast:
             assigned_by=safety,
             zone="away-se-cup",
         )
-    return broadcast_send(fixture=fixture, sent_by=safety, script="hold")
+    return fixture
+
+
+def a_broadcast() -> Broadcast:
+    fixture = stewards_posted()
+    return broadcast_send(
+        fixture=fixture, sent_by=User.objects.get(username="safety"), script="hold"
+    )
 
 
 def a_photo() -> dict:
@@ -93,6 +102,21 @@ def a_photo() -> dict:
 
 
 LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
+
+
+# The banned-supporter register (docs/adr/0004-ban-register.md). POST-only routes are opened
+# with GET: those allowed get 405, everyone else 403.
+REGISTER = ["safety", "banofficer", "security"]
+BAN_OFFICERS = ["banofficer", "security"]
+
+
+def a_ban(status: str) -> Ban:
+    """A demo ban: proposed, active or appealed (all proposed by banofficer, approved by safety)."""
+    return Ban.objects.filter(status=status).order_by("pk").first()  # type: ignore[return-value]
+
+
+def a_flag() -> TicketFlag:
+    return TicketFlag.objects.order_by("pk").first()  # type: ignore[return-value]
 
 
 # route name -> rows of (how to build its URL, expected status per role[, POST body])
@@ -133,6 +157,19 @@ TABLE: dict[str, list[Row]] = {
             expect(302, 200, steward=403, liaison=403),
         ),
     ],
+    "steward_page": [
+        (
+            lambda: reverse("steward_page", args=[cup_tie().pk]),
+            only(302, ["steward", "supervisor"], 200, 403),
+        )
+    ],
+    # The page's service worker: the same people, since it keeps the page for them offline.
+    "steward_service_worker": [
+        (
+            lambda: reverse("steward_service_worker", args=[cup_tie().pk]),
+            only(302, ["steward", "supervisor"], 200, 403),
+        )
+    ],
     "api:log_list": [(lambda: reverse("api:log_list", args=[cup_tie().pk]), expect(401, 200))],
     "api:log_append": [
         (
@@ -172,7 +209,7 @@ TABLE: dict[str, list[Row]] = {
     "api:log_task": [
         (
             lambda: reverse("api:log_task", args=[cup_tie().pk, an_assigned_report().pk]),
-            expect(401, 400, steward=200, banofficer=403, auditor=403, liaison=403),
+            expect(401, 400, steward=200, banofficer=403, security=403, auditor=403, liaison=403),
             {"task": "accepted"},
         )
     ],
@@ -192,7 +229,7 @@ TABLE: dict[str, list[Row]] = {
     ],
     "api:broadcast_send": [
         (
-            lambda: reverse("api:broadcast_send", args=[cup_tie().pk]),
+            lambda: reverse("api:broadcast_send", args=[stewards_posted().pk]),
             only(401, ["safety", "loggist"], 201, 403),
             {"script": "hold"},
         )
@@ -209,6 +246,39 @@ TABLE: dict[str, list[Row]] = {
     ],
     "api:openapi-json": [(lambda: reverse("api:openapi-json"), expect(200, 200))],
     "api:openapi-view": [(lambda: reverse("api:openapi-view"), expect(200, 200))],
+    # The liaison is Chelsea's safety officer: Chelsea's own (empty) register, nothing of ours.
+    "register": [(lambda: reverse("register"), only(302, [*REGISTER, "liaison"], 200, 403))],
+    "ban_propose": [(lambda: reverse("ban_propose"), only(302, BAN_OFFICERS, 200, 403))],
+    # The reason form; the record itself only after a reason (tests/bans/test_pages.py).
+    "person": [
+        (lambda: reverse("person", args=[a_ban("active").person_id]), only(302, REGISTER, 200, 403))
+    ],
+    # Approval: never by the proposer (banofficer proposed every demo ban).
+    "ban_decide": [
+        (
+            lambda: reverse("ban_decide", args=[a_ban("proposed").pk]),
+            only(302, ["safety", "security"], 405, 403),
+        )
+    ],
+    "ban_appeal": [
+        (
+            lambda: reverse("ban_appeal", args=[a_ban("active").pk]),
+            only(302, BAN_OFFICERS, 405, 403),
+        )
+    ],
+    # An appeal: a third user, neither the proposer (banofficer) nor the approver (safety).
+    "appeal_decide": [
+        (
+            lambda: reverse("appeal_decide", args=[a_ban("appealed").pk]),
+            only(302, ["security"], 405, 403),
+        )
+    ],
+    "flags": [(lambda: reverse("flags"), only(302, BAN_OFFICERS, 200, 403))],
+    "flag": [(lambda: reverse("flag", args=[a_flag().pk]), only(302, BAN_OFFICERS, 200, 403))],
+    "flag_decide": [
+        (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
+    ],
+    "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
     # The admin site is for superusers only; no demo role is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }

@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("safeground.matches.urls")),
     path("", include("safeground.venues.urls")),
     path("", include("safeground.incidents.urls")),
+    path("", include("safeground.bans.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -12,6 +12,7 @@ from safeground.demo.season import LOGINS
 from safeground.venues.models import Block
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+GROUND_STAFF = {"safety", "loggist", "supervisor", "banofficer", "security", "auditor"}
 
 
 def test_each_demo_role_logs_in_and_lands_on_its_start_page(site, new_page, log_in):
@@ -30,7 +31,7 @@ def test_each_demo_role_logs_in_and_lands_on_its_start_page(site, new_page, log_
         else:
             expect(coming_and_earlier).to_have_count(9)
         grounds = page.locator("[data-grounds] a")
-        if login.username in {"safety", "loggist", "supervisor", "banofficer", "auditor"}:
+        if login.username in GROUND_STAFF:
             expect(grounds).to_have_text(["London Stadium"])
         else:
             expect(grounds).to_have_count(0)

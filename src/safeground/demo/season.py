@@ -13,6 +13,7 @@ from django.db import transaction
 
 from safeground.accounts.models import Organisation, Role
 from safeground.accounts.services import organisation_create, user_create
+from safeground.bans.demo import register_demo_load
 from safeground.incidents.services import categories_seed
 from safeground.matches.models import FixtureShare, FixtureZone
 from safeground.matches.services import club_ensure, competition_ensure, fixture_create
@@ -48,6 +49,8 @@ LOGINS = [
     DemoLogin("police", "Chris", "Dunmore", POLICE_ORG, Role.POLICE_COMMANDER),
     DemoLogin("spotter", "Ravi", "Stone", POLICE_ORG, Role.POLICE_SPOTTER),
     DemoLogin("liaison", "Sam", "Keel", AWAY_ORG, Role.SAFETY_OFFICER),
+    # A second ban officer: decides appeals on bans that banofficer proposed and safety approved.
+    DemoLogin("security", "Dana", "Whitlow", HOME_ORG, Role.BAN_OFFICER),
 ]
 
 LEAGUE_LAYOUT = {
@@ -134,4 +137,5 @@ def demo_load() -> Ground:
             },
             shares=shares,
         )
+    register_demo_load(organisation=orgs[HOME_ORG], ground=ground)
     return ground

@@ -357,5 +357,7 @@ def reports_observed_between(fixture: Fixture, start: Any, end: Any) -> list[Inc
     )
     states = {report.pk: _apply(None, report, zones) for report in reports}
     for action in _entries(fixture).filter(concerns_id__in=states):
-        states[action.concerns_id] = _apply(states[action.concerns_id], action, zones)
+        report_id = action.concerns_id
+        assert report_id is not None  # filtered on it
+        states[report_id] = _apply(states[report_id], action, zones)
     return list(states.values())

@@ -1,21 +1,31 @@
+import hashlib
+import json
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.urls import reverse
+from django.utils.cache import patch_cache_control
 
 from safeground.accounts.permissions import (
     can_act_on_log,
     can_assign_posts,
     can_open_control_room,
+    can_open_steward_page,
     can_send_broadcast,
     can_write_log,
     require,
 )
+from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.venues.selectors import ground_plan
 
 from .models import Broadcast, LogEntry
-from .selectors import assignable_people, categories, steward_posts
+from .selectors import assignable_people, categories, steward_post, steward_posts
+from .steward import last_seq, post_blocks, post_place, steward_categories, steward_tasks
 
 
 @login_required
@@ -60,3 +70,108 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "posts": steward_posts(fixture),
         },
     )
+
+
+# The files the steward page needs offline (base.html's and its own). Bump STEWARD_SW_VERSION when
+# the service worker's own logic changes; a change to any of these files renews the cache anyway.
+STEWARD_SW_VERSION = 1
+STEWARD_ASSETS = [
+    "safeground/safeground-1.css",
+    "vendor/htmx-2.0.11.min.js",
+    "safeground/csrf-1.js",
+    "safeground/steward-1.js",
+    "safeground/outbox-1.js",
+    "safeground/live-1.js",
+]
+
+
+def _steward_fixture(request: HttpRequest, fixture_id: int) -> Fixture:
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_open_steward_page(request.user, fixture))
+    return fixture
+
+
+@login_required
+def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """A steward's phone: their post, quick reports (kept in an outbox when offline), their
+    tasks, and the control room's broadcasts over everything else."""
+    fixture = _steward_fixture(request, fixture_id)
+    user = request.user
+    post = steward_post(fixture, user)
+    common, more = steward_categories()
+    config = {
+        "fixtureId": fixture.pk,
+        "username": user.get_username(),
+        "userName": str(user),
+        "post": post_place(post),
+        "appendUrl": reverse("api:log_append", args=[fixture.pk]),
+        "broadcastsUrl": reverse("api:broadcast_list", args=[fixture.pk]),
+        "apiBase": f"/api/fixtures/{fixture.pk}",
+        "serviceWorker": reverse("steward_service_worker", args=[fixture.pk]),
+        "scope": reverse("steward_page", args=[fixture.pk]),
+        "csrfCookie": settings.CSRF_COOKIE_NAME,
+        "tasks": steward_tasks(fixture, user),
+        "lastSeq": last_seq(fixture),
+    }
+    return render(
+        request,
+        "incidents/steward.html",
+        {
+            "fixture": fixture,
+            "post": post,
+            "place": config["post"],
+            "blocks": post_blocks(post),
+            "all_blocks": fixture.ground.blocks.order_by("code") if post is None else [],
+            "common_categories": common,
+            "more_categories": more,
+            "config": config,
+        },
+    )
+
+
+def _asset_urls() -> list[str]:
+    """Each asset by its {% static %} URL and by its plain name (what `import "./x.js"` asks
+    for when the storage adds hashes to names)."""
+    urls: list[str] = []
+    for name in STEWARD_ASSETS:
+        for url in (static(name), f"{settings.STATIC_URL}{name}"):
+            url = url if url.startswith("/") else f"/{url}"
+            if url not in urls:
+                urls.append(url)
+    return urls
+
+
+def _assets_digest() -> str:
+    digest = hashlib.sha256(str(STEWARD_SW_VERSION).encode())
+    for name in STEWARD_ASSETS:
+        found = finders.find(name)
+        if isinstance(found, str):
+            with open(found, "rb") as source:
+                digest.update(source.read())
+    return digest.hexdigest()[:12]
+
+
+@login_required
+def steward_service_worker(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The steward page's service worker: its scope is the page's folder, so it needs no
+    Service-Worker-Allowed header. It keeps the page and its files so the page opens offline."""
+    fixture = _steward_fixture(request, fixture_id)
+    page_url = reverse("steward_page", args=[fixture.pk])
+    context = {
+        "cache_prefix": json.dumps(f"safeground-steward-{fixture.pk}-"),
+        "cache_name": json.dumps(
+            f"safeground-steward-{fixture.pk}-v{STEWARD_SW_VERSION}-{_assets_digest()}"
+        ),
+        "page_url": json.dumps(page_url),
+        "assets": json.dumps(_asset_urls()),
+        "static_url": json.dumps(settings.STATIC_URL),
+    }
+    response = render(
+        request,
+        "incidents/steward_sw.js",
+        context,
+        content_type="application/javascript; charset=utf-8",
+    )
+    # The browser checks for a new worker on each visit; never let a cache answer for it.
+    patch_cache_control(response, no_cache=True, private=True)
+    return response

@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from safeground.accounts.permissions import can_open_control_room
+from safeground.accounts.permissions import can_open_control_room, can_open_steward_page
 from safeground.venues.selectors import ground_plan, grounds_visible_to
 
 from .models import FixtureZone
@@ -41,5 +41,6 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "plan": ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture)),
             "zones_by_use": sorted(zones_by_use.items()),
             "may_open_control_room": can_open_control_room(request.user, fixture),
+            "may_open_steward_page": can_open_steward_page(request.user, fixture),
         },
     )

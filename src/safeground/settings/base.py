@@ -19,6 +19,13 @@ SAFEGROUND_DEMO = env.bool("SAFEGROUND_DEMO", default=False)
 REDIS_URL = env.str("REDIS_URL", default="")
 # How far in the future a reporter's clock may be before its "time observed" is refused.
 SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)
+# The banned-supporter register (docs/adr/0004-ban-register.md): days a person's data is kept
+# after their last ban ends; the score (0-100) from which a ticket holder is flagged.
+SAFEGROUND_BAN_RETENTION_DAYS = env.int("SAFEGROUND_BAN_RETENTION_DAYS", default=730)
+SAFEGROUND_MATCH_THRESHOLD = env.float("SAFEGROUND_MATCH_THRESHOLD", default=85.0)
+# The demo's cup-tie tickets: "all" (~55,000, about 2 s of a demo load), "sample" (two seats a
+# block, the planted ban matches among them: what tests use) or "none".
+SAFEGROUND_DEMO_TICKETS = env.str("SAFEGROUND_DEMO_TICKETS", default="all")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -36,6 +43,8 @@ INSTALLED_APPS = [
     "safeground.matches",
     "safeground.incidents",
     "safeground.live",
+    "safeground.bans",
+    "safeground.entry",
     "safeground.demo",
 ]
 

@@ -12,6 +12,8 @@ DEBUG = False
 SAFEGROUND_REQUIRE_2FA = True
 # Uploaded files (photos) go to a folder of this test run, not the developer's var/media.
 MEDIA_ROOT = Path(tempfile.gettempdir()) / f"safeground-test-media-{os.getpid()}"
+# The demo's 55,000 cup-tie tickets take seconds to write; tests get two seats a block.
+SAFEGROUND_DEMO_TICKETS = "sample"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["*"]
 AXES_ENABLED = True

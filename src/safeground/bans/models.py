@@ -1,0 +1,249 @@
+"""The banned-supporter register: people, their bans, each ban's history, flags and access records.
+
+Criminal-offence data (UK GDPR Art. 10): a person holds no more than matching and identification
+need. Every read of a person and every change leaves an AccessRecord
+(docs/adr/0004-ban-register.md).
+A ban's history (BanStep) and the access records are append-only: the query sets refuse update and
+delete, and only retention blanks what must be erased.
+"""
+
+from typing import Any, NoReturn
+
+from django.conf import settings
+from django.db import models
+
+from safeground.accounts.models import Organisation
+from safeground.venues.models import Ground
+
+
+class AppendOnlyError(Exception):
+    """History and access records, once written, are never changed or deleted."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs: Any) -> NoReturn:
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only")
+
+    def delete(self) -> NoReturn:
+        raise AppendOnlyError(f"{self.model.__name__} rows are never deleted")
+
+    def retention_blank(self, **fields: str) -> int:
+        """Retention only: blank free-text fields that may carry personal data."""
+        return super().update(**fields)
+
+
+class Person(models.Model):
+    """Someone on a club's register: names, date of birth, optional photo and supporter number."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")
+    first_names = models.CharField(max_length=100)
+    last_name = models.CharField(max_length=100)
+    date_of_birth = models.DateField(null=True, blank=True)  # null only once erased
+    supporter_number = models.CharField(max_length=40, blank=True)
+    photo = models.FileField(upload_to="register/photos/", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by retention: names, date of birth, number and photo are gone; the bans stay as counts.
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organisation", "last_name"])]
+
+    def __str__(self) -> str:
+        if self.erased_at:
+            return f"Erased person #{self.pk}"
+        return f"{self.first_names} {self.last_name}"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.first_names} {self.last_name}".strip()
+
+
+class Ban(models.Model):
+    class Type(models.TextChoices):
+        CLUB_BAN = "club_ban", "Club ban"
+        BANNING_ORDER = "banning_order", "Football banning order (Football Spectators Act 1989)"
+        GROUND_EXCLUSION = "ground_exclusion", "Ground exclusion"
+
+    class Scope(models.TextChoices):
+        GROUND = "ground", "This ground"
+        CLUB = "club", "The club's matches, home and away"
+        REGISTER = "register", "Every ground sharing the register"
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        REJECTED = "rejected", "Rejected"
+        APPROVED = "approved", "Approved (not yet started)"
+        ACTIVE = "active", "Active"
+        APPEALED = "appealed", "Under appeal (in force)"
+        UPHELD = "upheld", "Upheld on appeal"
+        REVOKED = "revoked", "Revoked on appeal"
+        EXPIRED = "expired", "Expired"
+
+    person = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="bans")
+    organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")
+    type = models.CharField(max_length=20, choices=Type.choices)
+    issued_by = models.CharField(max_length=200, help_text="the club, or the court for an order")
+    scope = models.CharField(max_length=10, choices=Scope.choices)
+    ground = models.ForeignKey(
+        Ground, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    starts_on = models.DateField()
+    ends_on = models.DateField(null=True, blank=True)
+    is_life = models.BooleanField(default=False)
+    grounds = models.TextField(help_text="why the ban was proposed")
+    # Banning orders only: what the court ordered.
+    reporting_conditions = models.TextField(blank=True)
+    control_periods = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PROPOSED)
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    appeal_decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The day the ban stopped having effect (expired, revoked, rejected): retention counts from it.
+    ended_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-starts_on", "-pk"]
+        indexes = [models.Index(fields=["status"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(is_life=True, ends_on__isnull=True)
+                | models.Q(is_life=False, ends_on__isnull=False),
+                name="ban_end_or_life",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ends_on__isnull=True)
+                | models.Q(ends_on__gte=models.F("starts_on")),
+                name="ban_ends_after_start",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(scope="ground") | models.Q(ground__isnull=False),
+                name="ban_ground_scope_names_ground",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Ban #{self.pk} ({self.get_type_display()}, {self.get_status_display()})"
+
+
+IN_FORCE = frozenset({Ban.Status.ACTIVE, Ban.Status.APPEALED, Ban.Status.UPHELD})
+ENDED = frozenset({Ban.Status.REJECTED, Ban.Status.REVOKED, Ban.Status.EXPIRED})
+
+
+class BanStep(models.Model):
+    """One step of a ban's life: who did it, when, why. Append-only."""
+
+    ban = models.ForeignKey(Ban, on_delete=models.PROTECT, related_name="steps")
+    action = models.CharField(max_length=20)
+    from_status = models.CharField(max_length=10, blank=True)
+    to_status = models.CharField(max_length=10)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    by_name = models.CharField(max_length=150, help_text="the user, or 'scheduled task'")
+    at = models.DateTimeField()
+    reason = models.TextField()
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.ban_id}: {self.action} by {self.by_name}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise AppendOnlyError("ban steps are append-only")
+        super().save(*args, **kwargs)
+
+
+class AccessRecord(models.Model):
+    """Who read or changed what in the register, when, and the reason they gave. Append-only."""
+
+    class Action(models.TextChoices):
+        READ = "read", "Read a person's record"
+        SEARCH = "search", "Searched the register"
+        REVIEW_FLAG = "review_flag", "Reviewed a flagged ticket"
+        PROPOSE = "propose", "Proposed a ban"
+        APPROVE = "approve", "Approved a ban"
+        REJECT = "reject", "Rejected a proposed ban"
+        APPEAL = "appeal", "Recorded an appeal"
+        DECIDE_APPEAL = "decide_appeal", "Decided an appeal"
+        ACTIVATE = "activate", "Ban came into force"
+        EXPIRE = "expire", "Ban expired"
+        CONFIRM_FLAG = "confirm_flag", "Confirmed a flagged ticket"
+        CLEAR_FLAG = "clear_flag", "Cleared a flagged ticket"
+        ERASE = "erase", "Erased a person (retention)"
+
+    at = models.DateTimeField(db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    username = models.CharField(max_length=150, help_text="the user, or 'scheduled task'")
+    organisation = models.ForeignKey(
+        Organisation, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    action = models.CharField(max_length=20, choices=Action.choices)
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="access_records"
+    )
+    ban = models.ForeignKey(
+        Ban, null=True, blank=True, on_delete=models.PROTECT, related_name="access_records"
+    )
+    reason = models.TextField()
+    detail = models.CharField(max_length=300, blank=True)
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise AppendOnlyError("access records are append-only")
+        super().save(*args, **kwargs)
+
+
+class TicketFlag(models.Model):
+    """A ticket whose holder looks like someone with a ban in force: the ban officer decides.
+
+    Confirmed: the ticket is cancelled and the gates deny the holder (the entry decision reads
+    confirmed flags). Cleared: not the same person; recorded, and not flagged again.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Awaiting review"
+        CONFIRMED = "confirmed", "Confirmed: deny entry"
+        CLEARED = "cleared", "Cleared: not the banned person"
+
+    ticket = models.ForeignKey("entry.Ticket", on_delete=models.PROTECT, related_name="flags")
+    ban = models.ForeignKey(Ban, on_delete=models.PROTECT, related_name="flags")
+    score = models.FloatField()
+    reasons = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    flagged_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-score", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["ticket", "ban"], name="ticketflag_unique"),
+        ]
+        indexes = [models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return f"Flag #{self.pk}: ticket {self.ticket_id} ~ ban {self.ban_id} ({self.status})"

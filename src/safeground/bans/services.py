@@ -1,0 +1,421 @@
+"""Every write to the register: proposing, approving, appealing, activating and expiring bans,
+flagging and deciding tickets, and retention. One transaction each; each leaves a ban step (for a
+change of status) and an access record (docs/adr/0004-ban-register.md).
+"""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from safeground.accounts.models import Organisation, User
+from safeground.entry.services import ticket_cancel
+from safeground.venues.models import Ground
+
+from .flagging import ban_match
+from .matching import name_key
+from .models import ENDED, IN_FORCE, AccessRecord, Ban, BanStep, Person, TicketFlag
+
+Status = Ban.Status
+Action = AccessRecord.Action
+SCHEDULED = "scheduled task"
+MAX_TEXT = 4000
+
+
+class BanError(ValueError):
+    """Input the register refuses; `field` names what is wrong (a 400 or a form error)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def access_record_write(
+    *,
+    user: User | None,
+    action: str,
+    organisation: Organisation | int | None,
+    reason: str,
+    person: Person | None = None,
+    ban: Ban | None = None,
+    detail: str = "",
+) -> AccessRecord:
+    """The one way an access record is written."""
+    org_id = organisation.pk if isinstance(organisation, Organisation) else organisation
+    return AccessRecord.objects.create(
+        at=timezone.now(),
+        user=user,
+        username=user.get_username() if user else SCHEDULED,
+        organisation_id=org_id,
+        action=action,
+        person=person,
+        ban=ban,
+        reason=reason,
+        detail=detail[:300],
+    )
+
+
+def _text(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
+    value = (value or "").strip()
+    if required and not value:
+        raise BanError(field, "is required")
+    if len(value) > max_length:
+        raise BanError(field, f"is {len(value)} characters; at most {max_length}")
+    return value
+
+
+def _step(ban: Ban, *, action: str, to: str, by: User | None, reason: str) -> BanStep:
+    step = BanStep.objects.create(
+        ban=ban,
+        action=action,
+        from_status=ban.status,
+        to_status=to,
+        by=by,
+        by_name=by.get_username() if by else SCHEDULED,
+        at=timezone.now(),
+        reason=reason,
+    )
+    ban.status = to
+    return step
+
+
+def _locked(ban: Ban) -> Ban:
+    """The ban as stored now, its row locked until the transaction ends (PostgreSQL)."""
+    return Ban.objects.select_for_update().select_related("person").get(pk=ban.pk)
+
+
+def _expect(ban: Ban, *allowed: str) -> None:
+    if ban.status not in allowed:
+        wanted = " or ".join(Status(s).label.lower() for s in allowed)
+        raise BanError("status", f"ban #{ban.pk} is {ban.get_status_display().lower()}; "
+                       f"it must be {wanted}")  # fmt: skip
+
+
+@transaction.atomic
+def ban_propose(
+    *,
+    by: User,
+    organisation: Organisation,
+    first_names: str,
+    last_name: str,
+    date_of_birth: date | None,
+    type: str,
+    scope: str,
+    starts_on: date | None,
+    grounds: str,
+    ends_on: date | None = None,
+    is_life: bool = False,
+    issued_by: str = "",
+    ground: Ground | None = None,
+    supporter_number: str = "",
+    reporting_conditions: str = "",
+    control_periods: str = "",
+    today: date | None = None,
+) -> Ban:
+    """A ban officer proposes a ban; it does nothing until another user approves it.
+
+    The person is found on the register (same name once folded, same date of birth) or added.
+    """
+    today = today or timezone.localdate()
+    first_names = _text("first_names", first_names, max_length=100)
+    last_name = _text("last_name", last_name, max_length=100)
+    if date_of_birth is None:
+        raise BanError("date_of_birth", "is required")
+    if date_of_birth > today or date_of_birth.year < 1900:
+        raise BanError(
+            "date_of_birth", f"{date_of_birth.isoformat()} is not a plausible birth date"
+        )
+    if type not in Ban.Type.values:
+        raise BanError("type", f"one of {', '.join(Ban.Type.values)}")
+    if scope not in Ban.Scope.values:
+        raise BanError("scope", f"one of {', '.join(Ban.Scope.values)}")
+    if scope == Ban.Scope.GROUND:
+        if ground is None:
+            ground = Ground.objects.filter(organisation=organisation).first()
+        if ground is None or ground.organisation_id != organisation.pk:
+            raise BanError("ground", "a ban from this ground needs one of the club's grounds")
+    if starts_on is None:
+        raise BanError("starts_on", "is required")
+    if is_life and ends_on is not None:
+        raise BanError("ends_on", "a life ban has no end date")
+    if not is_life and ends_on is None:
+        raise BanError("ends_on", "give an end date, or make it a life ban")
+    if ends_on is not None and ends_on < starts_on:
+        raise BanError("ends_on", "is before the start date")
+    if type == Ban.Type.BANNING_ORDER:
+        if is_life:
+            raise BanError("is_life", "a banning order runs for a fixed term (3 to 10 years)")
+        _text("reporting_conditions", reporting_conditions)
+    grounds = _text("grounds", grounds)
+    supporter_number = _text("supporter_number", supporter_number, required=False, max_length=40)
+    issued_by = _text("issued_by", issued_by, required=False, max_length=200) or organisation.name
+
+    key = name_key(f"{first_names} {last_name}")
+    person = next(
+        (
+            p
+            for p in Person.objects.filter(
+                organisation=organisation, date_of_birth=date_of_birth, erased_at__isnull=True
+            )
+            if name_key(p.full_name) == key
+        ),
+        None,
+    )
+    if person is None:
+        person = Person.objects.create(
+            organisation=organisation,
+            first_names=first_names,
+            last_name=last_name,
+            date_of_birth=date_of_birth,
+            supporter_number=supporter_number,
+        )
+    elif supporter_number and not person.supporter_number:
+        person.supporter_number = supporter_number
+        person.save(update_fields=["supporter_number"])
+    ban = Ban(
+        person=person,
+        organisation=organisation,
+        type=type,
+        issued_by=issued_by,
+        scope=scope,
+        ground=ground if scope == Ban.Scope.GROUND else None,
+        starts_on=starts_on,
+        ends_on=ends_on,
+        is_life=is_life,
+        grounds=grounds,
+        reporting_conditions=reporting_conditions.strip(),
+        control_periods=control_periods.strip(),
+        status=Status.PROPOSED,
+        proposed_by=by,
+    )
+    ban.save()
+    BanStep.objects.create(
+        ban=ban,
+        action="proposed",
+        to_status=Status.PROPOSED,
+        by=by,
+        by_name=by.get_username(),
+        at=timezone.now(),
+        reason=grounds,
+    )
+    access_record_write(
+        user=by, action=Action.PROPOSE, organisation=organisation, person=person, ban=ban,
+        reason=grounds,
+    )  # fmt: skip
+    return ban
+
+
+@transaction.atomic
+def ban_approve(*, ban: Ban, by: User, reason: str, today: date | None = None) -> Ban:
+    """Another user approves; a ban whose start date has come is in force at once."""
+    reason = _text("reason", reason)
+    ban = _locked(ban)
+    _expect(ban, Status.PROPOSED)
+    if by.pk == ban.proposed_by_id:
+        raise BanError("approved_by", "the proposer may not approve their own ban")
+    _step(ban, action="approved", to=Status.APPROVED, by=by, reason=reason)
+    ban.approved_by = by
+    ban.save(update_fields=["status", "approved_by"])
+    access_record_write(
+        user=by, action=Action.APPROVE, organisation=ban.organisation_id, person=ban.person,
+        ban=ban, reason=reason,
+    )  # fmt: skip
+    if ban.starts_on <= (today or timezone.localdate()):
+        _activate(ban, by=by)
+    return ban
+
+
+@transaction.atomic
+def ban_reject(*, ban: Ban, by: User, reason: str, today: date | None = None) -> Ban:
+    reason = _text("reason", reason)
+    ban = _locked(ban)
+    _expect(ban, Status.PROPOSED)
+    if by.pk == ban.proposed_by_id:
+        raise BanError("approved_by", "the proposer may not decide their own proposal")
+    _step(ban, action="rejected", to=Status.REJECTED, by=by, reason=reason)
+    ban.ended_on = today or timezone.localdate()
+    ban.save(update_fields=["status", "ended_on"])
+    access_record_write(
+        user=by, action=Action.REJECT, organisation=ban.organisation_id, person=ban.person,
+        ban=ban, reason=reason,
+    )  # fmt: skip
+    return ban
+
+
+@transaction.atomic
+def ban_appeal(*, ban: Ban, by: User, reason: str) -> Ban:
+    """Record that the person appeals. The ban stays in force until the appeal is decided."""
+    reason = _text("reason", reason)
+    ban = _locked(ban)
+    _expect(ban, Status.ACTIVE)
+    _step(ban, action="appealed", to=Status.APPEALED, by=by, reason=reason)
+    ban.save(update_fields=["status"])
+    access_record_write(
+        user=by, action=Action.APPEAL, organisation=ban.organisation_id, person=ban.person,
+        ban=ban, reason=reason,
+    )  # fmt: skip
+    return ban
+
+
+@transaction.atomic
+def ban_appeal_decide(
+    *, ban: Ban, by: User, outcome: str, reason: str, today: date | None = None
+) -> Ban:
+    """A third user (neither proposer nor approver) upholds or revokes the ban."""
+    reason = _text("reason", reason)
+    if outcome not in {Status.UPHELD, Status.REVOKED}:
+        raise BanError("outcome", "upheld or revoked")
+    ban = _locked(ban)
+    _expect(ban, Status.APPEALED)
+    if by.pk in {ban.proposed_by_id, ban.approved_by_id}:
+        raise BanError("decided_by", "an appeal is decided by someone who neither proposed nor "
+                       "approved the ban")  # fmt: skip
+    _step(ban, action=outcome, to=outcome, by=by, reason=reason)
+    ban.appeal_decided_by = by
+    fields = ["status", "appeal_decided_by"]
+    if outcome == Status.REVOKED:
+        ban.ended_on = today or timezone.localdate()
+        fields.append("ended_on")
+        now = timezone.now()
+        TicketFlag.objects.filter(ban=ban, status=TicketFlag.Status.OPEN).update(
+            status=TicketFlag.Status.CLEARED,
+            decided_by=by,
+            decided_at=now,
+            decision_note=f"Ban #{ban.pk} revoked on appeal.",
+        )
+    ban.save(update_fields=fields)
+    access_record_write(
+        user=by, action=Action.DECIDE_APPEAL, organisation=ban.organisation_id,
+        person=ban.person, ban=ban, reason=reason, detail=outcome,
+    )  # fmt: skip
+    return ban
+
+
+def _activate(ban: Ban, *, by: User | None) -> int:
+    """In force from today: step, access record, and its holders matched. Returns new flags."""
+    reason = "start date reached" if by is None else "approved; start date reached"
+    _step(ban, action="activated", to=Status.ACTIVE, by=by, reason=reason)
+    ban.save(update_fields=["status"])
+    access_record_write(
+        user=by, action=Action.ACTIVATE, organisation=ban.organisation_id, person=ban.person,
+        ban=ban, reason=reason,
+    )  # fmt: skip
+    return ban_match(ban=ban)
+
+
+@dataclass(frozen=True)
+class RollForward:
+    activated: int
+    expired: int
+    flagged: int
+
+
+@transaction.atomic
+def bans_roll_forward(*, today: date | None = None) -> RollForward:
+    """Daily: approved bans whose start has come go into force; ended bans expire."""
+    today = today or timezone.localdate()
+    activated = flagged = expired = 0
+    due = Ban.objects.select_for_update().select_related("person")
+    for ban in due.filter(status=Status.APPROVED, starts_on__lte=today):
+        flagged += _activate(ban, by=None)
+        activated += 1
+    for ban in due.filter(status__in=IN_FORCE, ends_on__lt=today):
+        _step(ban, action="expired", to=Status.EXPIRED, by=None, reason="end date passed")
+        ban.ended_on = ban.ends_on
+        ban.save(update_fields=["status", "ended_on"])
+        access_record_write(
+            user=None, action=Action.EXPIRE, organisation=ban.organisation_id,
+            person=ban.person, ban=ban, reason="end date passed",
+        )  # fmt: skip
+        expired += 1
+    return RollForward(activated=activated, expired=expired, flagged=flagged)
+
+
+@dataclass(frozen=True)
+class RetentionReport:
+    people_erased: int
+    bans_anonymised: int
+    people_kept: int
+
+
+@transaction.atomic
+def retention_apply(*, today: date | None = None, days: int | None = None) -> RetentionReport:
+    """Erase the people whose every ban ended more than the retention period ago.
+
+    Names, date of birth, supporter number, photo and the free text of their bans and ban steps
+    go; the bans stay (type, scope, dates, status, organisation) so the statistics still count.
+    Anyone with a ban still in force, proposed or approved, or ended within the period, is kept.
+    """
+    today = today or timezone.localdate()
+    days = settings.SAFEGROUND_BAN_RETENTION_DAYS if days is None else days
+    cutoff = today - timedelta(days=days)
+    live = Q(bans__status__in=set(Status.values) - ENDED)
+    people = Person.objects.filter(erased_at__isnull=True).annotate(last_end=Max("bans__ended_on"))
+    due = people.exclude(live).filter(last_end__lte=cutoff)
+    erased = bans = 0
+    now = timezone.now()
+    ids = list(due.values_list("pk", flat=True))
+    # Locked by id: PostgreSQL allows no FOR UPDATE with the GROUP BY of the query above.
+    for person in Person.objects.select_for_update().filter(pk__in=ids, erased_at__isnull=True):
+        if person.photo:
+            person.photo.delete(save=False)
+        Person.objects.filter(pk=person.pk).update(
+            first_names="", last_name="", date_of_birth=None, supporter_number="", photo="",
+            erased_at=now,
+        )  # fmt: skip
+        their_bans = Ban.objects.filter(person=person)
+        bans += their_bans.update(grounds="", reporting_conditions="", control_periods="")
+        BanStep.objects.filter(ban__person=person).retention_blank(reason="(erased by retention)")
+        access_record_write(
+            user=None, action=Action.ERASE, organisation=person.organisation_id, person=person,
+            reason=f"retention: every ban ended on or before {cutoff.isoformat()} ({days} days)",
+        )  # fmt: skip
+        erased += 1
+    kept = Person.objects.filter(erased_at__isnull=True).count()
+    return RetentionReport(people_erased=erased, bans_anonymised=bans, people_kept=kept)
+
+
+def register_daily(*, today: date | None = None) -> tuple[RollForward, RetentionReport]:
+    """The scheduled job (and `safeground apply-retention`): roll bans forward, then retention."""
+    return bans_roll_forward(today=today), retention_apply(today=today)
+
+
+def _decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFlag:
+    note = _text("note", note)
+    flag = (
+        TicketFlag.objects.select_for_update()
+        .select_related("ban__person", "ticket__fixture__ground")
+        .get(pk=flag.pk)
+    )
+    if flag.status != TicketFlag.Status.OPEN:
+        raise BanError("status", f"flag #{flag.pk} is already {flag.get_status_display().lower()}")
+    flag.status = to
+    flag.decided_by = by
+    flag.decided_at = timezone.now()
+    flag.decision_note = note
+    flag.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+    action = Action.CONFIRM_FLAG if to == TicketFlag.Status.CONFIRMED else Action.CLEAR_FLAG
+    access_record_write(
+        user=by, action=action, organisation=flag.ticket.fixture.ground.organisation_id,
+        person=flag.ban.person, ban=flag.ban, reason=note,
+        detail=f"ticket {flag.ticket.barcode}, fixture {flag.ticket.fixture_id}",
+    )  # fmt: skip
+    return flag
+
+
+@transaction.atomic
+def flag_confirm(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
+    """The holder is the banned person: the ticket is cancelled and the gates will deny them."""
+    flag = _decide(flag, by=by, note=note, to=TicketFlag.Status.CONFIRMED)
+    ticket_cancel(ticket=flag.ticket, reason=f"holder banned (ban #{flag.ban_id})")
+    return flag
+
+
+@transaction.atomic
+def flag_clear(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
+    """Not the banned person: recorded, and the pair is not flagged again."""
+    return _decide(flag, by=by, note=note, to=TicketFlag.Status.CLEARED)

@@ -1,0 +1,18 @@
+"""The register's daily job as a Django task (django.tasks; the immediate backend runs it in
+process). Enqueue it once a day from whatever scheduler the installation has, or use the cron line
+in bans/management/commands/apply_retention.py."""
+
+from django.tasks import task
+
+from .services import register_daily
+
+
+@task
+def register_daily_task() -> dict[str, int]:
+    rolled, retention = register_daily()
+    return {
+        "activated": rolled.activated,
+        "expired": rolled.expired,
+        "flagged": rolled.flagged,
+        "people_erased": retention.people_erased,
+    }

@@ -1,0 +1,304 @@
+"""Read a ticketing system's CSV export and check all of it before anything is written.
+
+One line per ticket, with a header line naming the columns (any order, any case; columns not
+listed here are ignored):
+
+    barcode            the ticket's barcode (required; unique in the file)
+    name               the holder's full name, or first_name and last_name (also: forename, surname)
+    date_of_birth      the holder's date of birth: 1990-03-14 or 14/03/1990 (also: dob)
+    block, row, seat   a reserved seat (block code as in the venue file) ...
+    area               ... or an unreserved area (one of the two, not both)
+    end                home or away
+
+The file may start with a byte-order mark, be separated by `,` or `;` (or tabs), and quote fields
+(a quoted field may hold the separator). Every problem is collected, not just the first, as
+`line N: FIELD: what is wrong`, so whoever exports the file can fix it in one pass.
+"""
+
+import csv
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import NamedTuple
+
+Progress = Callable[[str, int, int], None]
+
+ALIASES: dict[str, str] = {
+    "barcode": "barcode",
+    "ticket": "barcode",
+    "ticket_barcode": "barcode",
+    "name": "name",
+    "holder": "name",
+    "holder_name": "name",
+    "full_name": "name",
+    "first_name": "first_name",
+    "first_names": "first_name",
+    "forename": "first_name",
+    "given_name": "first_name",
+    "last_name": "last_name",
+    "surname": "last_name",
+    "family_name": "last_name",
+    "date_of_birth": "date_of_birth",
+    "dob": "date_of_birth",
+    "birth_date": "date_of_birth",
+    "block": "block",
+    "section": "block",
+    "row": "row",
+    "seat": "seat",
+    "seat_number": "seat",
+    "area": "area",
+    "unreserved_area": "area",
+    "end": "end",
+    "stand_end": "end",
+}
+ENDS = {"home": "home", "h": "home", "away": "away", "a": "away"}
+BARCODE = re.compile(r"^[!-~]{1,64}$")  # printable ASCII, no spaces
+ISO_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+UK_DATE = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{2,4})$")
+PROGRESS_EVERY = 5000
+
+
+class TicketFileError(Exception):
+    """The file is refused; `errors` lists every problem as `line N: field: message`."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    id: int
+    rows: tuple[str, ...]
+    seats_per_row: int
+    first_seat: int
+
+
+class TicketRow(NamedTuple):
+    line: int
+    barcode: str
+    holder_name: str
+    holder_dob: date
+    block_id: int | None
+    row: str
+    seat: str
+    area: str
+    end: str
+
+
+def parse_date(text: str, *, today: date) -> tuple[date | None, str]:
+    """(the date, "") or (None, what is wrong). ISO (yyyy-mm-dd) or UK (dd/mm/yyyy)."""
+    text = text.strip()
+    if not text:
+        return None, "is missing"
+    iso = ISO_DATE.match(text)
+    uk = UK_DATE.match(text)
+    if iso:
+        year, month, day = (int(part) for part in iso.groups())
+    elif uk:
+        day, month, year = (int(part) for part in uk.groups())
+        if len(uk.group(3)) != 4:
+            return None, f"'{text}' has a two-digit year; give all four digits (dd/mm/yyyy)"
+    else:
+        return None, f"'{text}' is not a date (use yyyy-mm-dd or dd/mm/yyyy)"
+    try:
+        found = date(year, month, day)
+    except ValueError:
+        return None, f"'{text}' is not a real date"
+    if found > today:
+        return None, f"'{text}' is in the future"
+    if found.year < 1900:
+        return None, f"'{text}' is before 1900"
+    return found, ""
+
+
+def _delimiter(header: str) -> str:
+    counts = {d: header.count(d) for d in (",", ";", "\t")}
+    return max(counts, key=lambda d: counts[d])
+
+
+def _decode(data: bytes) -> tuple[str, list[str]]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        return "", [
+            f"line {line}: file: is not UTF-8 text (byte {error.start + 1}); "
+            "export the file as UTF-8 CSV"
+        ]
+
+
+def _columns(header: list[str]) -> tuple[dict[str, int], list[str]]:
+    errors: list[str] = []
+    columns: dict[str, int] = {}
+    for position, raw in enumerate(header):
+        key = re.sub(r"[\s\-]+", "_", raw.strip().lower())
+        name = ALIASES.get(key)
+        if name is None:
+            continue
+        if name in columns:
+            errors.append(f"line 1: header: column '{name}' appears twice")
+        columns[name] = position
+    found = ", ".join(h.strip() for h in header) or "nothing"
+    for required in ("barcode", "date_of_birth", "end"):
+        if required not in columns:
+            errors.append(f"line 1: header: no '{required}' column (found: {found})")
+    if "name" not in columns and not {"first_name", "last_name"} <= set(columns):
+        errors.append(f"line 1: header: no 'name' column, nor first_name and last_name ({found})")
+    if "block" not in columns and "area" not in columns:
+        errors.append(f"line 1: header: no 'block' (with row and seat) or 'area' column ({found})")
+    if "block" in columns and not {"row", "seat"} <= set(columns):
+        errors.append("line 1: header: a 'block' column needs 'row' and 'seat' columns")
+    return columns, errors
+
+
+def parse_tickets(
+    data: bytes,
+    *,
+    blocks: dict[str, BlockInfo],
+    today: date,
+    progress: Progress | None = None,
+) -> list[TicketRow]:
+    """Every ticket of the file, or TicketFileError with every problem found."""
+    text, errors = _decode(data)
+    if errors:
+        raise TicketFileError(errors)
+    if not text.strip():
+        raise TicketFileError(["line 1: file: is empty (no header, no tickets)"])
+    first_line = text.split("\n", 1)[0]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first_line))
+    try:
+        header = next(reader)
+    except csv.Error as error:
+        raise TicketFileError([f"line 1: header: {error}"]) from None
+    columns, errors = _columns(header)
+    if errors:
+        raise TicketFileError(errors)
+    total = text.count("\n") + 1
+    rows: list[TicketRow] = []
+    barcodes: dict[str, int] = {}
+    seats: dict[tuple[int, str, str], int] = {}
+    line = reader.line_num + 1
+    try:
+        for fields in reader:
+            start, line = line, reader.line_num + 1
+            if progress and len(rows) % PROGRESS_EVERY == 0:
+                progress("checked", start, total)
+            if not any(field.strip() for field in fields):
+                continue
+            row = _row(fields, start, len(header), columns, blocks, today, errors)
+            if row is None:
+                continue
+            if row.barcode in barcodes:
+                first = barcodes[row.barcode]
+                errors.append(f"line {start}: barcode: '{row.barcode}' is also on line {first}")
+                continue
+            barcodes[row.barcode] = start
+            if row.block_id is not None:
+                seat_key = (row.block_id, row.row, row.seat)
+                if seat_key in seats:
+                    errors.append(
+                        f"line {start}: seat: row {row.row} seat {row.seat} of this block is also "
+                        f"sold on line {seats[seat_key]}"
+                    )
+                    continue
+                seats[seat_key] = start
+            rows.append(row)
+    except csv.Error as error:
+        errors.append(f"line {reader.line_num}: file: {error}")
+    if errors:
+        raise TicketFileError(errors)
+    if not rows:
+        raise TicketFileError(["line 2: file: has a header but no tickets"])
+    if progress:
+        progress("checked", total, total)
+    return rows
+
+
+def _row(
+    fields: list[str],
+    line: int,
+    width: int,
+    columns: dict[str, int],
+    blocks: dict[str, BlockInfo],
+    today: date,
+    errors: list[str],
+) -> TicketRow | None:
+    if len(fields) != width:
+        errors.append(f"line {line}: row: has {len(fields)} fields; the header has {width}")
+        return None
+    before = len(errors)
+
+    def get(name: str) -> str:
+        position = columns.get(name)
+        return fields[position].strip() if position is not None else ""
+
+    def bad(field: str, message: str) -> None:
+        errors.append(f"line {line}: {field}: {message}")
+
+    barcode = get("barcode")
+    if not barcode:
+        bad("barcode", "is missing")
+    elif not BARCODE.match(barcode):
+        bad("barcode", f"'{barcode[:70]}' must be 1 to 64 printable characters without spaces")
+    if "name" in columns:
+        name = " ".join(get("name").split())
+    else:
+        name = " ".join(f"{get('first_name')} {get('last_name')}".split())
+    if not name:
+        bad("name", "is missing")
+    elif len(name) > 200:
+        bad("name", f"is {len(name)} characters; at most 200")
+    dob, problem = parse_date(get("date_of_birth"), today=today)
+    if problem:
+        bad("date_of_birth", problem)
+    end = ENDS.get(get("end").lower(), "")
+    if not end:
+        bad("end", f"'{get('end')}' must be home or away")
+    block_code, row_label, seat, area = get("block"), get("row"), get("seat"), get("area")
+    block_id = None
+    if block_code and area:
+        bad("area", "give a seat (block, row, seat) or an unreserved area, not both")
+    elif block_code:
+        info = blocks.get(block_code)
+        if info is None:
+            bad("block", f"no block '{block_code}' at this ground")
+        else:
+            block_id = info.id
+            if not row_label:
+                bad("row", "is missing for a seat in a block")
+            elif info.rows and row_label not in info.rows:
+                bad("row", f"block {block_code} has no row '{row_label}'")
+            if not seat:
+                bad("seat", "is missing for a seat in a block")
+            elif not seat.isdigit():
+                bad("seat", f"'{seat}' is not a seat number")
+            elif info.seats_per_row and not (
+                info.first_seat <= int(seat) < info.first_seat + info.seats_per_row
+            ):
+                last = info.first_seat + info.seats_per_row - 1
+                bad("seat", f"block {block_code} has seats {info.first_seat} to {last}")
+    elif area:
+        if row_label or seat:
+            bad("row", "an unreserved area has no row or seat")
+        elif len(area) > 100:
+            bad("area", f"is {len(area)} characters; at most 100")
+    else:
+        bad("block", "give a seat (block, row, seat) or an unreserved area")
+    if len(errors) > before or dob is None:
+        return None
+    return TicketRow(
+        line=line,
+        barcode=barcode,
+        holder_name=name,
+        holder_dob=dob,
+        block_id=block_id,
+        row=row_label if block_id else "",
+        seat=str(int(seat)) if block_id else "",
+        area=area if not block_id else "",
+        end=end,
+    )

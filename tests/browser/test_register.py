@@ -1,0 +1,71 @@
+"""The register in a browser: the ban officer reviews and confirms a flagged ticket; another user
+approves a proposed ban; a steward cannot reach the register."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from safeground.bans.models import AccessRecord, Ban, TicketFlag
+from safeground.entry.models import Ticket
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_ban_officer_reviews_a_flagged_ticket_and_confirms_it(site, new_page, log_in):
+    page = log_in(new_page(), "banofficer")
+    page.goto(f"{site}/register/")
+    page.locator("[data-open-flags]").click()
+    expect(page.locator("[data-flags] [data-flag]")).to_have_count(8)
+    row = page.locator("[data-flag]", has_text="Rian Larkhaven")
+    barcode = row.locator("td").nth(1).inner_text()
+    row.get_by_role("link", name=f"Review {barcode}").click()
+    page.get_by_label("Why do you need this record?").fill("Pre-match check of flagged tickets")
+    page.get_by_role("button", name="Show the record").click()
+    expect(page.locator("[data-holder]")).to_have_text("Rian Larkhaven")
+    expect(page.locator("[data-banned-name]")).to_have_text("Ryan Larkhaven")
+    expect(page.locator("[data-reasons]")).to_contain_text("same date of birth")
+    page.get_by_label("Your note").fill("Same person: CCTV still and date of birth")
+    page.get_by_role("button", name=re.compile("^Confirm")).click()
+    expect(page.locator(".message")).to_contain_text("confirmed")
+    expect(page.locator("[data-flags] [data-flag]")).to_have_count(7)
+    ticket = Ticket.objects.get(barcode=barcode)
+    assert ticket.status == Ticket.Status.CANCELLED
+    assert TicketFlag.objects.get(ticket=ticket).status == "confirmed"
+    assert AccessRecord.objects.filter(
+        action="review_flag", username="banofficer", reason="Pre-match check of flagged tickets"
+    ).exists()
+
+
+def test_another_user_approves_a_proposed_ban(site, new_page, log_in):
+    proposal = Ban.objects.get(status="proposed")
+    officer = log_in(new_page(), "banofficer")
+    officer.goto(f"{site}/register/people/{proposal.person_id}/")
+    officer.get_by_label("Why do you need this record?").fill("Checking my own proposal")
+    officer.get_by_role("button", name="Show the record").click()
+    expect(officer.locator("[data-ban-status]")).to_have_text("Proposed")
+    # The proposer gets no approval form.
+    expect(officer.locator("[data-decide-form]")).to_have_count(0)
+
+    page = log_in(new_page(), "safety")
+    page.goto(f"{site}/register/")
+    page.get_by_role("link", name=f"Review ban #{proposal.pk}").click()
+    page.get_by_label("Why do you need this record?").fill("Approving a proposed ban")
+    page.get_by_role("button", name="Show the record").click()
+    page.get_by_label("Your reason").fill("CCTV reviewed; the ban is proportionate")
+    page.get_by_role("button", name=f"Approve ban #{proposal.pk}").click()
+    # Its start date (27/10/2016) has passed: approved, and in force at once.
+    expect(page.locator("[data-ban-status]")).to_have_text("Active")
+    expect(page.locator("[data-history]")).to_contain_text("approved by safety")
+    expect(page.locator("[data-history]")).to_contain_text("activated by safety")
+    proposal.refresh_from_db()
+    assert proposal.approved_by is not None and proposal.approved_by.username == "safety"
+
+
+def test_a_steward_cannot_reach_the_register(site, new_page, log_in):
+    page = log_in(new_page(), "steward")
+    for path in ["/register/", "/register/flags/", "/register/propose/"]:
+        response = page.goto(f"{site}{path}")
+        assert response is not None and response.status == 403
+        expect(page.locator("h1")).to_have_text("Not allowed")
+        expect(page.locator("[data-refusal]")).to_contain_text("Your role does not give you access")

@@ -1,0 +1,248 @@
+"""A steward's phone page next to the control room: reports made with no network wait in the
+outbox and arrive once each when it returns; a refused one is shown with the reason; broadcasts
+show over everything until acknowledged; tasks are accepted and done from the phone."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from safeground.accounts.models import User
+from safeground.incidents.models import BroadcastAck, LogEntry, Photo
+from safeground.incidents.services import (
+    Place,
+    broadcast_send,
+    log_entry_append,
+    log_entry_assign,
+    steward_post_assign,
+)
+from safeground.matches.models import Fixture
+from safeground.venues.models import Block
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"width": 390, "height": 844}
+
+
+def cup_tie() -> Fixture:
+    return Fixture.objects.get(away_club__name="Chelsea")
+
+
+def post_steward(fixture: Fixture) -> None:
+    steward_post_assign(
+        fixture=fixture,
+        steward=User.objects.get(username="steward"),
+        assigned_by=User.objects.get(username="loggist"),
+        zone="away-se-cup",
+    )
+
+
+def open_control_room(page: Page, site: str, fixture: Fixture) -> Page:
+    page.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    expect(page.locator("[data-freshness]")).to_contain_text("connected")
+    return page
+
+
+def open_steward_page(page: Page, site: str, fixture: Fixture) -> Page:
+    page.goto(f"{site}/fixtures/{fixture.pk}/steward/")
+    expect(page.locator("[data-freshness]")).to_contain_text("connected")
+    return page
+
+
+# The smallest valid PNG: one transparent pixel.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+def file_report(page: Page, category: str, block: str, text: str, photo: bool = False) -> None:
+    report = page.locator("[data-report]")
+    report.get_by_text(category, exact=True).click()
+    report.locator(".chip", has_text=block).click()
+    report.get_by_label("Details (optional)").fill(text)
+    if photo:
+        report.get_by_label("Photo (optional)").set_input_files(
+            {"name": "fainted.png", "mimeType": "image/png", "buffer": PNG}
+        )
+    report.get_by_role("button", name="Send report").click()
+
+
+def test_reports_made_offline_reach_the_control_room_once_each(site, new_page, log_in):
+    fixture = cup_tie()
+    post_steward(fixture)
+    loggist = open_control_room(log_in(new_page(), "loggist"), site, fixture)
+
+    # The steward finds their page from the match page, on a phone.
+    phone = log_in(new_page(PHONE), "steward")
+    phone.get_by_role("link", name="West Ham United v Chelsea").click()
+    phone.get_by_role("link", name="Open my steward page").click()
+    expect(phone.locator("[data-freshness]")).to_contain_text("connected")
+    expect(phone.locator("[data-post]")).to_have_text("Your post: Away section (cup)")
+    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+
+    phone.context.set_offline(True)
+    expect(phone.locator("[data-freshness]")).to_contain_text("offline")
+    reports = [
+        ("Missile thrown", "S-L2", "Coins thrown from row F"),
+        ("Pyrotechnic", "S-L3", "Flare lit at the front"),
+        ("Medical", "E-L9", "Fan fainted on the stairs"),
+    ]
+    for n, (category, block, text) in enumerate(reports, start=1):
+        file_report(phone, category, block, text, photo=n == 3)
+        expect(phone.locator("[data-outbox-count]")).to_have_text(f"queued ({n})")
+    expect(phone.locator("[data-freshness]")).to_have_text("offline · 3 queued")
+
+    # Still offline, the page opens again from the service worker, with its outbox intact.
+    phone.reload()
+    expect(phone.locator("[data-post]")).to_have_text("Your post: Away section (cup)")
+    expect(phone.locator("[data-outbox-count]")).to_have_text("queued (3)")
+    assert not LogEntry.objects.exists()
+
+    phone.context.set_offline(False)
+    expect(phone.locator("[data-outbox-count]")).to_have_text("queued (0)", timeout=15_000)
+    expect(phone.locator("[data-sent] li")).to_have_count(3)
+
+    log = loggist.locator("[data-log] .entry[data-incident]")
+    for _, block, text in reports:
+        expect(log.filter(has_text=text)).to_have_count(1)
+        expect(log.filter(has_text=text)).to_contain_text(f"Block {block}")
+    stored = list(LogEntry.objects.filter(kind="report").order_by("seq"))
+    assert [(e.block.code, e.text, e.author_name) for e in stored] == [  # type: ignore[union-attr]
+        (block, text, "Kim Ashby") for _, block, text in reports
+    ]
+    assert all(e.idempotency_key for e in stored)
+    assert stored[0].observed_at < stored[2].observed_at < stored[0].logged_at
+    photo = Photo.objects.get()  # kept in the outbox with its report, sent after it
+    assert (photo.entry_id, photo.content_type, photo.size) == (stored[2].pk, "image/png", len(PNG))
+    for entry in stored:
+        expect(loggist.locator(f'[data-markers] circle[data-incident="{entry.pk}"]')).to_have_count(
+            1
+        )
+
+
+def test_a_report_whose_answer_is_lost_is_sent_again_and_stored_once(site, new_page, log_in):
+    fixture = cup_tie()
+    post_steward(fixture)
+    phone = open_steward_page(log_in(new_page(PHONE), "steward"), site, fixture)
+    answers_lost = []
+
+    def lose_the_answer(route):
+        route.fetch()  # the server stores the report...
+        answers_lost.append(route.request.post_data_json["idempotency_key"])
+        route.abort("connectionreset")  # ...and its answer never reaches the phone
+
+    phone.route(f"**/api/fixtures/{fixture.pk}/log", lose_the_answer, times=1)
+    file_report(phone, "Other", "S-L1", "Gangway blocked by a bag")
+    expect(phone.locator("[data-sent] li")).to_have_count(1, timeout=15_000)  # the retry timer
+    expect(phone.locator("[data-outbox-count]")).to_have_text("queued (0)")
+
+    entry = LogEntry.objects.get()
+    assert answers_lost == [entry.idempotency_key]
+    expect(phone.locator("[data-sent] li")).to_contain_text(f"logged as #{entry.seq}")
+
+
+def test_a_report_refused_after_the_network_returns_is_shown_with_the_reason(
+    site, new_page, log_in
+):
+    fixture = cup_tie()
+    post_steward(fixture)
+    phone = open_steward_page(log_in(new_page(PHONE), "steward"), site, fixture)
+    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+
+    phone.context.set_offline(True)
+    file_report(phone, "Missile thrown", "S-L2", "Seat thrown")
+    file_report(phone, "Medical", "S-L3", "Steward hit by the seat")
+    expect(phone.locator("[data-outbox-count]")).to_have_text("queued (2)")
+    # Meanwhile the block is renamed (gone, as far as the report is concerned).
+    Block.objects.filter(code="S-L2").update(code="S-L2X")
+    phone.context.set_offline(False)
+
+    expect(phone.locator("[data-outbox-count]")).to_have_text("queued (0)", timeout=15_000)
+    refused = phone.locator("[data-refused] li")
+    expect(refused).to_have_count(1)
+    expect(refused).to_contain_text("Missile thrown · Block S-L2 · Seat thrown")
+    expect(refused.locator("[data-reason]")).to_have_text(
+        "block: no block 'S-L2' at London Stadium"
+    )
+    # The refusal does not hold up the report made after it.
+    assert list(LogEntry.objects.values_list("text", flat=True)) == ["Steward hit by the seat"]
+
+    # It stays on the phone (after a reload too) until the steward says they have seen it.
+    phone.reload()
+    expect(phone.locator("[data-refused] li")).to_have_count(1)
+    phone.get_by_role("button", name="Seen: Missile thrown · Block S-L2 · Seat thrown").click()
+    expect(phone.locator("[data-refused-section]")).to_be_hidden()
+
+
+def test_a_broadcast_shows_over_the_page_until_acknowledged(site, new_page, log_in):
+    fixture = cup_tie()
+    post_steward(fixture)
+    safety = User.objects.get(username="safety")
+    loggist = open_control_room(log_in(new_page(), "loggist"), site, fixture)
+    # One sent before the steward opens the page: shown as soon as it opens.
+    earlier = broadcast_send(fixture=fixture, sent_by=safety, script="hold")
+    phone = open_steward_page(log_in(new_page(PHONE), "steward"), site, fixture)
+
+    dialog = phone.locator("[data-broadcast]")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Hold at the gates")
+    phone.get_by_role("button", name="Acknowledge").click()
+    expect(dialog).to_be_hidden()
+    assert BroadcastAck.objects.filter(broadcast=earlier, user__username="steward").exists()
+
+    # One sent while the page is open: it comes over the live socket, over the report form.
+    phone.get_by_text("Medical", exact=True).click()
+    later = broadcast_send(
+        fixture=fixture, sent_by=safety, script="free", text="Close gate C now", zone="away-se-cup"
+    )
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Close gate C now")
+    expect(dialog).to_contain_text("Away section (cup)")
+    phone.get_by_role("button", name="Acknowledge").click()
+    expect(dialog).to_be_hidden()
+    assert BroadcastAck.objects.filter(broadcast=later, user__username="steward").exists()
+
+    acks = loggist.locator("[data-broadcast-acks]")
+    if acks.count():  # the control room's live acknowledgements (built alongside this page)
+        for box in acks.all():
+            expect(box).to_contain_text(re.compile(r"Kim Ashby|steward"))
+
+
+def test_a_task_is_accepted_and_done_from_the_phone(site, new_page, log_in):
+    fixture = cup_tie()
+    post_steward(fixture)
+    loggist_user = User.objects.get(username="loggist")
+    report = log_entry_append(
+        fixture=fixture,
+        author=loggist_user,
+        category="disorder",
+        text="Scuffle at the buffer",
+        place=Place(block="S-L4"),
+    )
+    loggist = open_control_room(log_in(new_page(), "loggist"), site, fixture)
+    phone = open_steward_page(log_in(new_page(PHONE), "steward"), site, fixture)
+    expect(phone.locator("[data-no-tasks]")).to_be_visible()
+
+    log_entry_assign(
+        entry=report, author=loggist_user, assignee=User.objects.get(username="steward")
+    )
+    task = phone.locator(f'[data-tasks] li[data-task="{report.pk}"]')
+    expect(task).to_contain_text("Fighting / disorder · Block S-L4")
+    expect(task).to_contain_text("Scuffle at the buffer")
+    task.get_by_role("button", name="Accept").click()
+    expect(task.locator("[data-task-state]")).to_have_text("accepted")
+    task.get_by_role("button", name="Done").click()
+    expect(task.locator("[data-task-state]")).to_have_text("done")
+
+    incident = loggist.locator(f'[data-log] .entry[data-incident="{report.pk}"]')
+    expect(incident).to_contain_text("assigned to Kim Ashby (done)")
+    assert list(
+        LogEntry.objects.filter(kind="task").order_by("seq").values_list("task", flat=True)
+    ) == ["accepted", "done"]
+
+    # A fresh page knows the task too (from the server, not only from live frames).
+    phone.reload()
+    expect(
+        phone.locator(f'[data-tasks] li[data-task="{report.pk}"] [data-task-state]')
+    ).to_have_text("done")

@@ -1,0 +1,93 @@
+"""The steward's phone page as the server renders it: post, nearby blocks, tasks, service worker."""
+
+import json
+
+import pytest
+
+from safeground.accounts.models import User
+from safeground.incidents.selectors import steward_post
+from safeground.incidents.services import (
+    Place,
+    log_entry_append,
+    log_entry_assign,
+    log_entry_set_status,
+    steward_post_assign,
+)
+from safeground.incidents.steward import post_blocks, steward_categories, steward_tasks
+
+pytestmark = pytest.mark.django_db
+
+
+def user(name: str) -> User:
+    return User.objects.get(username=name)
+
+
+def test_nearby_blocks_are_the_posts_own_then_those_touching_them(cup_tie) -> None:
+    steward_post_assign(
+        fixture=cup_tie, steward=user("steward"), assigned_by=user("safety"), zone="away-se-cup"
+    )
+    codes = [b.code for b in post_blocks(steward_post(cup_tie, user("steward")))]
+    own = ["E-L10", "E-L9", "S-L1", "S-L2", "S-L3", "S-L4"]
+    assert codes[:6] == own
+    assert {"E-L8", "S-L5", "S-U1"} <= set(codes[6:])
+    assert not set(codes[6:]) & set(own)
+    assert post_blocks(None) == []
+
+
+def test_the_common_categories_come_first_in_the_stewards_order(demo) -> None:
+    common, more = steward_categories()
+    assert [c.code for c in common][:3] == ["missile", "disorder", "segregation-breach"]
+    assert len(common) == 8
+    assert "lost-child" in {c.code for c in more}
+
+
+def test_tasks_are_the_open_incidents_last_assigned_to_the_steward(cup_tie) -> None:
+    loggist = user("loggist")
+
+    def report(text: str):
+        return log_entry_append(
+            fixture=cup_tie, author=loggist, category="other", text=text, place=Place(block="S-L1")
+        )
+
+    mine, theirs, closed = report("mine"), report("reassigned"), report("closed")
+    for entry in (mine, theirs, closed):
+        log_entry_assign(entry=entry, author=loggist, assignee=user("steward"))
+    log_entry_assign(entry=theirs, author=loggist, assignee=user("supervisor"))
+    log_entry_set_status(entry=closed, author=loggist, status="resolved")
+    log_entry_set_status(entry=closed, author=loggist, status="closed")
+
+    tasks = steward_tasks(cup_tie, user("steward"))
+    assert [t["text"] for t in tasks] == ["mine"]
+    assert tasks[0] | {"id": 0} == {
+        "id": 0,
+        "seq": mine.seq,
+        "status": "assigned",
+        "category_name": "Other",
+        "severity": 1,
+        "text": "mine",
+        "place": "Block S-L1",
+        "task": "",
+    }
+
+
+def test_the_page_gives_its_script_what_it_needs(cup_tie, login_as, no_second_factor) -> None:
+    response = login_as("steward").get(f"/fixtures/{cup_tie.pk}/steward/")
+    assert response.status_code == 200
+    assert b"No post yet: ask the control room" in response.content
+    config = response.context["config"]
+    assert (config["username"], config["post"], config["tasks"]) == ("steward", None, [])
+    assert config["serviceWorker"] == f"/fixtures/{cup_tie.pk}/steward/sw.js"
+    assert "<script>" not in response.content.decode()  # CSP: no inline scripts
+
+
+def test_the_service_worker_keeps_the_page_and_its_files(cup_tie, login_as, no_second_factor):
+    response = login_as("steward").get(f"/fixtures/{cup_tie.pk}/steward/sw.js")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/javascript")
+    assert "no-cache" in response["Cache-Control"]
+    body = response.content.decode()
+    assert "&quot;" not in body
+    assert f'const PAGE = "/fixtures/{cup_tie.pk}/steward/";' in body
+    assert f'const CACHE = "safeground-steward-{cup_tie.pk}-v1-' in body
+    assets = json.loads(body.split("const ASSETS = ")[1].split(";\n")[0])
+    assert {"/static/safeground/steward-1.js", "/static/safeground/live-1.js"} <= set(assets)
