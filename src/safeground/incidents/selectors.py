@@ -41,6 +41,7 @@ class IncidentState:
     zone_ids: list[int] = field(default_factory=list)
     assignee: str = ""
     assignee_username: str = ""
+    assignee_id: int | None = None
     escalated_to: str = ""
     task: str = ""  # the assignee's word: accepted / done
     links: list[int] = field(default_factory=list)
@@ -98,6 +99,7 @@ def _apply(
     if entry.kind == LogEntry.Kind.ASSIGNMENT and entry.assignee:
         changes["assignee"] = str(entry.assignee)
         changes["assignee_username"] = entry.assignee.username
+        changes["assignee_id"] = entry.assignee_id
         changes["task"] = ""
     if entry.kind == LogEntry.Kind.TASK:
         changes["task"] = entry.task
@@ -182,14 +184,23 @@ def entry_event_data(entry: LogEntry, state: IncidentState | None = None) -> dic
 
 
 def entry_audience(
-    entry: LogEntry, *, addressed_to: Any = None, zones: dict[int, list[int]] | None = None
+    entry: LogEntry,
+    *,
+    addressed_to: Iterable[int | None] = (),
+    zones: dict[int, list[int]] | None = None,
 ) -> Audience:
     zones = block_zone_ids(entry.fixture) if zones is None else zones
     return Audience(
         home_only=entry.home_only,
         zone_ids=frozenset(_zone_ids(entry, zones)) or None,
-        user_ids=frozenset({addressed_to.pk}) if addressed_to is not None else frozenset(),
+        user_ids=frozenset(user_id for user_id in addressed_to if user_id is not None),
     )
+
+
+def addressed_to(before: IncidentState | None, after: IncidentState) -> set[int | None]:
+    """Who an entry on an incident is addressed to: whoever has the task, before and after it
+    (so a reassigned or closed task leaves the old assignee's phone too)."""
+    return {before.assignee_id if before else None, after.assignee_id}
 
 
 def _entries(fixture: Fixture) -> QuerySet[LogEntry]:
@@ -211,13 +222,15 @@ def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[st
     fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
     zones = block_zone_ids(fixture)
     frames = []
-    for entry, state in fixture_log(fixture):
+    states: dict[int, IncidentState] = {}
+    for entry in _entries(fixture):
+        report_id = entry.concerns_id or entry.pk
+        before = states.get(report_id)
+        state = states[report_id] = _apply(before, entry, zones)
         if entry.seq <= after_seq:
             continue
         report = entry.concerns or entry
-        audience = entry_audience(
-            report, addressed_to=entry.assignee if entry.concerns else None, zones=zones
-        )
+        audience = entry_audience(report, addressed_to=addressed_to(before, state), zones=zones)
         if audience.admits(viewer):
             frame = {
                 "type": "log.entry",

@@ -234,6 +234,8 @@ def _action(
     note = note.strip()
     if len(note) > MAX_TEXT:
         raise LogEntryError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
+    holder = incident_state(report).assignee_id
+    new = fields.get("assignee")
     return _append(
         fixture=report.fixture,
         author=author,
@@ -241,7 +243,7 @@ def _action(
         home_only=report.home_only,
         note=note,
         observed_at=_check_observed_at(observed_at, timezone.now()),
-        audience=entry_audience(report, addressed_to=fields.get("assignee")),
+        audience=entry_audience(report, addressed_to={holder, new.pk if new else None}),
         **fields,
     )
 
@@ -493,7 +495,8 @@ def broadcast_ack(*, broadcast: Broadcast, user: User) -> BroadcastAck:
             fixture_id=broadcast.fixture_id,
             type="broadcast.ack",
             data={"broadcast": broadcast.pk, "user": user.username, "name": str(user)},
-            audience=Audience(home_only=True),
+            # The control room, and the acknowledging person's other devices (to close it there).
+            audience=Audience(home_only=True, user_ids=frozenset({user.pk})),
         )
     return ack
 
