@@ -30,6 +30,15 @@ def test_each_demo_role_logs_in_and_lands_on_its_start_page(site, new_page, log_
             expect(coming_and_earlier.first).to_contain_text("West Ham United v Chelsea")
         else:
             expect(coming_and_earlier).to_have_count(9)
+        records = page.locator("[data-records] a")
+        if login.username in {"banofficer", "security"}:
+            expect(records).to_have_text(["Banned-supporter register", "Flagged tickets to review"])
+        elif login.username in {"safety", "liaison"}:  # the liaison: their own club's register
+            expect(records).to_have_text(["Banned-supporter register"])
+        elif login.username == "auditor":
+            expect(records).to_have_text(["Access records"])
+        else:
+            expect(records).to_have_count(0)
         grounds = page.locator("[data-grounds] a")
         if login.username in GROUND_STAFF:
             expect(grounds).to_have_text(["London Stadium"])

@@ -4,7 +4,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from safeground.accounts.permissions import can_open_control_room, can_open_steward_page
+from safeground.accounts.permissions import (
+    access_record_organisation_ids,
+    can_open_control_room,
+    can_open_steward_page,
+    can_use_register,
+    flag_organisation_ids,
+)
 from safeground.venues.selectors import ground_plan, grounds_visible_to
 
 from .models import FixtureZone
@@ -23,6 +29,9 @@ def home(request: HttpRequest) -> HttpResponse:
             "earlier": earlier,
             "grounds": grounds_visible_to(request.user),
             "roles": roles,
+            "may_use_register": can_use_register(request.user),
+            "may_review_flags": bool(flag_organisation_ids(request.user)),
+            "may_read_access_records": bool(access_record_organisation_ids(request.user)),
         },
     )
 
