@@ -15,10 +15,10 @@ from typing import Any
 from django.conf import settings
 
 from safeground.matches.models import Fixture, FixtureZone
-from safeground.venues.models import BlockAdjacency, ZoneBlock
+from safeground.venues.models import BlockAdjacency, Concourse, Gate, ZoneBlock
 
 from .models import LogEntry
-from .selectors import reports_observed_between
+from .selectors import block_zone_ids
 
 DEFAULTS: dict[str, float] = {
     "window_minutes": 30,
@@ -66,6 +66,69 @@ def zone_neighbours(fixture: Fixture) -> dict[int, set[int]]:
     return neighbours
 
 
+@dataclass(frozen=True)
+class WindowReport:
+    seq: int
+    severity: int
+    observed_at: datetime
+    zone_ids: frozenset[int]
+
+
+PLACE_FIELDS = ("severity", "block_id", "zone_id", "gate_id", "concourse_id")
+
+
+def window_reports(fixture: Fixture, start: datetime, end: datetime) -> list[WindowReport]:
+    """The reports observed in [start, end] with their severity and zones, corrections applied.
+
+    Plain rows, not log entries: this runs after every report, so it stays a few cheap queries
+    whatever the size of the log."""
+    blocks = block_zone_ids(fixture)
+    served: dict[tuple[str, int], set[int]] = {}
+    for kind, through, key in (
+        ("gate", Gate.blocks.through, "gate_id"),
+        ("concourse", Concourse.blocks.through, "concourse_id"),
+    ):
+        for place_id, block_id in through.objects.filter(
+            **{f"{kind}__ground": fixture.ground_id}
+        ).values_list(key, "block_id"):
+            served.setdefault((kind, place_id), set()).update(blocks.get(block_id, ()))
+
+    def zones_of(row: dict[str, Any]) -> set[int]:
+        found = set(blocks.get(row["block_id"], ())) if row["block_id"] else set()
+        if row["zone_id"]:
+            found.add(row["zone_id"])
+        for kind in ("gate", "concourse"):
+            if row[f"{kind}_id"]:
+                found |= served.get((kind, row[f"{kind}_id"]), set())
+        return found
+
+    reports = {
+        row["id"]: row
+        for row in LogEntry.objects.filter(
+            fixture=fixture, kind=LogEntry.Kind.REPORT, observed_at__range=(start, end)
+        ).values("id", "seq", "observed_at", *PLACE_FIELDS)
+    }
+    for fix in (
+        LogEntry.objects.filter(concerns_id__in=reports, kind=LogEntry.Kind.CORRECTION)
+        .order_by("seq")
+        .values("concerns_id", *PLACE_FIELDS)
+    ):
+        report = reports[fix["concerns_id"]]
+        if fix["severity"]:
+            report["severity"] = fix["severity"]
+        if any(fix[f] for f in PLACE_FIELDS[1:]):  # a corrected place replaces the old one
+            report.update({f: fix[f] for f in PLACE_FIELDS[1:]})
+    return [
+        WindowReport(
+            seq=row["seq"],
+            severity=row["severity"] or 0,
+            observed_at=row["observed_at"],
+            zone_ids=frozenset(zones_of(row)),
+        )
+        for row in reports.values()
+    ]
+
+
 def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
     conf = flashpoint_settings()
     window = timedelta(minutes=conf["window_minutes"])
@@ -76,11 +139,10 @@ def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
     causes: dict[int, list[tuple[float, int]]] = {z: [] for z in neighbours}
     recent: dict[int, int] = dict.fromkeys(neighbours, 0)
     before: dict[int, int] = dict.fromkeys(neighbours, 0)
-    for incident in reports_observed_between(fixture, at - window, at):
+    for incident in window_reports(fixture, at - window, at):
         if not incident.severity:
             continue
-        observed = datetime.fromisoformat(incident.observed_at)
-        age = at - observed
+        age = at - incident.observed_at
         if age < timedelta(0) or age > window:
             continue
         weight = incident.severity * 0.5 ** (age / timedelta(minutes=conf["half_life_minutes"]))

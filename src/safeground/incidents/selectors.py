@@ -360,17 +360,3 @@ def steward_posts(fixture: Fixture) -> list[dict[str, str]]:
         ),
         key=lambda row: row["name"],
     )
-
-
-def reports_observed_between(fixture: Fixture, start: Any, end: Any) -> list[IncidentState]:
-    """The reports seen in [start, end], each as it stands now (corrections applied)."""
-    zones = block_zone_ids(fixture)
-    reports = list(
-        _entries(fixture).filter(kind=LogEntry.Kind.REPORT, observed_at__range=(start, end))
-    )
-    states = {report.pk: _apply(None, report, zones) for report in reports}
-    for action in _entries(fixture).filter(concerns_id__in=states):
-        report_id = action.concerns_id
-        assert report_id is not None  # filtered on it
-        states[report_id] = _apply(states[report_id], action, zones)
-    return list(states.values())
