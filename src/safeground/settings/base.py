@@ -98,8 +98,17 @@ TEMPLATES = [
 ]
 
 
+# SQLite for concurrent use: WAL, writers take the lock at BEGIN, and wait for it (STACK.md).
+SQLITE_OPTIONS = {
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
+
+
 def database_from_env(default_sqlite: Path) -> dict:
-    """SQLite in WAL mode by default; DATABASE_URL selects PostgreSQL with a connection pool.
+    """SQLite in WAL mode by default; DATABASE_URL selects PostgreSQL with a connection pool
+    (or another SQLite file, with the same options).
 
     Under ASGI every sync request runs in a fresh thread, so persistent connections leak one per
     thread (STACK.md): PostgreSQL uses psycopg's pool instead and CONN_MAX_AGE stays 0.
@@ -109,16 +118,14 @@ def database_from_env(default_sqlite: Path) -> dict:
         if db["ENGINE"] == "django.db.backends.postgresql":
             db.setdefault("OPTIONS", {})["pool"] = {"min_size": 2, "max_size": 16, "timeout": 10}
             db["CONN_MAX_AGE"] = 0
+        elif db["ENGINE"] == "django.db.backends.sqlite3":
+            db.setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
         return db
     default_sqlite.parent.mkdir(parents=True, exist_ok=True)
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": default_sqlite,
-        "OPTIONS": {
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-        },
+        "OPTIONS": SQLITE_OPTIONS,
     }
 
 
