@@ -21,9 +21,11 @@ import argparse
 import asyncio
 import contextlib
 import http.client
+import itertools
 import json
 import multiprocessing
 import os
+import queue
 import re
 import resource
 import shutil
@@ -36,6 +38,7 @@ import urllib.parse
 import uuid
 from array import array
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
@@ -50,6 +53,7 @@ DEMO_USER, DEMO_PASSWORD = "loggist", "matchday-demo"
 PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
 PG_BENCH_DB = "safeground_bench"
 REDIS_URL = "redis://127.0.0.1:6379/0"
+PUBLISHERS = 4  # concurrent POST connections
 LAYERS = ("inprocess", "plain", "redis")  # redis last: its line closes the output
 
 # The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:
@@ -198,6 +202,7 @@ class Result:
     seconds: float
     frame_bytes: int
     connect_s: float
+    load: float
 
     @property
     def lost(self) -> int:
@@ -211,6 +216,7 @@ class Result:
         )
 
     def detail(self) -> str:
+        load = f", load average before the run {self.load:.1f}"
         lat = sorted(self.latencies_ms)
         delivered = max(len(lat), 1)
         posts = sorted(self.post_ms)
@@ -222,7 +228,7 @@ class Result:
             f", frame={self.frame_bytes} B"
             f", post p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms"
             f", server CPU {100 * self.server_cpu_s / self.seconds:.0f}%"
-            f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame)"
+            f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame){load}"
         )
 
 
@@ -323,6 +329,7 @@ def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Pop
 
 
 def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_bytes: int) -> Result:
+    load = os.getloadavg()[0]
     with server(layer, database) as (port, process, make_publisher):
         publisher = make_publisher()
         publisher.frame_bytes = frame_bytes
@@ -337,48 +344,45 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
         for share in shares:
             parent_end, child_end = ctx.Pipe()
             child = ctx.Process(
-                target=client_process, args=(url, origin, publisher.cookie, share, child_end)
+                target=client_process,
+                args=(url, origin, publisher.cookie, share, child_end),
+                daemon=True,
             )
             child.start()
             pipes.append(parent_end)
             children.append(child)
-        connected = sum(int(pipe.recv()) for pipe in pipes)
-        connect_s = time.monotonic() - started
-        time.sleep(1.0)  # let the connect burst settle
+        try:
+            connected = sum(int(pipe.recv()) for pipe in pipes)
+            connect_s = time.monotonic() - started
+            time.sleep(1.0)  # let the connect burst settle
 
-        cpu_before = cpu_seconds(process.pid)
-        total = int(args.seconds * args.rate)
-        t0: dict[int, float] = {}
-        post_ms: list[float] = []
-        errors = 0
-        start = time.monotonic() + 0.2
-        for i in range(total):
-            delay = start + i / args.rate - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            t0[i] = time.monotonic()
-            if not publisher.publish(i):
-                errors += 1
-            post_ms.append(1000 * (time.monotonic() - t0[i]))
-        time.sleep(LOST_AFTER_S)
-        cpu_s = cpu_seconds(process.pid) - cpu_before
-        for pipe in pipes:
-            pipe.send("stop")
+            cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+            total = int(args.seconds * args.rate)
+            t0, post_ms, errors = publish_steadily(publisher, total, args.rate)
+            time.sleep(LOST_AFTER_S)
+            cpu_s = cpu_seconds(process.pid) - cpu_before
+            wall_s = time.monotonic() - wall_before
+            for pipe in pipes:
+                pipe.send("stop")
 
-        latencies: list[float] = []
-        received = duplicates = closed = seen_bytes = 0
-        for pipe in pipes:
-            ids, times, dups, lost_sockets, frame_len = pipe.recv()
-            seen_bytes = max(seen_bytes, frame_len)
-            duplicates += dups
-            closed += lost_sockets
-            received += len(ids)
-            for i, t in zip(ids, times, strict=True):
-                sent = t0.get(i)
-                if sent is not None and t - sent <= LOST_AFTER_S:
-                    latencies.append(1000 * (t - sent))
-        for child in children:
-            child.join(timeout=30)
+            latencies: list[float] = []
+            received = duplicates = closed = seen_bytes = 0
+            for pipe in pipes:
+                ids, times, dups, lost_sockets, frame_len = pipe.recv()
+                seen_bytes = max(seen_bytes, frame_len)
+                duplicates += dups
+                closed += lost_sockets
+                received += len(ids)
+                for i, t in zip(ids, times, strict=True):
+                    sent = t0.get(i)
+                    if sent is not None and t - sent <= LOST_AFTER_S:
+                        latencies.append(1000 * (t - sent))
+            for child in children:
+                child.join(timeout=30)
+        finally:
+            for child in children:
+                if child.is_alive():
+                    child.terminate()
         return Result(
             layer=layer,
             clients=args.clients,
@@ -392,10 +396,45 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
             post_errors=errors,
             post_ms=post_ms,
             server_cpu_s=cpu_s,
-            seconds=args.seconds + LOST_AFTER_S,
+            seconds=wall_s,
             frame_bytes=seen_bytes,
             connect_s=connect_s,
+            load=load,
         )
+
+
+def publish_steadily(publisher: Any, total: int, rate: float) -> tuple[dict[int, float], list, int]:
+    """POST `total` messages at `rate` per second, on time even when some answers are slow.
+
+    A few connections POST concurrently (like several loggists and stewards), so a slow answer
+    does not lower the offered rate. t0 is taken just before each request is sent.
+    """
+    free: queue.Queue[Any] = queue.Queue()
+    for connection in [publisher, *(publisher.another() for _ in range(PUBLISHERS - 1))]:
+        free.put(connection)
+    t0: dict[int, float] = {}
+    post_ms: list[float] = []
+    errors = 0
+
+    def one(i: int) -> None:
+        nonlocal errors
+        connection = free.get()
+        try:
+            t0[i] = time.monotonic()
+            ok = connection.publish(i)
+            post_ms.append(1000 * (time.monotonic() - t0[i]))
+            errors += not ok
+        finally:
+            free.put(connection)
+
+    start = time.monotonic() + 0.2
+    with ThreadPoolExecutor(PUBLISHERS) as pool:
+        for i in range(total):
+            delay = start + i / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            pool.submit(one, i)
+    return t0, post_ms, errors
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -414,19 +453,31 @@ def cpu_seconds(pid: int) -> float:
 class ApiPublisher:
     """Logs in as the demo loggist and POSTs entries to the real log endpoint."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, like: ApiPublisher | None = None) -> None:
         self.port = port
         self.frame_bytes = 0
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.cookies: dict[str, str] = {}
-        self._fixture_id: int | None = None
-        self._log_in()
+        self.cookies: dict[str, str] = dict(like.cookies) if like else {}
+        self._fixture_id: int | None = like._fixture_id if like else None
+        if like is None:
+            self._log_in()
         self.cookie = f"sessionid={self.cookies['sessionid']}"
+
+    def another(self) -> ApiPublisher:
+        """One more connection with the same login, to POST concurrently."""
+        return ApiPublisher(self.port, like=self)
 
     def _request(self, method: str, path: str, body: bytes | None = None, **headers: str) -> Any:
         headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        self.conn.request(method, path, body=body, headers=headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+        except (ConnectionError, http.client.HTTPException):
+            # uvicorn closes idle keep-alive connections after 5 s (while sockets connect).
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
         data = response.read()
         for header, value in response.getheaders():
             if header.lower() == "set-cookie":
@@ -485,9 +536,15 @@ class TriggerPublisher:
     cookie = ""
 
     def __init__(self, port: int) -> None:
+        self.port = port
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.reader = self.sock.makefile("rb")
         self.frame_bytes = 1000
+
+    def another(self) -> TriggerPublisher:
+        twin = TriggerPublisher(self.port)
+        twin.frame_bytes = self.frame_bytes
+        return twin
 
     def fixture_id(self) -> int:
         return 1
@@ -647,7 +704,10 @@ def append_rate(entries: int) -> None:
     fixture = Fixture.objects.select_related("ground").get(away_club__name="Chelsea")
     author = User.objects.get(username=DEMO_USER)
     started = time.perf_counter()
+    marks: list[float] = []
     for i in range(entries):
+        if i % 100 == 0:
+            marks.append(time.perf_counter())
         log_entry_append(
             fixture=fixture,
             author=author,
@@ -657,8 +717,14 @@ def append_rate(entries: int) -> None:
             severity=3,
             idempotency_key=str(uuid.uuid4()),
         )
-    elapsed = time.perf_counter() - started
-    print(f"append rate db=? entries={entries} per_s={entries / elapsed:.0f} (one writer, chained)")
+    finished = time.perf_counter()
+    elapsed = finished - started
+    steps = [*marks, finished]
+    per_100 = ", ".join(f"{100 / (b - a):.0f}" for a, b in itertools.pairwise(steps))
+    print(
+        f"append rate db=? entries={entries} per_s={entries / elapsed:.0f}"
+        f" (one writer, hash chain; per 100 entries in turn: {per_100}/s)"
+    )
 
 
 if __name__ == "__main__":

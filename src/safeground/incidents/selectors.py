@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
-from safeground.live.events import Audience
+from safeground.live.events import Audience, frame_json
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.venues.models import ZoneBlock
 
@@ -232,13 +231,10 @@ def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[st
         report = entry.concerns or entry
         audience = entry_audience(report, addressed_to=addressed_to(before, state), zones=zones)
         if audience.admits(viewer):
-            frame = {
-                "type": "log.entry",
-                "fixture": fixture_id,
-                "seq": entry.seq,
-                "data": entry_event_data(entry, state),
-            }
-            frames.append(json.dumps(frame))
+            data = entry_event_data(entry, state)
+            frames.append(
+                frame_json(fixture_id=fixture_id, type="log.entry", data=data, seq=entry.seq)
+            )
     return frames
 
 
