@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint bench bench-live install browser clean bench-matching
+.PHONY: run test lint bench bench-live bench-matching bench-entry install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -46,6 +46,13 @@ bench-live: $(STAMP)
 
 bench-matching: $(STAMP)
 	$(BIN)/python bench/bench_matching.py
+
+# Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
+# folder of its own, never into the project); Debian's wrk drives the load.
+bench-entry: $(STAMP)
+	@command -v wrk >/dev/null || { echo "Installing Debian's wrk for the entry benchmark"; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
+	$(BIN)/python bench/bench_entry.py $(BENCH_ENTRY_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
