@@ -47,7 +47,10 @@ class ZoneScore:
 
 
 def zone_neighbours(fixture: Fixture) -> dict[int, set[int]]:
-    """For each of the fixture's zones, the fixture zones that touch it."""
+    """For each of the fixture's zones, the fixture zones that touch it (kept on the fixture)."""
+    cached: dict[int, set[int]] | None = getattr(fixture, "_zone_neighbours", None)
+    if cached is not None:
+        return cached
     zone_ids = list(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", flat=True))
     zones_of_block: dict[int, set[int]] = {}
     for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=zone_ids).values_list(
@@ -63,6 +66,7 @@ def zone_neighbours(fixture: Fixture) -> dict[int, set[int]]:
                 if za != zb:
                     neighbours[za].add(zb)
                     neighbours[zb].add(za)
+    fixture._zone_neighbours = neighbours  # type: ignore[attr-defined]
     return neighbours
 
 

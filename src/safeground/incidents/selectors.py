@@ -120,13 +120,19 @@ def _apply(
 
 
 def block_zone_ids(fixture: Fixture) -> dict[int, list[int]]:
-    """block id -> the ids of this fixture's zones that hold it."""
+    """block id -> the ids of this fixture's zones that hold it.
+
+    Kept on the fixture object: one append asks several times, and a request's fixture is fresh."""
+    cached: dict[int, list[int]] | None = getattr(fixture, "_block_zone_ids", None)
+    if cached is not None:
+        return cached
     in_use = FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", flat=True)
     found: dict[int, list[int]] = {}
     for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=in_use).values_list(
         "block_id", "zone_id"
     ):
         found.setdefault(block_id, []).append(zone_id)
+    fixture._block_zone_ids = found  # type: ignore[attr-defined]
     return found
 
 
