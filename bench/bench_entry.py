@@ -417,7 +417,17 @@ def measure_safeground(args: argparse.Namespace, backend: str, tickets: int) -> 
             )
             seeded = json.loads(out.read_text())
             port = free_port()
-            command = [*manage, "serve", f"--port={port}"]
+            # The shipped application (scans take its lean route), two workers as at a big ground.
+            command = [
+                PYTHON,
+                "-m",
+                "uvicorn",
+                "safeground.asgi:application",
+                f"--port={port}",
+                "--workers=2",
+                "--no-access-log",
+                "--log-level=warning",
+            ]
             log = (workdir / "server.log").open("wb")
             server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
             try:

@@ -23,6 +23,13 @@ from safeground.incidents.services import (
 )
 from safeground.matches.models import Fixture
 
+# A well-formed scan: refused to every user all the same (only device keys may scan).
+A_SCAN = {
+    "barcode": "EFL4-000001",
+    "turnstile": "F03",
+    "scanned_at": "2016-10-26T18:00:00Z",
+    "nonce": "00000000-0000-4000-8000-000000000001",
+}
 ROLES = ["anonymous", *[login.username for login in LOGINS]]
 CLUB = ["safety", "loggist", "supervisor", "steward", "banofficer", "auditor", "security"]
 POLICE = ["police", "spotter"]
@@ -150,6 +157,16 @@ TABLE: dict[str, list[Row]] = {
     # Users are not devices: only a device key opens it (tests/accounts/test_devices.py).
     "api:device_whoami": [(lambda: reverse("api:device_whoami"), expect(401, 401))],
     "api:api-root": [(lambda: reverse("api:api-root"), expect(404, 404))],
+    # Turnstiles and scanners only (tests/entry/test_scan.py): a user session is not a device.
+    "api:entry_scan": [(lambda: reverse("api:entry_scan"), expect(401, 401), A_SCAN)],
+    # The gates' counts: whoever may open the match's control room.
+    "api:entry_counts": [
+        (lambda: reverse("api:entry_counts", args=[cup_tie().pk]), expect(401, 200, steward=403)),
+        (
+            lambda: reverse("api:entry_counts", args=[league_match().pk]),
+            expect(401, 200, steward=403, liaison=403),
+        ),
+    ],
     "control_room": [
         (lambda: reverse("control_room", args=[cup_tie().pk]), expect(302, 200, steward=403)),
         (

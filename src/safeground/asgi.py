@@ -20,6 +20,8 @@ def build_application():
     return django_app
 
 
-from safeground.live.websocket import live_router  # noqa: E402  (needs Django set up)
+from safeground.entry.asgi import gates_router  # noqa: E402  (needs Django set up)
+from safeground.live.websocket import live_router  # noqa: E402
 
-application = live_router(build_application())
+# Turnstile scans and live sockets take lean routes of their own; everything else is Django.
+application = gates_router(live_router(build_application()))

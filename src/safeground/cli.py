@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "revokedevice": "Revoke a device key.",
     "replay": "Play a scripted match into the live system (the demo ships 'seed').",
     "verify-log": "Recompute each match's log hash chain; name the first entry that does not fit.",
+    "replay-arrival": "Play the cup tie's arrival through the turnstiles (the gates demo).",
     "import-tickets": "Import tickets for a match from a CSV export (FILE --fixture ID).",
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
     "migrate": "Create or update the database tables.",

@@ -10,8 +10,8 @@ from .models import Device
 from .selectors import device_by_key
 
 PROFILES: dict[str, frozenset[str]] = {
-    Device.Profile.TURNSTILE: frozenset({"device_whoami"}),
-    Device.Profile.SCANNER: frozenset({"device_whoami"}),
+    Device.Profile.TURNSTILE: frozenset({"device_whoami", "entry_scan"}),
+    Device.Profile.SCANNER: frozenset({"device_whoami", "entry_scan"}),
 }
 
 

@@ -1,9 +1,11 @@
-"""Tickets for a match, as the ticketing system exported them (see entry/ticket_file.py)."""
+"""Tickets for a match, as the ticketing system exported them (see entry/ticket_file.py), and
+every scan at the turnstiles (docs/adr/0005-turnstile-decisions.md)."""
 
 from django.db import models
 
+from safeground.accounts.models import Device
 from safeground.matches.models import Fixture
-from safeground.venues.models import Block
+from safeground.venues.models import Block, Gate, Turnstile
 
 
 class Ticket(models.Model):
@@ -31,6 +33,13 @@ class Ticket(models.Model):
     imported_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     cancelled_reason = models.CharField(max_length=200, blank=True)
+    # Set by an admitting scan only, with a conditional UPDATE (one admission per ticket; ADR 0005).
+    inside = models.BooleanField(default=False, db_default=False)  # raw imports leave it out
+    entered_at = models.DateTimeField(null=True, blank=True)
+    # Not indexed, so an admission is a heap-only (HOT) update on PostgreSQL.
+    entered_gate = models.ForeignKey(
+        Gate, null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
 
     class Meta:
         ordering = ["fixture", "barcode"]
@@ -41,7 +50,11 @@ class Ticket(models.Model):
                 name="ticket_seat_or_area",
             ),
         ]
-        indexes = [models.Index(fields=["fixture", "holder_dob"])]
+        indexes = [
+            models.Index(fields=["fixture", "holder_dob"]),
+            # A barcode not of this match: another match's ticket (wrong_match) or unknown.
+            models.Index(fields=["barcode"], name="ticket_barcode"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.barcode} ({self.place})"
@@ -52,3 +65,59 @@ class Ticket(models.Model):
             return self.area
         code = self.block.code if self.block else str(self.block_id)
         return f"{code} row {self.row} seat {self.seat}"
+
+
+class Scan(models.Model):
+    """One scan at a turnstile, admitted or refused: stored with its reason, device, turnstile,
+    the time it happened and the time the server stored it. Written by entry.services only."""
+
+    class Direction(models.TextChoices):
+        IN = "in", "Entry"
+        OUT = "out", "Exit"
+
+    class Decision(models.TextChoices):
+        ADMIT = "admit", "Admit"
+        DENY = "deny", "Deny"
+
+    class Reason(models.TextChoices):
+        BANNED = "banned", "Banned"
+        ALREADY_INSIDE = "already_inside", "Already inside"
+        WRONG_END = "wrong_end", "Wrong end of the ground"
+        WRONG_MATCH = "wrong_match", "Ticket for another match"
+        CANCELLED = "cancelled", "Ticket cancelled"
+        UNKNOWN_TICKET = "unknown_ticket", "Unknown ticket"
+        FLAGGED = "flagged", "Check identity (flagged)"
+
+    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="+")
+    nonce = models.UUIDField()
+    # The ticket of this match the barcode belongs to; null for wrong_match and unknown_ticket.
+    ticket = models.ForeignKey(
+        Ticket, null=True, blank=True, on_delete=models.PROTECT, related_name="scans"
+    )
+    barcode = models.CharField(max_length=64)
+    # The match the scan was for (null: no match at the ground around that time).
+    fixture = models.ForeignKey(
+        Fixture, null=True, blank=True, on_delete=models.PROTECT, related_name="scans"
+    )
+    turnstile = models.ForeignKey(Turnstile, on_delete=models.PROTECT, related_name="+")
+    gate = models.ForeignKey(Gate, on_delete=models.PROTECT, related_name="+")
+    direction = models.CharField(max_length=3, choices=Direction.choices)
+    decision = models.CharField(max_length=5, choices=Decision.choices)
+    reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
+    scanned_at = models.DateTimeField()
+    stored_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["stored_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["device", "nonce"], name="scan_unique_nonce"),
+            models.CheckConstraint(
+                condition=models.Q(decision="admit", reason="")
+                | (models.Q(decision="deny") & ~models.Q(reason="")),
+                name="scan_deny_has_reason",
+            ),
+        ]
+        indexes = [models.Index(fields=["fixture", "decision"], name="scan_fixture_decision")]
+
+    def __str__(self) -> str:
+        return f"{self.barcode} {self.direction} {self.decision} {self.reason}".strip()

@@ -1,18 +1,25 @@
-"""Every write about tickets: importing a ticketing system's export, cancelling a ticket."""
+"""Every write about tickets: importing a ticketing system's export, cancelling a ticket, and
+deciding a turnstile scan (`scan_decide`)."""
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from safeground.bans.flagging import MatchReport, fixture_match
+from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
-from .models import Ticket
+from . import decisions, live_counts, lookups
+from .models import Scan, Ticket
 from .ticket_file import BlockInfo, Progress, TicketFileError, TicketRow, parse_tickets
 
 BATCH = 2000
@@ -147,3 +154,199 @@ def ticket_cancel(*, ticket: Ticket, reason: str) -> Ticket:
     )
     ticket.refresh_from_db()
     return ticket
+
+
+# --- turnstile scans (docs/adr/0005-turnstile-decisions.md) -----------------------------------
+
+BARCODE = re.compile(r"[\x21-\x7e]{1,64}")  # printable ASCII, no spaces, at most 64
+Reason = Scan.Reason
+
+
+class ScanError(ValueError):
+    """A scan the gates refuse to decide; `field` names what is wrong (HTTP 400, nothing stored)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    decision: str
+    reason: str | None
+    message: str
+    ticket: dict[str, Any] | None
+    replayed: bool
+    scan_id: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "reason": self.reason,
+            "message": self.message,
+            "ticket": self.ticket,
+            "replayed": self.replayed,
+        }
+
+
+def scan_decide(
+    *,
+    device: lookups.DeviceInfo,
+    turnstile: str,
+    barcode: str,
+    scanned_at: datetime,
+    nonce: UUID,
+    direction: str = Scan.Direction.IN,
+    now: datetime | None = None,
+) -> ScanResult:
+    """Admit or deny one scan at a turnstile, store it, and say why, in words a steward can act on.
+
+    The match is the one at the turnstile's ground whose kick-off is nearest the time scanned
+    (lookups.fixture_at). One admission per ticket is the database's: a conditional UPDATE.
+    The same nonce from the same device again returns the stored decision and stores nothing."""
+    now = now or timezone.now()
+    if not BARCODE.fullmatch(barcode):
+        raise ScanError("barcode", "must be 1 to 64 printable characters, without spaces")
+    if direction not in Scan.Direction.values:
+        raise ScanError("direction", "must be 'in' or 'out'")
+    if scanned_at.tzinfo is None:
+        raise ScanError("scanned_at", "must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)")
+    if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
+        raise ScanError("scanned_at", "is in the future: check the turnstile's clock")
+    try:
+        place = lookups.turnstile_for(device.organisation_id, turnstile)
+    except lookups.AmbiguousTurnstile:
+        raise ScanError("turnstile", f"{turnstile!r} names turnstiles at several grounds") from None
+    if place is None:
+        raise ScanError("turnstile", f"no turnstile {turnstile!r} at your organisation's grounds")
+    fixture_id = lookups.fixture_at(place.ground_id, scanned_at)
+    ends = lookups.gate_ends(fixture_id, place.gate_id) if fixture_id is not None else None
+    outcome = decisions.decide(
+        decisions.ScanContext(
+            device_id=device.id,
+            turnstile_id=place.id,
+            gate_id=place.gate_id,
+            fixture_id=fixture_id,
+            day=ends.day if ends else None,
+            home_ok=bool(ends and ends.home),
+            away_ok=bool(ends and ends.away),
+            reentry=settings.SAFEGROUND_ENTRY_REENTRY,
+            direction=direction,
+            barcode=barcode,
+            nonce=nonce,
+            scanned_at=scanned_at,
+            stored_at=now,
+        )
+    )
+    ground = lookups.ground_info(place.ground_id)
+    result = ScanResult(
+        decision=outcome.decision,
+        reason=outcome.reason or None,
+        message=scan_message(outcome, direction=direction, ground=ground),
+        ticket=_ticket_json(outcome, ground),
+        replayed=outcome.replayed,
+        scan_id=outcome.scan_id,
+    )
+    if not outcome.replayed and fixture_id is not None:
+        if outcome.reason == Reason.BANNED:
+            _publish_banned(outcome, fixture_id, place, scanned_at, ends, result.ticket)
+        live_counts.touch(fixture_id)
+    return result
+
+
+def _ticket_json(outcome: decisions.Outcome, ground: lookups.GroundInfo) -> dict[str, Any] | None:
+    if outcome.ticket_id is None:
+        return None
+    return {
+        "block": ground.block_codes.get(outcome.block_id) if outcome.block_id else None,
+        "row": outcome.row,
+        "seat": outcome.seat,
+        "area": outcome.area,
+        "end": outcome.end,
+    }
+
+
+def _place(outcome: decisions.Outcome, ground: lookups.GroundInfo) -> str:
+    if outcome.block_id is None:
+        return outcome.area
+    block = ground.block_codes.get(outcome.block_id, "?")
+    return f"block {block}, row {outcome.row}, seat {outcome.seat}"
+
+
+def scan_message(outcome: decisions.Outcome, *, direction: str, ground: lookups.GroundInfo) -> str:
+    """What the steward at the turnstile reads: the decision and what to do next."""
+    reason = outcome.reason
+    if not reason:
+        if direction == Scan.Direction.OUT:
+            if settings.SAFEGROUND_ENTRY_REENTRY:
+                return "Exit recorded. The ticket may be used to come back in."
+            return "Exit recorded. No re-entry at this match: the ticket will not admit again."
+        return f"Admit: {_place(outcome, ground)}."
+    if reason == Reason.BANNED:
+        return (
+            "Do not admit: the holder is banned from this match. Keep them at the turnstile, call"
+            " your supervisor; the control room has been told."
+        )
+    if reason == Reason.FLAGGED:
+        return (
+            "Do not admit yet: check identity. The holder's name is close to someone on the"
+            " banned list. Ask for photo ID and call your supervisor."
+        )
+    if reason == Reason.CANCELLED:
+        return "Do not admit: this ticket has been cancelled. Send the holder to the ticket office."
+    if reason == Reason.ALREADY_INSIDE:
+        where = ground.gate_names.get(outcome.entered_gate_id or 0, "another gate")
+        when = f" at {timezone.localtime(outcome.entered_at):%H:%M}" if outcome.entered_at else ""
+        return (
+            f"Do not admit: this ticket was already used at {where}{when}. A copied ticket, or"
+            " someone who has left: call your supervisor."
+        )
+    if reason == Reason.WRONG_END:
+        end = "an away" if outcome.end == Ticket.End.AWAY else "a home"
+        gates = ground.block_gates.get(outcome.block_id or 0, ())
+        go = f" Direct the holder to {' or '.join(gates)}." if gates else ""
+        return f"Do not admit: {end} ticket, and this gate does not serve that end.{go}"
+    if reason == Reason.WRONG_MATCH:
+        return (
+            "Do not admit: this ticket is for another match. Send the holder to the ticket office."
+        )
+    return "Do not admit: unknown ticket. Send the holder to the ticket office."
+
+
+def _publish_banned(
+    outcome: decisions.Outcome,
+    fixture_id: int,
+    place: lookups.TurnstileInfo,
+    scanned_at: datetime,
+    ends: lookups.GateEnds | None,
+    ticket: dict[str, Any] | None,
+) -> None:
+    """The control room sees a banned holder turned away. No name or photo in the frame: those
+    stay behind the flag's page, which records who read them (docs/adr/0004-ban-register.md)."""
+    flag = decisions.confirmed_flag(outcome.ticket_id or 0, ends.day if ends else None)
+    publish(
+        fixture_id=fixture_id,
+        type="entry.denied",
+        data={
+            "reason": outcome.reason,
+            "gate": place.gate_name,
+            "turnstile": place.code,
+            "scanned_at": scanned_at.isoformat(),
+            "ticket": ticket,
+            "flag": flag,
+        },
+        audience=Audience(home_only=True),
+    )
+
+
+@transaction.atomic
+def arrival_reset(*, fixture: Fixture, device_id: int) -> int:
+    """The demo only: forget one device's scans at a match; the tickets it admitted are outside
+    again. Returns how many scans were forgotten."""
+    admitted = Scan.objects.filter(
+        fixture=fixture, device_id=device_id, decision=Scan.Decision.ADMIT
+    ).values("ticket_id")
+    Ticket.objects.filter(pk__in=admitted).update(inside=False, entered_at=None, entered_gate=None)
+    forgotten, _ = Scan.objects.filter(fixture=fixture, device_id=device_id).delete()
+    return forgotten

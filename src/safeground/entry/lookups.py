@@ -1,0 +1,221 @@
+"""What a scan needs to know besides the ticket, kept a few seconds in each process.
+
+A turnstile sends thousands of scans a minute with the same key, at the same turnstile, for the
+same match: reading the device, the turnstile, the match and which ends its gate serves from the
+database every time would cost four round trips per scan. Each is cached here for
+`SAFEGROUND_ENTRY_CACHE_SECONDS` (default 5): a revoked key, a moved turnstile or a changed zone
+layout takes effect in every process within that time (docs/adr/0005-turnstile-decisions.md).
+Only found things are kept; an unknown key or turnstile is looked up again each time.
+"""
+
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from safeground.accounts.models import Device
+from safeground.accounts.services import device_key_hash
+from safeground.matches.models import Fixture, FixtureZone
+from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
+
+MAX_ENTRIES = 10_000  # per cache; past it a cache starts again (keys are few in practice)
+
+
+class TTLCache:
+    """A dict whose entries expire; shared by a process's threads.
+
+    When an entry expires, one thread reloads it while the others go on with the old value for
+    the moment that takes (no stampede of identical queries every few seconds at 2,000 scans/s);
+    an entry never outlives its time by more than one reload."""
+
+    def __init__(self) -> None:
+        self._data: dict[Hashable, tuple[float, Any]] = {}
+        self._loading: set[Hashable] = set()
+        self._lock = threading.Lock()
+
+    def get[V](self, key: Hashable, load: Callable[[], V | None]) -> V | None:
+        now = time.monotonic()
+        hit = self._data.get(key)
+        if hit is not None:
+            if now - hit[0] < settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
+                value: V = hit[1]
+                return value
+            with self._lock:
+                if key in self._loading:  # another thread is reloading it
+                    stale: V = hit[1]
+                    return stale
+                self._loading.add(key)
+        try:
+            loaded = load()
+            if loaded is not None:
+                if len(self._data) >= MAX_ENTRIES:
+                    self._data.clear()
+                self._data[key] = (now, loaded)
+            else:
+                self._data.pop(key, None)
+            return loaded
+        finally:
+            if hit is not None:
+                with self._lock:
+                    self._loading.discard(key)
+
+    def clear(self) -> None:
+        self._data.clear()
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    id: int
+    organisation_id: int
+    name: str
+    profile: str
+    profile_label: str
+
+
+@dataclass(frozen=True)
+class TurnstileInfo:
+    id: int
+    code: str
+    gate_id: int
+    gate_name: str
+    ground_id: int
+
+
+@dataclass(frozen=True)
+class GroundInfo:
+    """A ground's gates and which gates serve each block (for the steward's messages)."""
+
+    gate_names: dict[int, str]
+    block_codes: dict[int, str]
+    block_gates: dict[int, tuple[str, ...]]
+    fixtures: tuple[tuple[int, datetime], ...]  # (id, kick-off) of every match there
+
+
+@dataclass(frozen=True)
+class GateEnds:
+    """For one match and one gate: the ends the gate lets in, and the match day (for bans)."""
+
+    home: bool
+    away: bool
+    day: date
+
+
+_devices = TTLCache()
+_turnstiles = TTLCache()
+_grounds = TTLCache()
+_gate_ends = TTLCache()
+
+
+def caches_clear() -> None:
+    """Forget everything (tests; a process that must see a revocation at once)."""
+    for cache in (_devices, _turnstiles, _grounds, _gate_ends):
+        cache.clear()
+
+
+def device_for_key(key: str) -> DeviceInfo | None:
+    """The live device holding this key, cached by the key's hash."""
+    key_hash = device_key_hash(key)
+
+    def load() -> DeviceInfo | None:
+        row = (
+            Device.objects.filter(key_hash=key_hash, revoked_at__isnull=True)
+            .values_list("pk", "organisation_id", "name", "profile")
+            .first()
+        )
+        if row is None:
+            return None
+        pk, organisation_id, name, profile = row
+        label = Device.Profile(profile).label if profile in Device.Profile.values else profile
+        return DeviceInfo(pk, organisation_id, name, profile, str(label))
+
+    return _devices.get(key_hash, load)
+
+
+class AmbiguousTurnstile(Exception):
+    pass
+
+
+def turnstile_for(organisation_id: int, code: str) -> TurnstileInfo | None:
+    """The turnstile with this code at one of the organisation's grounds."""
+
+    def load() -> TurnstileInfo | None:
+        rows = list(
+            Turnstile.objects.filter(code=code, gate__ground__organisation_id=organisation_id)
+            .values_list("pk", "code", "gate_id", "gate__name", "gate__ground_id")
+            .order_by("pk")[:2]
+        )
+        if len(rows) > 1:
+            raise AmbiguousTurnstile(code)
+        return TurnstileInfo(*rows[0]) if rows else None
+
+    return _turnstiles.get((organisation_id, code), load)
+
+
+def ground_info(ground_id: int) -> GroundInfo:
+    def load() -> GroundInfo:
+        gates = dict(Gate.objects.filter(ground_id=ground_id).values_list("pk", "name"))
+        served: dict[int, list[str]] = {}
+        for block_id, gate_id in Gate.blocks.through.objects.filter(
+            gate__ground_id=ground_id
+        ).values_list("block_id", "gate_id"):
+            served.setdefault(block_id, []).append(gates[gate_id])
+        return GroundInfo(
+            gate_names=gates,
+            block_codes=dict(Block.objects.filter(ground_id=ground_id).values_list("pk", "code")),
+            block_gates={block: tuple(sorted(names)) for block, names in served.items()},
+            fixtures=tuple(
+                Fixture.objects.filter(ground_id=ground_id).values_list("pk", "kickoff")
+            ),
+        )
+
+    found = _grounds.get(ground_id, load)
+    assert found is not None
+    return found
+
+
+def fixture_at(ground_id: int, moment: datetime) -> int | None:
+    """The match at the ground whose kick-off is nearest `moment`, if `moment` falls between
+    SAFEGROUND_ENTRY_OPENS_HOURS before that kick-off and SAFEGROUND_ENTRY_CLOSES_HOURS after."""
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    candidates = [
+        (abs(kickoff - moment), fixture_id)
+        for fixture_id, kickoff in ground_info(ground_id).fixtures
+        if kickoff - opens <= moment <= kickoff + closes
+    ]
+    return min(candidates)[1] if candidates else None
+
+
+def gate_ends(fixture_id: int, gate_id: int) -> GateEnds:
+    """Which ends (home, away) a gate lets in for a match: the uses of the match's zones that hold
+    a block the gate serves. A gate serving only buffer blocks lets no one in."""
+
+    def load() -> GateEnds:
+        uses = dict(
+            FixtureZone.objects.filter(
+                fixture_id=fixture_id, use__in=[FixtureZone.Use.HOME, FixtureZone.Use.AWAY]
+            ).values_list("zone_id", "use")
+        )
+        blocks = set(Gate.blocks.through.objects.filter(gate_id=gate_id).values_list("block_id"))
+        ends = {
+            uses[zone_id]
+            for zone_id, block_id in ZoneBlock.objects.filter(zone_id__in=uses).values_list(
+                "zone_id", "block_id"
+            )
+            if (block_id,) in blocks
+        }
+        kickoff = Fixture.objects.values_list("kickoff", flat=True).get(pk=fixture_id)
+        return GateEnds(
+            home=FixtureZone.Use.HOME in ends,
+            away=FixtureZone.Use.AWAY in ends,
+            day=timezone.localdate(kickoff),
+        )
+
+    found = _gate_ends.get((fixture_id, gate_id), load)
+    assert found is not None
+    return found

@@ -1,0 +1,179 @@
+"""Reads about entry: who is in, where, against capacity, and who was turned away and why.
+
+`entry_counts(fixture)` is the one shape the counts API, the `entry.counts` live event and the
+arrival replay all use (documented in docs/adr/0005-turnstile-decisions.md).
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count
+from django.utils import timezone
+
+from safeground.accounts.permissions import can_open_control_room, require
+from safeground.matches.models import Fixture, FixtureZone
+from safeground.matches.selectors import fixture_for
+from safeground.venues.models import Block, Gate, ZoneBlock
+
+from .models import Scan, Ticket
+
+Reason = Scan.Reason
+# Turned away for who they are or what their ticket is: the "prevented from attending" figure.
+PREVENTING = (Reason.BANNED, Reason.FLAGGED, Reason.CANCELLED)
+
+
+def entry_counts_for(user: Any, fixture_id: int) -> dict[str, Any]:
+    """The counts of a match, for someone who may open its control room."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_open_control_room(user, fixture))
+    return entry_counts(fixture)
+
+
+def _share(admitted: int, capacity: int) -> float:
+    return round(admitted / capacity, 3) if capacity else 0.0
+
+
+@dataclass(frozen=True)
+class _Block:
+    code: str
+    capacity: int
+    rows: list[str]
+    stand_code: str
+    stand_name: str
+
+
+def _rows_between(rows: list[str], first: str, last: str) -> set[str]:
+    if not first:
+        return set(rows)
+    if first in rows and (last or first) in rows:
+        start, stop = rows.index(first), rows.index(last or first)
+        return set(rows[min(start, stop) : max(start, stop) + 1])
+    return {first, last} - {""}
+
+
+def entry_counts(fixture: Fixture) -> dict[str, Any]:
+    """Admitted per gate, stand and zone against capacity; denials by reason and by gate."""
+    warn_at = float(settings.SAFEGROUND_CAPACITY_WARNING)
+    blocks = {
+        pk: _Block(code, capacity, list(rows or ()), stand_code, stand_name)
+        for pk, code, capacity, rows, stand_code, stand_name in Block.objects.filter(
+            ground_id=fixture.ground_id
+        ).values_list("pk", "code", "capacity", "rows", "tier__stand__code", "tier__stand__name")
+    }
+    # One pass over the match's tickets: who is in, by block, row and the gate they came through.
+    by_row: Counter[tuple[int | None, str]] = Counter()
+    admitted_at: Counter[int | None] = Counter()
+    for block_id, row, gate_id, n in (
+        Ticket.objects.filter(fixture=fixture, inside=True)
+        .values_list("block_id", "row", "entered_gate_id")
+        .annotate(n=Count("pk"))
+        .values_list("block_id", "row", "entered_gate_id", "n")
+        .order_by()
+    ):
+        by_row[block_id, row] += n
+        admitted_at[gate_id] += n
+    by_block: Counter[int | None] = Counter()
+    for (in_block, _row), n in by_row.items():
+        by_block[in_block] += n
+    admitted = sum(by_block.values())
+
+    stands: dict[str, dict[str, Any]] = {}
+    for pk, block in sorted(blocks.items(), key=lambda item: item[1].code):
+        stand = stands.setdefault(
+            block.stand_code,
+            {"code": block.stand_code, "name": block.stand_name, "admitted": 0, "capacity": 0},
+        )
+        stand["admitted"] += by_block.get(pk, 0)
+        stand["capacity"] += block.capacity
+    for stand in stands.values():
+        stand["share"] = _share(stand["admitted"], stand["capacity"])
+
+    zones = []
+    members: dict[int, list[tuple[int, str, str]]] = {}
+    fixture_zones = list(
+        FixtureZone.objects.filter(fixture=fixture)
+        .select_related("zone")
+        .order_by("use", "zone__code")
+    )
+    for zone_id, block_id, first, last in ZoneBlock.objects.filter(
+        zone_id__in=[fz.zone_id for fz in fixture_zones]
+    ).values_list("zone_id", "block_id", "first_row", "last_row"):
+        members.setdefault(zone_id, []).append((block_id, first, last))
+    for fz in fixture_zones:
+        zone_admitted = zone_capacity = 0
+        for block_id, first, last in members.get(fz.zone_id, []):
+            member = blocks.get(block_id)
+            if member is None:
+                continue
+            rows = _rows_between(member.rows, first, last)
+            if first and member.rows:
+                zone_capacity += round(member.capacity * len(rows) / len(member.rows))
+                zone_admitted += sum(by_row.get((block_id, row), 0) for row in rows)
+            else:
+                zone_capacity += member.capacity
+                zone_admitted += by_block.get(block_id, 0)
+        share = _share(zone_admitted, zone_capacity)
+        zones.append(
+            {
+                "code": fz.zone.code,
+                "name": fz.zone.name,
+                "use": fz.use,
+                "admitted": zone_admitted,
+                "capacity": zone_capacity,
+                "share": share,
+                "warning": bool(zone_capacity) and share >= warn_at,
+            }
+        )
+
+    gate_rows = list(
+        Gate.objects.filter(ground_id=fixture.ground_id).values_list("pk", "code", "name")
+    )
+    denied = list(
+        Scan.objects.filter(fixture=fixture, decision=Scan.Decision.DENY)
+        .values_list("gate_id", "reason")
+        .annotate(n=Count("pk"))
+        .values_list("gate_id", "reason", "n")
+        .order_by()
+    )
+    denied_at: Counter[int] = Counter()
+    by_reason: Counter[str] = Counter()
+    for gate_id, reason, n in denied:
+        denied_at[gate_id] += n
+        by_reason[reason] += n
+    prevented = (
+        Scan.objects.filter(fixture=fixture, reason__in=PREVENTING, ticket__inside=False)
+        .values("ticket_id")
+        .distinct()
+        .count()
+    )
+    return {
+        "fixture": fixture.pk,
+        "at": timezone.now().isoformat(),
+        "admitted": admitted,
+        "capacity": sum(zone["capacity"] for zone in zones if zone["use"] != "buffer"),
+        "warning_share": warn_at,
+        "gates": [
+            {
+                "code": code,
+                "name": name,
+                "admitted": admitted_at.get(pk, 0),
+                "denied": denied_at.get(pk, 0),
+            }
+            for pk, code, name in gate_rows
+        ],
+        "stands": list(stands.values()),
+        "zones": zones,
+        "denied": {
+            "total": sum(by_reason.values()),
+            "by_reason": {reason: by_reason.get(reason, 0) for reason in Reason.values},
+        },
+        "prevented": prevented,
+        "warnings": [
+            f"{zone['name']}: {zone['admitted']} of {zone['capacity']} in"
+            f" ({zone['share']:.0%}), warning at {warn_at:.0%}"
+            for zone in zones
+            if zone["warning"]
+        ],
+    }

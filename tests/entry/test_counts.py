@@ -1,0 +1,135 @@
+"""Counts at the gates: admitted per gate, stand and zone against capacity, denials by reason and
+gate, the "prevented from attending" figure, the capacity warning, and the throttled live event."""
+
+import pytest
+from django.test import Client
+
+from safeground.accounts.models import User
+from safeground.entry import live_counts
+from safeground.entry.models import Scan, Ticket
+from safeground.entry.selectors import entry_counts
+from safeground.live.events import capture_events
+from safeground.venues.models import Block
+
+from .conftest import make_ticket
+
+pytestmark = pytest.mark.django_db
+
+
+def zone(counts: dict, code: str) -> dict:
+    return next(z for z in counts["zones"] if z["code"] == code)
+
+
+def test_counts_equal_the_admissions_in_the_data(gates) -> None:
+    for barcode, turnstile in [
+        ("AWAY-1", "F03"), ("AWAY-2", "F04"), ("HOME-1", "A01"),  # admitted
+        ("AWAY-1", "F05"),  # already inside
+        ("BANNED-1", "F03"), ("BANNED-1", "F06"), ("CANCELLED-1", "F03"), ("FLAGGED-1", "F03"),
+        ("HOME-1", "F03"), ("NOPE", "A02"),
+    ]:  # fmt: skip
+        assert gates.scan(barcode, turnstile).status_code == 200
+    counts = entry_counts(gates.fixture)
+    assert counts["admitted"] == Ticket.objects.filter(inside=True).count() == 3
+    gates_by_code = {g["code"]: g for g in counts["gates"]}
+    assert (gates_by_code["F"]["admitted"], gates_by_code["A"]["admitted"]) == (2, 1)
+    assert (gates_by_code["F"]["denied"], gates_by_code["A"]["denied"]) == (6, 1)
+    stands = {s["code"]: s for s in counts["stands"]}
+    assert (stands["S"]["admitted"], stands["N"]["admitted"], stands["E"]["admitted"]) == (2, 1, 0)
+    assert stands["N"]["capacity"] == sum(
+        Block.objects.filter(tier__stand__code="N").values_list("capacity", flat=True)
+    )
+    away = zone(counts, "away-se-cup")
+    assert (away["use"], away["admitted"]) == ("away", 2)
+    assert away["capacity"] == sum(
+        Block.objects.filter(
+            code__in=["E-L9", "E-L10", "S-L1", "S-L2", "S-L3", "S-L4"]
+        ).values_list("capacity", flat=True)
+    )
+    assert zone(counts, "home-north")["admitted"] == 1
+    assert counts["denied"]["by_reason"] == {
+        "banned": 2, "already_inside": 1, "wrong_end": 1, "wrong_match": 0, "cancelled": 1,
+        "unknown_ticket": 1, "flagged": 1,
+    }  # fmt: skip
+    assert counts["denied"]["total"] == Scan.objects.filter(decision="deny").count() == 7
+    # banned (twice, one ticket) + cancelled + flagged: three people kept out
+    assert counts["prevented"] == 3
+    assert counts["warnings"] == [] and counts["warning_share"] == 0.9
+
+
+def test_the_capacity_warning_fires_at_the_configured_share(gates, settings) -> None:
+    capacity = zone(entry_counts(gates.fixture), "away-se-cup")["capacity"]
+    for n in range(3, 6):
+        make_ticket(gates.fixture, f"AWAY-{n}", "S-L1", "away")
+    settings.SAFEGROUND_CAPACITY_WARNING = 3 / capacity
+    gates.scan("AWAY-1")
+    gates.scan("AWAY-2")
+    assert zone(entry_counts(gates.fixture), "away-se-cup")["warning"] is False
+    gates.scan("AWAY-3")
+    counts = entry_counts(gates.fixture)
+    assert zone(counts, "away-se-cup")["warning"] is True
+    assert counts["warnings"] == [f"Away section (cup): 3 of {capacity} in (0%), warning at 0%"]
+
+
+def test_the_counts_api_serves_the_control_room(gates, no_second_factor) -> None:
+    gates.scan("AWAY-1")
+    client = Client()
+    client.force_login(User.objects.get(username="loggist"))
+    response = client.get(f"/api/fixtures/{gates.fixture.pk}/entry/counts")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["admitted"] == 1 and body["fixture"] == gates.fixture.pk
+    assert set(body) >= {"gates", "stands", "zones", "denied", "prevented", "warnings"}
+    client.force_login(User.objects.get(username="steward"))
+    assert client.get(f"/api/fixtures/{gates.fixture.pk}/entry/counts").status_code == 403
+
+
+class FakeTimer:
+    made: list["FakeTimer"] = []
+
+    def __init__(self, interval, function, args=()) -> None:
+        self.interval, self.function, self.args, self.daemon = interval, function, args, False
+        FakeTimer.made.append(self)
+
+    def start(self) -> None:
+        pass
+
+    def fire(self) -> None:
+        self.function(*self.args)
+
+
+def test_live_counts_are_published_at_most_once_an_interval(settings) -> None:
+    settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 1.0
+    published: list[int] = []
+    FakeTimer.made = []
+    throttle = live_counts.Throttle(publish=published.append, timer=FakeTimer)
+    for _ in range(2000):  # a second of scans at 2,000/s
+        throttle.touch(7)
+    throttle.touch(8)
+    assert [t.args for t in FakeTimer.made] == [(7,), (8,)] and published == []
+    FakeTimer.made[0].fire()
+    assert published == [7]
+    throttle.touch(7)  # scans after the publish: one more, an interval later (the final one)
+    throttle.touch(7)
+    assert len(FakeTimer.made) == 3 and FakeTimer.made[2].interval == 1.0
+    FakeTimer.made[2].fire()
+    assert published == [7, 7]
+
+
+def test_slow_counts_are_published_less_often(settings, monkeypatch) -> None:
+    settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 1.0
+    FakeTimer.made = []
+    throttle = live_counts.Throttle(publish=lambda fixture_id: None, timer=FakeTimer)
+    clock = iter([100.0, 100.2])  # the read of the counts took 0.2 s
+    monkeypatch.setattr(live_counts.time, "monotonic", lambda: next(clock))
+    throttle.touch(7)
+    FakeTimer.made[0].fire()
+    throttle.touch(7)
+    assert FakeTimer.made[1].interval == pytest.approx(0.2 * live_counts.COST_SHARE)
+
+
+def test_the_counts_event_carries_the_counts(gates, django_capture_on_commit_callbacks) -> None:
+    gates.scan("AWAY-1")
+    with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
+        live_counts.counts_publish(gates.fixture.pk)
+    assert [e.type for e in events] == ["entry.counts"]
+    assert events[0].data["admitted"] == 1 and not events[0].audience.home_only
