@@ -140,3 +140,50 @@ def test_a_broadcast_to_nobody_is_refused_with_the_reason(site, new_page, log_in
     expect(page.locator("[data-broadcast-error]")).to_have_text(
         "recipients: no steward is posted for this match yet"
     )
+
+
+def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_in):
+    import json
+    import urllib.request
+    import uuid
+    from datetime import timedelta
+
+    from safeground.accounts.models import Organisation
+    from safeground.accounts.services import device_create
+    from safeground.entry.models import Ticket
+
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)
+    expect(page.locator("[data-entry-counts] [data-admitted]")).to_have_text("0")
+    _, key = device_create(
+        organisation=Organisation.objects.get(name="West Ham United"),
+        name="Gate F turnstile 3",
+        profile="turnstile",
+    )
+    ticket = Ticket.objects.filter(fixture=cup_tie, end="away").order_by("barcode").first()
+    assert ticket is not None
+
+    def scan() -> dict:
+        body = {
+            "barcode": ticket.barcode,
+            "turnstile": "F03",
+            "scanned_at": (cup_tie.kickoff - timedelta(minutes=40)).isoformat(),
+            "nonce": str(uuid.uuid4()),
+        }
+        request = urllib.request.Request(
+            f"{site}/api/entry/scan",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "X-Device-Key": key},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read())
+
+    assert scan()["decision"] == "admit"
+    assert scan()["reason"] == "already_inside"  # the same ticket at the turnstile again
+    box = page.locator("[data-entry-counts]")
+    expect(box.locator("[data-admitted]")).to_have_text("1")
+    expect(box.locator("[data-denied]")).to_have_text("1")
+    expect(box.locator("[data-denied-reasons]")).to_have_text("Denied: already inside 1")
+    expect(box.locator('[data-zone-counts] tr[data-zone="away-se-cup"] td').nth(1)).to_have_text(
+        "1"
+    )

@@ -54,6 +54,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "broadcastsUrl": reverse("api:broadcast_list", args=[fixture.pk]),
         "broadcastSendUrl": reverse("api:broadcast_send", args=[fixture.pk]),
         "postUrl": reverse("api:post_assign", args=[fixture.pk]),
+        "countsUrl": reverse("api:entry_counts", args=[fixture.pk]),
     }
     plan = ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture))
     return render(

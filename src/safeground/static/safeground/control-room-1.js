@@ -224,8 +224,43 @@ import { connectLive } from "./live-1.js";
       drawBroadcasts();
     });
 
+  // The gates: admissions against capacity, denials, and the capacity warnings, live.
+  function drawCounts(c) {
+    const box = document.querySelector("[data-entry-counts]");
+    if (!box || !c) return;
+    box.hidden = false;
+    const n = (x) => Number(x).toLocaleString("en-GB");
+    box.querySelector("[data-admitted]").textContent = n(c.admitted);
+    box.querySelector("[data-capacity]").textContent = n(c.capacity);
+    box.querySelector("[data-prevented]").textContent = n(c.prevented);
+    box.querySelector("[data-denied]").textContent = n(c.denied.total);
+    box.querySelector("[data-count-warnings]").replaceChildren(
+      ...c.warnings.map((text) => Object.assign(document.createElement("li"), { textContent: text })),
+    );
+    box.querySelector("[data-zone-counts]").replaceChildren(
+      ...c.zones.map((z) => {
+        const tr = document.createElement("tr");
+        tr.dataset.zone = z.code;
+        tr.classList.toggle("warn", z.warning);
+        for (const v of [z.name, n(z.admitted), n(z.capacity), `${Math.round(z.share * 100)}%`]) {
+          tr.append(Object.assign(document.createElement("td"), { textContent: v }));
+        }
+        return tr;
+      }),
+    );
+    const reasons = Object.entries(c.denied.by_reason).filter(([, count]) => count > 0);
+    box.querySelector("[data-denied-reasons]").textContent = reasons.length
+      ? `Denied: ${reasons.map(([r, count]) => `${r.replace("_", " ")} ${count}`).join(", ")}`
+      : "";
+  }
+  fetch(config.countsUrl, { credentials: "same-origin" })
+    .then((r) => (r.ok ? r.json() : null))
+    .then(drawCounts);
+
   function onOtherFrame(frame) {
-    if (frame.type === "broadcast") {
+    if (frame.type === "entry.counts") {
+      drawCounts(frame.data);
+    } else if (frame.type === "broadcast") {
       broadcasts.set(frame.data.id, frame.data);
       drawBroadcasts();
     } else if (frame.type === "broadcast.ack") {
