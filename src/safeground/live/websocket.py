@@ -235,13 +235,9 @@ def viewer_for(user: Any, fixture: Any) -> Viewer:
 
 
 def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    """The frames after `after_seq` this viewer may see, from the incidents app when present."""
-    try:
-        from safeground.incidents.selectors import live_catch_up
-    except ImportError as error:
-        if error.name in ("safeground.incidents", "safeground.incidents.selectors"):
-            return []  # the incidents app is not built yet: nothing to catch up on
-        raise
+    """The frames after `after_seq` this viewer may see (the log's, from the incidents app)."""
+    from safeground.incidents.selectors import live_catch_up
+
     close_old_connections()
     try:
         return list(live_catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq))
