@@ -20,14 +20,21 @@ class DeviceKey(APIKeyHeader):
 
     param_name = "X-Device-Key"
 
+    def find(self, key: str) -> Any:
+        """The live device holding the key, or None (a hot route may look it up from a cache)."""
+        return device_by_key(key)
+
+    def profile_label(self, device: Any) -> str:
+        return str(device.get_profile_display())
+
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
-        device = device_by_key(key) if key else None
+        device = self.find(key) if key else None
         if device is None:
             return None  # 401: unknown or revoked key
         route = request.resolver_match.url_name if request.resolver_match else None
         if route not in PROFILES.get(device.profile, frozenset()):
             raise AuthorizationError(
-                message=f"A {device.get_profile_display()} device may not call {route}."
+                message=f"A {self.profile_label(device)} device may not call {route}."
             )
         request.device = device  # type: ignore[attr-defined]
         return device

@@ -12,10 +12,9 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Router, Schema
-from ninja.errors import AuthorizationError
-from ninja.security import APIKeyHeader, django_auth
+from ninja.security import django_auth
 
-from safeground.accounts.devices import PROFILES
+from safeground.accounts.devices import DeviceKey
 
 from . import lookups
 from .models import Scan
@@ -25,22 +24,15 @@ from .services import ScanError, scan_decide
 router = Router(tags=["entry"])
 
 
-class CachedDeviceKey(APIKeyHeader):
-    """`X-Device-Key`, as accounts.devices.DeviceKey, with the device kept a few seconds in the
-    process (SAFEGROUND_ENTRY_CACHE_SECONDS): a revoked key stops working within that time."""
+class CachedDeviceKey(DeviceKey):
+    """`X-Device-Key`, with the device kept a few seconds in the process
+    (SAFEGROUND_ENTRY_CACHE_SECONDS): a revoked key stops working within that time."""
 
-    param_name = "X-Device-Key"
+    def find(self, key: str) -> Any:
+        return lookups.device_for_key(key)
 
-    def authenticate(self, request: HttpRequest, key: str | None) -> Any:
-        device = lookups.device_for_key(key) if key else None
-        if device is None:
-            return None  # 401: unknown or revoked key
-        route = request.resolver_match.url_name if request.resolver_match else None
-        if route not in PROFILES.get(device.profile, frozenset()):
-            raise AuthorizationError(
-                message=f"A {device.profile_label} device may not call {route}."
-            )
-        return device
+    def profile_label(self, device: Any) -> str:
+        return str(device.profile_label)
 
 
 class ScanIn(Schema):
