@@ -148,8 +148,11 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
     import uuid
     from datetime import timedelta
 
+    from django.utils import timezone
+
     from safeground.accounts.models import Organisation
     from safeground.accounts.services import device_create
+    from safeground.bans.models import Ban, TicketFlag
     from safeground.entry.models import Ticket
 
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
@@ -160,12 +163,19 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
         name="Gate F turnstile 3",
         profile="turnstile",
     )
-    ticket = Ticket.objects.filter(fixture=cup_tie, end="away").order_by("barcode").first()
-    assert ticket is not None
+    away = list(Ticket.objects.filter(fixture=cup_tie, end="away").order_by("barcode")[:2])
+    ticket, banned = away
+    TicketFlag.objects.create(
+        ticket=banned,
+        ban=Ban.objects.filter(status=Ban.Status.ACTIVE).order_by("pk").first(),
+        score=97.0,
+        status="confirmed",
+        flagged_at=timezone.now(),
+    )
 
-    def scan() -> dict:
+    def scan(barcode: str = ticket.barcode) -> dict:
         body = {
-            "barcode": ticket.barcode,
+            "barcode": barcode,
             "turnstile": "F03",
             "scanned_at": (cup_tie.kickoff - timedelta(minutes=40)).isoformat(),
             "nonce": str(uuid.uuid4()),
@@ -187,3 +197,10 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
     expect(box.locator('[data-zone-counts] tr[data-zone="away-se-cup"] td').nth(1)).to_have_text(
         "1"
     )
+
+    assert scan(banned.barcode)["reason"] == "banned"
+    turned_away = box.locator("[data-banned-denials] li")
+    expect(turned_away).to_have_count(1)
+    expect(turned_away).to_contain_text("turnstile F03")
+    expect(turned_away).to_contain_text(f"ticket for {banned.block.code}")
+    expect(box.locator("[data-prevented]")).to_have_text("1")

@@ -257,9 +257,28 @@ import { connectLive } from "./live-1.js";
     .then((r) => (r.ok ? r.json() : null))
     .then(drawCounts);
 
+  // A banned supporter turned away at a turnstile: the control room sees where and when.
+  function showBannedDenial(d) {
+    const list = document.querySelector("[data-banned-denials]");
+    if (!list) return;
+    list.querySelector(".muted")?.remove();
+    const li = document.createElement("li");
+    const seat = d.ticket ? [d.ticket.block, d.ticket.row && `row ${d.ticket.row}`, d.ticket.seat && `seat ${d.ticket.seat}`].filter(Boolean).join(", ") : "";
+    li.textContent = `${time(d.scanned_at)} ${d.gate}, turnstile ${d.turnstile}${seat ? ` — ticket for ${seat}` : ""}`;
+    if (d.flag) {
+      const link = document.createElement("a");
+      link.href = `/register/flags/${d.flag}/`;
+      link.textContent = " (flag)";
+      li.append(link);
+    }
+    list.prepend(li);
+  }
+
   function onOtherFrame(frame) {
     if (frame.type === "entry.counts") {
       drawCounts(frame.data);
+    } else if (frame.type === "entry.denied") {
+      showBannedDenial(frame.data);
     } else if (frame.type === "broadcast") {
       broadcasts.set(frame.data.id, frame.data);
       drawBroadcasts();
