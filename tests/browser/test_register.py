@@ -69,3 +69,25 @@ def test_a_steward_cannot_reach_the_register(site, new_page, log_in):
         assert response is not None and response.status == 403
         expect(page.locator("h1")).to_have_text("Not allowed")
         expect(page.locator("[data-refusal]")).to_contain_text("Your role does not give you access")
+
+
+def test_the_auditor_finds_who_read_a_persons_record_and_why(site, new_page, log_in):
+    from safeground.accounts.models import User
+    from safeground.bans.models import Person
+    from safeground.bans.selectors import person_read
+
+    person = Person.objects.order_by("pk").first()
+    assert person is not None
+    person_read(
+        user=User.objects.get(username="banofficer"),
+        person_id=person.pk,
+        reason="Checking a spelling variant before the cup tie",
+    )
+    page = log_in(new_page(), "auditor")
+    page.get_by_role("link", name="Access records").click()
+    page.get_by_label("Username").fill("banofficer")
+    page.get_by_role("button", name="Search").click()
+    rows = page.locator("[data-access-records] tbody tr")
+    expect(rows.filter(has_text="Checking a spelling variant before the cup tie")).to_have_count(1)
+    expect(rows.first).to_contain_text("banofficer")
+    expect(page.locator("[data-access-records]")).not_to_contain_text("auditor")
