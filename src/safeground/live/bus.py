@@ -34,6 +34,35 @@ logger = logging.getLogger(__name__)
 ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
 
 FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is closed
+RAW_BUFFER_LIMIT = 1_000_000  # bytes unsent to one socket before it is closed (~1,000 frames)
+
+
+def encode_text_frame(text: str) -> bytes:
+    """A whole unmasked WebSocket text frame (RFC 6455 5.2), as a server sends it."""
+    payload = text.encode()
+    size = len(payload)
+    if size < 126:
+        header = bytes((0x81, size))
+    elif size < 1 << 16:
+        header = bytes((0x81, 126)) + size.to_bytes(2, "big")
+    else:
+        header = bytes((0x81, 127)) + size.to_bytes(8, "big")
+    return header + payload
+
+
+def raw_transport(send: ASGISend) -> asyncio.WriteTransport | None:
+    """The socket's transport behind uvicorn's ASGI `send`, when it can be reached.
+
+    Writing a frame encoded once per event straight to each transport costs a fraction of an
+    ASGI `send` per socket (measured: bench/bench_live.py, docs/adr/0002-live-fan-out.md); data
+    frames need nothing from the protocol's state, and closes still go through `send`."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    needed = ("write", "is_closing", "get_write_buffer_size")
+    if transport is None or not all(hasattr(transport, name) for name in needed):
+        return None
+    return transport
+
+
 CLOSE_OVERLOADED = 1013  # "try again later": the client reconnects and catches up
 CLOSE_SERVICE_RESTART = 1012  # the hub lost its Redis subscription: reconnect and catch up
 CHANNEL_PREFIX = "safeground:fixture:"
@@ -59,6 +88,7 @@ class Subscriber:
         self.viewer = viewer
         self.close_code: int | None = None
         self._send = send
+        self._transport = raw_transport(send)
         self._limit = limit
         self._loop = asyncio.get_running_loop()
         self._held: list[tuple[str, int | None]] | None = []
@@ -66,10 +96,10 @@ class Subscriber:
         self._writer: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
 
-    def offer(self, frame: str, seq: int | None) -> None:
+    def offer(self, frame: str, seq: int | None, encoded: bytes | None = None) -> None:
         """A live frame for this socket (the audience has already admitted the viewer)."""
         if self._held is None:
-            self.write(frame)
+            self.write(frame, encoded)
         elif len(self._held) >= self._limit:
             self.abort(CLOSE_OVERLOADED)
         else:
@@ -83,9 +113,16 @@ class Subscriber:
                 continue
             self.write(frame)
 
-    def write(self, frame: str) -> None:
+    def write(self, frame: str, encoded: bytes | None = None) -> None:
         """Send now if the socket is idle; otherwise queue behind the write in flight."""
         if self.close_code is not None:
+            return
+        transport = self._transport
+        if self._writer is None and transport is not None and not transport.is_closing():
+            if transport.get_write_buffer_size() > RAW_BUFFER_LIMIT:
+                self.abort(CLOSE_OVERLOADED)
+            else:
+                transport.write(encoded or encode_text_frame(frame))
             return
         if self._writer is not None:
             if len(self._pending) >= self._limit:
@@ -175,9 +212,10 @@ class Hub:
         if not subs:
             return
         everyone = audience == EVERYONE
+        encoded = encode_text_frame(frame)  # once for every socket
         for sub in list(subs):
             if everyone or audience.admits(sub.viewer):
-                sub.offer(frame, seq)
+                sub.offer(frame, seq, encoded)
 
     def deliver_threadsafe(self, event: Event) -> bool:
         """Hand an event to the hub's loop from any thread: one callback per event."""
