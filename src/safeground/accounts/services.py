@@ -38,13 +38,6 @@ def user_create(
     return user
 
 
-def membership_add(*, user: User, organisation: Organisation, role: str) -> Membership:
-    membership, _ = Membership.objects.get_or_create(
-        user=user, organisation=organisation, role=role
-    )
-    return membership
-
-
 def device_key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 

@@ -307,13 +307,22 @@ def post_zone_ids(fixture: Fixture, post: Any) -> frozenset[int]:
     )
 
 
-def broadcast_recipients(fixture: Fixture, zone: Any) -> set[int]:
-    """Stewards posted at this match (in the zone, when one is given): who must acknowledge."""
+def current_posts(fixture: Fixture) -> dict[int, Any]:
+    """steward id -> their current post for the match (the latest one assigned)."""
     from .models import StewardPost
 
     latest: dict[int, Any] = {}
-    for post in StewardPost.objects.filter(fixture=fixture).order_by("assigned_at", "pk"):
+    posts = StewardPost.objects.filter(fixture=fixture).select_related(
+        "steward", "zone", "gate", "concourse"
+    )
+    for post in posts.order_by("assigned_at", "pk"):
         latest[post.steward_id] = post
+    return latest
+
+
+def broadcast_recipients(fixture: Fixture, zone: Any) -> set[int]:
+    """Stewards posted at this match (in the zone, when one is given): who must acknowledge."""
+    latest = current_posts(fixture)
     if zone is None:
         return set(latest)
     return {user_id for user_id, post in latest.items() if zone.pk in post_zone_ids(fixture, post)}
@@ -347,18 +356,10 @@ def broadcasts(fixture: Fixture) -> list[dict[str, Any]]:
 
 def steward_posts(fixture: Fixture) -> list[dict[str, str]]:
     """Each steward's current post for the match."""
-    from .models import StewardPost
-
-    latest: dict[int, Any] = {}
-    posts = StewardPost.objects.filter(fixture=fixture).select_related(
-        "steward", "zone", "gate", "concourse"
-    )
-    for post in posts.order_by("assigned_at", "pk"):
-        latest[post.steward_id] = post
     return sorted(
         (
             {"steward": p.steward.username, "name": str(p.steward), "post": post_label(p)}
-            for p in latest.values()
+            for p in current_posts(fixture).values()
         ),
         key=lambda row: row["name"],
     )
