@@ -2,6 +2,7 @@
 
 import asyncio
 import threading
+import urllib.parse
 from typing import Any
 
 from safeground.live import bus
@@ -209,3 +210,29 @@ def test_in_redis_mode_local_hubs_are_reached_only_through_redis(settings) -> No
 
     asyncio.run(scenario())
     assert published.is_set()
+
+
+@requires_redis
+def test_deployments_on_other_redis_database_numbers_never_hear_each_other(settings) -> None:
+    # Redis pub/sub ignores the database number; the channel name must not.
+    parts = urllib.parse.urlsplit(REDIS_URL)
+    number = int(parts.path.strip("/") or 0)
+    other_url = parts._replace(path=f"/{(number + 1) % 16}").geturl()
+
+    async def scenario() -> None:
+        settings.REDIS_URL = REDIS_URL
+        hub = Hub()
+        socket = await connected(hub)
+        settings.REDIS_URL = other_url
+        await asyncio.to_thread(bus.send, event(1))
+        settings.REDIS_URL = REDIS_URL
+        await asyncio.to_thread(bus.send, event(2))
+        for _ in range(100):
+            if socket.frames:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)  # the other deployment's frame would have arrived by now
+        assert socket.frames == [event(2).frame]
+        await hub.close()
+
+    asyncio.run(scenario())

@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import threading
+import urllib.parse
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -65,8 +66,14 @@ def raw_transport(send: ASGISend) -> asyncio.WriteTransport | None:
 
 CLOSE_OVERLOADED = 1013  # "try again later": the client reconnects and catches up
 CLOSE_SERVICE_RESTART = 1012  # the hub lost its Redis subscription: reconnect and catch up
-CHANNEL_PREFIX = "safeground:fixture:"
 READY_TIMEOUT = 5.0  # seconds a new socket waits for the Redis subscription
+
+
+def channel_prefix(redis_url: str) -> str:
+    """Redis pub/sub ignores the database number, so the number goes into the channel name: two
+    deployments (or two test runs) on one Redis with different numbers never hear each other."""
+    number = urllib.parse.urlsplit(redis_url).path.strip("/") or "0"
+    return f"safeground:{number}:fixture:"
 
 
 class Subscriber:
@@ -259,7 +266,7 @@ class Hub:
             client = aioredis.Redis.from_url(self.redis_url)
             pubsub = client.pubsub()
             try:
-                await pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                await pubsub.psubscribe(channel_prefix(self.redis_url) + "*")
                 async for message in pubsub.listen():
                     if message["type"] == "pmessage":
                         self._on_redis_message(message["channel"], message["data"])
@@ -286,7 +293,7 @@ class Hub:
             delay = min(delay * 2, 10.0)
 
     def _on_redis_message(self, channel: bytes, data: bytes) -> None:
-        fixture_id = int(channel[len(CHANNEL_PREFIX) :])
+        fixture_id = int(channel.rsplit(b":", 1)[1])
         if fixture_id not in self._subscribers:
             return
         header, frame = data.decode().split("\n", 1)
@@ -319,7 +326,7 @@ def send(event: Event) -> None:
     """Deliver a committed event: to Redis when configured, else to this process's hubs."""
     url: str = settings.REDIS_URL
     if url:
-        _redis_client(url).publish(CHANNEL_PREFIX + str(event.fixture_id), _encode(event))
+        _redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), _encode(event))
         return
     with _registry_lock:
         hubs = list(_local_hubs)
