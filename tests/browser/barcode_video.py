@@ -12,7 +12,7 @@ import qrcode
 from barcode import Code128
 
 WIDTH, HEIGHT = 640, 480
-FRAMES_PER_SECOND = 10
+FRAMES_PER_SECOND = 5  # plenty for a still card, and keeps the files small (460 kB a frame)
 WHITE, BLACK = 235, 16  # video ("studio") range luma
 
 Modules = list[list[bool]]  # rows of modules, True = dark

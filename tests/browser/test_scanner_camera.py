@@ -125,7 +125,8 @@ def wait_for_scans(page: Page, count: int, timeout: float = 10_000) -> list[dict
 def test_a_ticket_held_to_the_lens_is_one_scan(
     camera_browser, open_camera_page, ticket, modules, module_px
 ):
-    chromium = camera_browser([Scene(seconds=5, modules=modules, module_px=module_px)])
+    # One second of footage, looped: the ticket stays in view.
+    chromium = camera_browser([Scene(seconds=1, modules=modules, module_px=module_px)])
     camera = open_camera_page(chromium)
     page = camera.page
 
@@ -213,7 +214,7 @@ def test_the_browser_s_own_detector_is_preferred_when_it_reads_both_formats(
     camera_browser, open_camera_page, supported, native_used
 ):
     zxing = (Path(settings.STATICFILES_DIRS[0]) / VENDOR_ZXING).read_text()
-    chromium = camera_browser([Scene(seconds=5, modules=qr_modules(QR_TICKET), module_px=6)])
+    chromium = camera_browser([Scene(seconds=1, modules=qr_modules(QR_TICKET), module_px=6)])
     camera = open_camera_page(
         chromium, init_scripts=(zxing, STAND_IN_DETECTOR.replace("SUPPORTED", repr(supported)))
     )
