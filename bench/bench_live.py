@@ -51,8 +51,10 @@ LOST_AFTER_S = 5.0
 MARK = re.compile(r"bench-(\d+)-")
 DEMO_USER, DEMO_PASSWORD = "loggist", "matchday-demo"
 PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
-PG_BENCH_DB = "safeground_bench"
-REDIS_URL = "redis://127.0.0.1:6379/0"
+# Defaults for the bench's own PostgreSQL database and Redis; several people share a machine, so
+# both can be moved (--pg-db, --redis-url, or these environment variables).
+PG_BENCH_DB = os.environ.get("BENCH_LIVE_PG_DB", "safeground_bench")
+REDIS_URL = os.environ.get("BENCH_LIVE_REDIS_URL", "redis://127.0.0.1:6379/0")
 PUBLISHERS = 4  # concurrent POST connections
 LAYERS = ("inprocess", "plain", "redis")  # redis last: its line closes the output
 
@@ -96,8 +98,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--postgres",
         action="store_true",
-        help=f"serve from PostgreSQL (database {PG_BENCH_DB}, made with psql; or DATABASE_URL)",
+        help="serve from PostgreSQL (the --pg-db database, made with psql; or DATABASE_URL)",
     )
+    parser.add_argument(
+        "--pg-db",
+        default=PG_BENCH_DB,
+        help="PostgreSQL database the bench makes and drops (default: %(default)s)",
+    )
+    parser.add_argument("--redis-url", default=REDIS_URL, help="default: %(default)s")
     parser.add_argument("--entries", type=int, default=400, help="entries per append-rate run")
     parser.add_argument("--no-append-rate", action="store_true")
     # Internal modes (subprocesses of this script).
@@ -133,16 +141,16 @@ def sqlite_database(workdir: Path) -> Database:
     return Database("sqlite", env)
 
 
-def postgres_database() -> Database | None:
-    """DATABASE_URL if given, else a fresh `safeground_bench` made with psql; None if no server."""
+def postgres_database(name: str) -> Database | None:
+    """DATABASE_URL if given, else a fresh database `name` made with psql; None if no server."""
     env_url = os.environ.get("DATABASE_URL", "")
     if env_url.startswith(("postgres://", "postgresql://")):
         return Database("postgresql", {"DATABASE_URL": env_url})
     if shutil.which("psql") is None:
         return None
     for sql in (
-        f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)",
-        f"CREATE DATABASE {PG_BENCH_DB}",
+        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+        f"CREATE DATABASE {name}",
     ):
         done = subprocess.run(
             ["psql", PG_ADMIN_URL, "-q", "-c", sql], capture_output=True, text=True, check=False
@@ -150,7 +158,7 @@ def postgres_database() -> Database | None:
         if done.returncode != 0:
             print(f"PostgreSQL not usable: {done.stderr.strip()}")
             return None
-    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_BENCH_DB
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
     return Database("postgresql", {"DATABASE_URL": url})
 
 
@@ -191,6 +199,8 @@ class Result:
     clients: int
     connected: int
     latencies_ms: list[float]
+    first_ms: list[float]  # per message: POST start to its first receipt (the append's share)
+    spread_ms: list[float]  # per message: first to last receipt (the fan-out's share)
     expected: int
     received: int
     duplicates: int
@@ -227,9 +237,16 @@ class Result:
             f", duplicates={self.duplicates}, sockets closed={self.closed}"
             f", frame={self.frame_bytes} B"
             f", post p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms"
+            f", first receipt p50/p99 {p50_p99(self.first_ms)} ms"
+            f", first-to-last p50/p99 {p50_p99(self.spread_ms)} ms"
             f", server CPU {100 * self.server_cpu_s / self.seconds:.0f}%"
             f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame){load}"
         )
+
+
+def p50_p99(values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"{percentile(ordered, 50):.1f}/{percentile(ordered, 99):.1f}"
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -241,14 +258,14 @@ def percentile(values: list[float], pct: float) -> float:
 
 def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     sqlite = sqlite_database(workdir)
-    postgres = postgres_database() if args.postgres else None
+    postgres = postgres_database(args.pg_db) if args.postgres else None
     if args.postgres and postgres is None:
         sys.exit("--postgres: no PostgreSQL reachable (psql, or DATABASE_URL=postgres://...)")
     serving = postgres or sqlite
     prepare(serving)
 
     if not args.no_append_rate:
-        for database in (sqlite, postgres or postgres_database()):
+        for database in (sqlite, postgres or postgres_database(args.pg_db)):
             if database is None:
                 print("append rate db=postgresql: skipped (no PostgreSQL reachable)")
                 continue
@@ -259,8 +276,8 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     frame_bytes = 0
     summaries: list[str] = []
     for layer in layers:
-        if layer == "redis" and not redis_available():
-            print(f"layer=redis skipped: no Redis at {REDIS_URL}")
+        if layer == "redis" and not redis_available(args.redis_url):
+            print(f"layer=redis skipped: no Redis at {args.redis_url}")
             continue
         result = run_layer(args, layer, serving, frame_bytes=frame_bytes or 1000)
         frame_bytes = frame_bytes or result.frame_bytes
@@ -268,12 +285,12 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
         summaries.append(result.summary())
         print(result.summary(), flush=True)
     if not os.environ.get("DATABASE_URL"):  # the bench database, if this run made one
-        drop = f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)"
+        drop = f"DROP DATABASE IF EXISTS {args.pg_db} WITH (FORCE)"
         subprocess.run(["psql", PG_ADMIN_URL, "-q", "-c", drop], capture_output=True, check=False)
 
 
-def redis_available() -> bool:
-    parts = urllib.parse.urlsplit(REDIS_URL)
+def redis_available(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
     try:
         with socket.create_connection((parts.hostname or "", parts.port or 6379), timeout=2) as s:
             s.sendall(b"PING\r\n")
@@ -300,7 +317,9 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
 
 
 @contextlib.contextmanager
-def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
+def server(
+    layer: str, database: Database, redis_url: str
+) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
     """(port, process, publisher factory) for the layer's server, stopped afterwards."""
     port = free_port()
     if layer == "plain":
@@ -310,7 +329,7 @@ def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Pop
         env = dict(os.environ)
     else:
         command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
-        env = server_env(database, redis_url=REDIS_URL if layer == "redis" else "")
+        env = server_env(database, redis_url=redis_url if layer == "redis" else "")
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         wait_for_port(port, process)
@@ -330,7 +349,7 @@ def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Pop
 
 def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_bytes: int) -> Result:
     load = os.getloadavg()[0]
-    with server(layer, database) as (port, process, make_publisher):
+    with server(layer, database, args.redis_url) as (port, process, make_publisher):
         publisher = make_publisher()
         publisher.frame_bytes = frame_bytes
         fixture_id = publisher.fixture_id()
@@ -366,6 +385,7 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
                 pipe.send("stop")
 
             latencies: list[float] = []
+            per_message: dict[int, list[float]] = {}
             received = duplicates = closed = seen_bytes = 0
             for pipe in pipes:
                 ids, times, dups, lost_sockets, frame_len = pipe.recv()
@@ -377,6 +397,7 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
                     sent = t0.get(i)
                     if sent is not None and t - sent <= LOST_AFTER_S:
                         latencies.append(1000 * (t - sent))
+                        per_message.setdefault(i, []).append(1000 * (t - sent))
             for child in children:
                 child.join(timeout=30)
         finally:
@@ -388,6 +409,8 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
             clients=args.clients,
             connected=connected,
             latencies_ms=latencies,
+            first_ms=[min(times) for times in per_message.values()],
+            spread_ms=[max(times) - min(times) for times in per_message.values()],
             expected=args.clients * total,
             received=received,
             duplicates=duplicates,
@@ -443,8 +466,24 @@ def split(total: int, parts: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of the server: the process and its children (uvicorn's workers), from /proc."""
+    ticks = 0
+    family = {pid}
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+    grew = True
+    while grew:  # descendants, however deep (uvicorn's supervisor, then its workers)
+        found = {p for p, fields in stats.items() if int(fields[1]) in family}
+        grew = not found <= family
+        family |= found
+    for member in family:
+        fields = stats.get(member)
+        if fields is not None:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- publishers: how a message is triggered (the real POST, or the reference's TCP line) --------
