@@ -30,6 +30,7 @@ from .selectors import (
     entry_audience,
     entry_event_data,
     incident_state,
+    new_incident_state,
     post_label,
 )
 
@@ -149,11 +150,12 @@ def _append(
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
     entry.save()
+    starts_incident = entry.kind in INCIDENT_KINDS
     publish(
         fixture_id=fixture.pk,
         type="log.entry",
         seq=entry.seq,
-        data=entry_event_data(entry),
+        data=entry_event_data(entry, new_incident_state(entry) if starts_incident else None),
         audience=audience or entry_audience(entry),
     )
     return entry
