@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from safeground.matches.models import Fixture
 from safeground.venues.models import BlockAdjacency
@@ -173,13 +174,17 @@ def _building(zone: ZoneScore, conf: dict[str, float]) -> str:
     return ""
 
 
+@transaction.atomic
 def flashpoint_check(*, fixture: Fixture, at: datetime) -> list[Any]:
     """Score the zones as of `at` and write a warning for each zone where trouble is building.
 
-    Called by the log's services after each report, inside the same transaction.
+    Called by the log's services once each report has committed. It holds the match's chain
+    while it reads and writes, so two checks at once never warn twice for one zone.
     """
-    from .services import log_entry_warn  # services call this module: import here, not above
+    # services call this module: import here, not above
+    from .services import log_chain_lock, log_entry_warn
 
+    log_chain_lock(fixture)
     conf = flashpoint_settings()
     cooldown = timedelta(minutes=conf["cooldown_minutes"])
     recent_warnings = set(
