@@ -209,3 +209,13 @@ def test_in_redis_mode_local_hubs_are_reached_only_through_redis(settings) -> No
 
     asyncio.run(scenario())
     assert published.is_set()
+
+
+def test_the_redis_channel_carries_the_database_number() -> None:
+    # Pub/sub ignores the number: without it, two installations on one Redis server would hear
+    # each other's fixtures.
+    assert bus.channel_prefix("redis://127.0.0.1:6379/5") == "safeground:5:fixture:"
+    assert bus.channel_prefix("redis://127.0.0.1:6379/6") != bus.channel_prefix(
+        "redis://127.0.0.1:6379/5"
+    )
+    assert bus.channel_prefix("redis://127.0.0.1:6379") == "safeground:0:fixture:"

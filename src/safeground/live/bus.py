@@ -2,8 +2,8 @@
 
 In-process mode (REDIS_URL empty) a committed event reaches each hub's event loop with one
 `call_soon_threadsafe` per event, never one per client. Redis mode publishes the event to
-`safeground:fixture:<id>`; each process runs one pattern subscription and fans out locally, and
-local delivery then goes only through Redis, so no socket gets a frame twice.
+`safeground:<db>:fixture:<id>`; each process runs one pattern subscription and fans out locally,
+and local delivery then goes only through Redis, so no socket gets a frame twice.
 
 The fan-out is the hot path of the live picture (STACK.md): no database, no thread hop and no
 consumer dispatch per message per client. A write that completes at once (the usual case) costs no
@@ -65,8 +65,16 @@ def raw_transport(send: ASGISend) -> asyncio.WriteTransport | None:
 
 CLOSE_OVERLOADED = 1013  # "try again later": the client reconnects and catches up
 CLOSE_SERVICE_RESTART = 1012  # the hub lost its Redis subscription: reconnect and catch up
-CHANNEL_PREFIX = "safeground:fixture:"
 READY_TIMEOUT = 5.0  # seconds a new socket waits for the Redis subscription
+
+
+def channel_prefix(redis_url: str) -> str:
+    """`safeground:<db>:fixture:`. Redis pub/sub ignores the database number (a subscriber on
+    any number hears every channel), so the number goes into the name: installations sharing
+    one Redis server on different numbers never receive each other's frames."""
+    from redis.connection import parse_url
+
+    return f"safeground:{parse_url(redis_url).get('db', 0)}:fixture:"
 
 
 class Subscriber:
@@ -259,7 +267,7 @@ class Hub:
             client = aioredis.Redis.from_url(self.redis_url)
             pubsub = client.pubsub()
             try:
-                await pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                await pubsub.psubscribe(channel_prefix(self.redis_url) + "*")
                 async for message in pubsub.listen():
                     if message["type"] == "pmessage":
                         self._on_redis_message(message["channel"], message["data"])
@@ -286,7 +294,7 @@ class Hub:
             delay = min(delay * 2, 10.0)
 
     def _on_redis_message(self, channel: bytes, data: bytes) -> None:
-        fixture_id = int(channel[len(CHANNEL_PREFIX) :])
+        fixture_id = int(channel.rsplit(b":", 1)[1])
         if fixture_id not in self._subscribers:
             return
         header, frame = data.decode().split("\n", 1)
@@ -319,7 +327,7 @@ def send(event: Event) -> None:
     """Deliver a committed event: to Redis when configured, else to this process's hubs."""
     url: str = settings.REDIS_URL
     if url:
-        _redis_client(url).publish(CHANNEL_PREFIX + str(event.fixture_id), _encode(event))
+        _redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), _encode(event))
         return
     with _registry_lock:
         hubs = list(_local_hubs)
