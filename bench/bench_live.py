@@ -1,18 +1,21 @@
 """Live fan-out benchmark: N WebSocket clients on one match, entries POSTed at a steady rate.
 
-Each run starts a real server as a subprocess (`safeground serve`: uvicorn, one process,
-permessage-deflate off) over a fresh database of its own with the demo loaded, logs in the demo
-loggist, opens N sockets to the cup tie from separate client processes, then POSTs log entries to
+Each run starts a real server as a subprocess (`safeground serve`: uvicorn, permessage-deflate
+off) over a fresh database of its own with the demo loaded, logs in the demo loggist, opens N
+sockets to the cup tie from separate client processes, then POSTs log entries to
 `/api/fixtures/{id}/log` and measures the delay from just before each POST to its receipt at every
 client. "lost" = not received within 5 s. The reference peer is a plain `websockets` broadcast
 server (in this file) triggered over a local TCP socket, measured the same way.
 
-    .venv/bin/python bench/bench_live.py                 # in-process, plain peer, Redis (~6 min)
-    .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis
-    .venv/bin/python bench/bench_live.py --postgres      # the server on PostgreSQL
+Layers: `inprocess` (one process, no Redis), `plain` (the reference), `redis-1proc` (one process
+through Redis) and `redis-2proc`: `safeground serve --workers 2` through Redis, each worker with
+its own subscription and its own sockets. That last one is the Redis path as shipped for a full
+ground, and its line closes the output:
+`live fanout clients=N layer=redis-2proc p50_ms=X p99_ms=Y lost=Z`.
 
-Prints one line per run; the last line is the Redis run:
-`live fanout clients=N layer=redis p50_ms=X p99_ms=Y lost=Z`.
+    flock /tmp/bench.lock .venv/bin/python bench/bench_live.py    # every layer (~12 min)
+    .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis-2proc
+    .venv/bin/python bench/bench_live.py --postgres      # the server on PostgreSQL
 """
 
 from __future__ import annotations
@@ -56,7 +59,9 @@ PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
 PG_BENCH_DB = os.environ.get("BENCH_LIVE_PG_DB", "safeground_bench")
 REDIS_URL = os.environ.get("BENCH_LIVE_REDIS_URL", "redis://127.0.0.1:6379/0")
 PUBLISHERS = 4  # concurrent POST connections
-LAYERS = ("inprocess", "plain", "redis")  # redis last: its line closes the output
+# Redis as shipped (two processes) last: its line closes the output.
+LAYERS = ("inprocess", "plain", "redis-1proc", "redis-2proc")
+WORKERS = {"redis-1proc": 1, "redis-2proc": 2}
 
 # The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:
 # a sqlite:// DATABASE_URL would drop the WAL and the lock timeout that settings.base applies.
@@ -93,7 +98,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rate", type=float, default=10, help="entries POSTed per second")
-    parser.add_argument("--layers", default=",".join(LAYERS), help="inprocess, plain, redis")
+    parser.add_argument("--layers", default=",".join(LAYERS), help=", ".join(LAYERS))
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument(
         "--postgres",
@@ -137,7 +142,9 @@ def sqlite_database(workdir: Path) -> Database:
     settings_dir.mkdir(exist_ok=True)
     path = workdir / "bench.sqlite3"
     (settings_dir / "bench_settings.py").write_text(SQLITE_SETTINGS.format(path=str(path)))
-    env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": str(settings_dir)}
+    # Ahead of any PYTHONPATH given (a snapshot of the code under test, say), not instead of it.
+    path = os.pathsep.join(p for p in (str(settings_dir), os.environ.get("PYTHONPATH")) if p)
+    env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": path}
     return Database("sqlite", env)
 
 
@@ -276,8 +283,8 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     frame_bytes = 0
     summaries: list[str] = []
     for layer in layers:
-        if layer == "redis" and not redis_available(args.redis_url):
-            print(f"layer=redis skipped: no Redis at {args.redis_url}")
+        if layer in WORKERS and not redis_available(args.redis_url):
+            print(f"layer={layer} skipped: no Redis at {args.redis_url}")
             continue
         result = run_layer(args, layer, serving, frame_bytes=frame_bytes or 1000)
         frame_bytes = frame_bytes or result.frame_bytes
@@ -329,7 +336,8 @@ def server(
         env = dict(os.environ)
     else:
         command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
-        env = server_env(database, redis_url=redis_url if layer == "redis" else "")
+        command.append(f"--workers={WORKERS.get(layer, 1)}")
+        env = server_env(database, redis_url=redis_url if layer in WORKERS else "")
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         wait_for_port(port, process)
