@@ -6,7 +6,9 @@ IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -128,6 +130,25 @@ def _author_role(author: User, fixture: Fixture) -> str:
     return ""
 
 
+_sqlite_writers = threading.Lock()
+
+
+@contextmanager
+def _one_sqlite_writer() -> Iterator[None]:
+    """On SQLite, this process's appends wait here, each in turn, before they begin.
+
+    SQLite lets one writer in and makes the others poll for its lock, sleeping up to 100 ms a try
+    and first come not first served: a few appends at once waited seconds (bench_live.py). A
+    thread waiting on a lock is woken as soon as it is free. Inside a transaction already begun
+    (a test's) waiting here could deadlock with the holder, so it does not. PostgreSQL queues
+    waiters on its row lock and needs none of this."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with _sqlite_writers:
+        yield
+
+
 def log_chain_lock(fixture: Fixture) -> None:
     """Hold the match's chain until the transaction ends: one writer at a time per match.
 
@@ -191,20 +212,22 @@ def log_entry_append(
     The report commits (and goes out live) first; the flashpoint check follows in a transaction
     of its own, so no screen waits for the scoring. Should the check fail, the stored report
     stands and the next report scores the zone again."""
-    entry = _report_append(
-        fixture=fixture,
-        author=author,
-        category=category,
-        text=text,
-        place=place,
-        severity=severity,
-        observed_at=observed_at,
-        links=links,
-        idempotency_key=idempotency_key,
-        home_only=home_only,
-    )
+    with _one_sqlite_writer():
+        entry = _report_append(
+            fixture=fixture,
+            author=author,
+            category=category,
+            text=text,
+            place=place,
+            severity=severity,
+            observed_at=observed_at,
+            links=links,
+            idempotency_key=idempotency_key,
+            home_only=home_only,
+        )
     try:
-        flashpoint_check(fixture=fixture, at=entry.observed_at)
+        with _one_sqlite_writer():
+            flashpoint_check(fixture=fixture, at=entry.observed_at)
     except Exception:
         logger.exception("flashpoint check after report #%s of fixture %s", entry.seq, fixture.pk)
     return entry
