@@ -1,18 +1,21 @@
 """Live fan-out benchmark: N WebSocket clients on one match, entries POSTed at a steady rate.
 
-Each run starts a real server as a subprocess (`safeground serve`: uvicorn, one process,
-permessage-deflate off) over a fresh database of its own with the demo loaded, logs in the demo
-loggist, opens N sockets to the cup tie from separate client processes, then POSTs log entries to
+Each run starts a real server as a subprocess (`safeground serve`: uvicorn, permessage-deflate
+off) over a fresh database of its own with the demo loaded, logs in the demo loggist, opens N
+sockets to the cup tie from separate client processes, then POSTs log entries to
 `/api/fixtures/{id}/log` and measures the delay from just before each POST to its receipt at every
 client. "lost" = not received within 5 s. The reference peer is a plain `websockets` broadcast
 server (in this file) triggered over a local TCP socket, measured the same way.
 
-    .venv/bin/python bench/bench_live.py                 # in-process, plain peer, Redis (~6 min)
-    .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis
-    .venv/bin/python bench/bench_live.py --postgres      # the server on PostgreSQL
+Layers: `inprocess` (one process, no Redis), `plain` (the reference), `redis-1proc` (one process
+through Redis) and `redis-2proc`: `safeground serve --workers 2` through Redis, each worker with
+its own subscription and its own sockets. That last one is the Redis path as shipped for a full
+ground, and its line closes the output:
+`live fanout clients=N layer=redis-2proc p50_ms=X p99_ms=Y lost=Z`.
 
-Prints one line per run; the last line is the Redis run:
-`live fanout clients=N layer=redis p50_ms=X p99_ms=Y lost=Z`.
+    flock /tmp/bench.lock .venv/bin/python bench/bench_live.py    # every layer (~12 min)
+    .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis-2proc
+    .venv/bin/python bench/bench_live.py --postgres      # the server on PostgreSQL
 """
 
 from __future__ import annotations
@@ -51,10 +54,14 @@ LOST_AFTER_S = 5.0
 MARK = re.compile(r"bench-(\d+)-")
 DEMO_USER, DEMO_PASSWORD = "loggist", "matchday-demo"
 PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
-PG_BENCH_DB = "safeground_bench"
-REDIS_URL = "redis://127.0.0.1:6379/0"
+# Defaults for the bench's own PostgreSQL database and Redis; several people share a machine, so
+# both can be moved (--pg-db, --redis-url, or these environment variables).
+PG_BENCH_DB = os.environ.get("BENCH_LIVE_PG_DB", "safeground_bench")
+REDIS_URL = os.environ.get("BENCH_LIVE_REDIS_URL", "redis://127.0.0.1:6379/0")
 PUBLISHERS = 4  # concurrent POST connections
-LAYERS = ("inprocess", "plain", "redis")  # redis last: its line closes the output
+# Redis as shipped (two processes) last: its line closes the output.
+LAYERS = ("inprocess", "plain", "redis-1proc", "redis-2proc")
+WORKERS = {"redis-1proc": 1, "redis-2proc": 2}
 
 # The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:
 # a sqlite:// DATABASE_URL would drop the WAL and the lock timeout that settings.base applies.
@@ -91,13 +98,19 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rate", type=float, default=10, help="entries POSTed per second")
-    parser.add_argument("--layers", default=",".join(LAYERS), help="inprocess, plain, redis")
+    parser.add_argument("--layers", default=",".join(LAYERS), help=", ".join(LAYERS))
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument(
         "--postgres",
         action="store_true",
-        help=f"serve from PostgreSQL (database {PG_BENCH_DB}, made with psql; or DATABASE_URL)",
+        help="serve from PostgreSQL (the --pg-db database, made with psql; or DATABASE_URL)",
     )
+    parser.add_argument(
+        "--pg-db",
+        default=PG_BENCH_DB,
+        help="PostgreSQL database the bench makes and drops (default: %(default)s)",
+    )
+    parser.add_argument("--redis-url", default=REDIS_URL, help="default: %(default)s")
     parser.add_argument("--entries", type=int, default=400, help="entries per append-rate run")
     parser.add_argument("--no-append-rate", action="store_true")
     # Internal modes (subprocesses of this script).
@@ -129,20 +142,22 @@ def sqlite_database(workdir: Path) -> Database:
     settings_dir.mkdir(exist_ok=True)
     path = workdir / "bench.sqlite3"
     (settings_dir / "bench_settings.py").write_text(SQLITE_SETTINGS.format(path=str(path)))
-    env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": str(settings_dir)}
+    # Ahead of any PYTHONPATH given (a snapshot of the code under test, say), not instead of it.
+    path = os.pathsep.join(p for p in (str(settings_dir), os.environ.get("PYTHONPATH")) if p)
+    env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": path}
     return Database("sqlite", env)
 
 
-def postgres_database() -> Database | None:
-    """DATABASE_URL if given, else a fresh `safeground_bench` made with psql; None if no server."""
+def postgres_database(name: str) -> Database | None:
+    """DATABASE_URL if given, else a fresh database `name` made with psql; None if no server."""
     env_url = os.environ.get("DATABASE_URL", "")
     if env_url.startswith(("postgres://", "postgresql://")):
         return Database("postgresql", {"DATABASE_URL": env_url})
     if shutil.which("psql") is None:
         return None
     for sql in (
-        f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)",
-        f"CREATE DATABASE {PG_BENCH_DB}",
+        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+        f"CREATE DATABASE {name}",
     ):
         done = subprocess.run(
             ["psql", PG_ADMIN_URL, "-q", "-c", sql], capture_output=True, text=True, check=False
@@ -150,7 +165,7 @@ def postgres_database() -> Database | None:
         if done.returncode != 0:
             print(f"PostgreSQL not usable: {done.stderr.strip()}")
             return None
-    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_BENCH_DB
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
     return Database("postgresql", {"DATABASE_URL": url})
 
 
@@ -191,6 +206,8 @@ class Result:
     clients: int
     connected: int
     latencies_ms: list[float]
+    first_ms: list[float]  # per message: POST start to its first receipt (the append's share)
+    spread_ms: list[float]  # per message: first to last receipt (the fan-out's share)
     expected: int
     received: int
     duplicates: int
@@ -227,9 +244,16 @@ class Result:
             f", duplicates={self.duplicates}, sockets closed={self.closed}"
             f", frame={self.frame_bytes} B"
             f", post p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms"
+            f", first receipt p50/p99 {p50_p99(self.first_ms)} ms"
+            f", first-to-last p50/p99 {p50_p99(self.spread_ms)} ms"
             f", server CPU {100 * self.server_cpu_s / self.seconds:.0f}%"
             f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame){load}"
         )
+
+
+def p50_p99(values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"{percentile(ordered, 50):.1f}/{percentile(ordered, 99):.1f}"
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -241,14 +265,14 @@ def percentile(values: list[float], pct: float) -> float:
 
 def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     sqlite = sqlite_database(workdir)
-    postgres = postgres_database() if args.postgres else None
+    postgres = postgres_database(args.pg_db) if args.postgres else None
     if args.postgres and postgres is None:
         sys.exit("--postgres: no PostgreSQL reachable (psql, or DATABASE_URL=postgres://...)")
     serving = postgres or sqlite
     prepare(serving)
 
     if not args.no_append_rate:
-        for database in (sqlite, postgres or postgres_database()):
+        for database in (sqlite, postgres or postgres_database(args.pg_db)):
             if database is None:
                 print("append rate db=postgresql: skipped (no PostgreSQL reachable)")
                 continue
@@ -259,8 +283,8 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     frame_bytes = 0
     summaries: list[str] = []
     for layer in layers:
-        if layer == "redis" and not redis_available():
-            print(f"layer=redis skipped: no Redis at {REDIS_URL}")
+        if layer in WORKERS and not redis_available(args.redis_url):
+            print(f"layer={layer} skipped: no Redis at {args.redis_url}")
             continue
         result = run_layer(args, layer, serving, frame_bytes=frame_bytes or 1000)
         frame_bytes = frame_bytes or result.frame_bytes
@@ -268,12 +292,12 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
         summaries.append(result.summary())
         print(result.summary(), flush=True)
     if not os.environ.get("DATABASE_URL"):  # the bench database, if this run made one
-        drop = f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)"
+        drop = f"DROP DATABASE IF EXISTS {args.pg_db} WITH (FORCE)"
         subprocess.run(["psql", PG_ADMIN_URL, "-q", "-c", drop], capture_output=True, check=False)
 
 
-def redis_available() -> bool:
-    parts = urllib.parse.urlsplit(REDIS_URL)
+def redis_available(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
     try:
         with socket.create_connection((parts.hostname or "", parts.port or 6379), timeout=2) as s:
             s.sendall(b"PING\r\n")
@@ -300,7 +324,9 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
 
 
 @contextlib.contextmanager
-def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
+def server(
+    layer: str, database: Database, redis_url: str
+) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
     """(port, process, publisher factory) for the layer's server, stopped afterwards."""
     port = free_port()
     if layer == "plain":
@@ -310,7 +336,8 @@ def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Pop
         env = dict(os.environ)
     else:
         command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
-        env = server_env(database, redis_url=REDIS_URL if layer == "redis" else "")
+        command.append(f"--workers={WORKERS.get(layer, 1)}")
+        env = server_env(database, redis_url=redis_url if layer in WORKERS else "")
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         wait_for_port(port, process)
@@ -330,7 +357,7 @@ def server(layer: str, database: Database) -> Iterator[tuple[int, subprocess.Pop
 
 def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_bytes: int) -> Result:
     load = os.getloadavg()[0]
-    with server(layer, database) as (port, process, make_publisher):
+    with server(layer, database, args.redis_url) as (port, process, make_publisher):
         publisher = make_publisher()
         publisher.frame_bytes = frame_bytes
         fixture_id = publisher.fixture_id()
@@ -366,6 +393,7 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
                 pipe.send("stop")
 
             latencies: list[float] = []
+            per_message: dict[int, list[float]] = {}
             received = duplicates = closed = seen_bytes = 0
             for pipe in pipes:
                 ids, times, dups, lost_sockets, frame_len = pipe.recv()
@@ -377,6 +405,7 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
                     sent = t0.get(i)
                     if sent is not None and t - sent <= LOST_AFTER_S:
                         latencies.append(1000 * (t - sent))
+                        per_message.setdefault(i, []).append(1000 * (t - sent))
             for child in children:
                 child.join(timeout=30)
         finally:
@@ -388,6 +417,8 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
             clients=args.clients,
             connected=connected,
             latencies_ms=latencies,
+            first_ms=[min(times) for times in per_message.values()],
+            spread_ms=[max(times) - min(times) for times in per_message.values()],
             expected=args.clients * total,
             received=received,
             duplicates=duplicates,
@@ -443,8 +474,24 @@ def split(total: int, parts: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of the server: the process and its children (uvicorn's workers), from /proc."""
+    ticks = 0
+    family = {pid}
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+    grew = True
+    while grew:  # descendants, however deep (uvicorn's supervisor, then its workers)
+        found = {p for p, fields in stats.items() if int(fields[1]) in family}
+        grew = not found <= family
+        family |= found
+    for member in family:
+        fields = stats.get(member)
+        if fields is not None:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- publishers: how a message is triggered (the real POST, or the reference's TCP line) --------

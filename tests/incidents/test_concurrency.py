@@ -1,4 +1,5 @@
-"""PostgreSQL: 20 writers appending at once land in one unbroken chain (no fork, no gap)."""
+"""Writers appending at once land in one unbroken chain (no fork, no gap): 20 on PostgreSQL;
+on SQLite, threads of one process queueing for its one writer."""
 
 import threading
 
@@ -19,14 +20,24 @@ EACH = 50
 def test_twenty_concurrent_writers_make_one_chain(cup_tie) -> None:
     if connection.vendor != "postgresql":
         pytest.skip("concurrency tests run on PostgreSQL only (set DATABASE_URL)")
+    write_at_once(cup_tie, WRITERS, EACH)
+
+
+def test_concurrent_writers_on_sqlite_queue_and_make_one_chain(cup_tie) -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's writer queue (PostgreSQL has the twenty-writer test)")
+    write_at_once(cup_tie, 6, 8)
+
+
+def write_at_once(cup_tie, writers: int, each: int) -> None:
     author = User.objects.get(username="loggist")
-    start = threading.Barrier(WRITERS)
+    start = threading.Barrier(writers)
     errors: list[BaseException] = []
 
     def writer(n: int) -> None:
         try:
             start.wait()
-            for i in range(EACH):
+            for i in range(each):
                 log_entry_append(
                     fixture=cup_tie,
                     author=author,
@@ -41,7 +52,7 @@ def test_twenty_concurrent_writers_make_one_chain(cup_tie) -> None:
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(writers)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -50,7 +61,7 @@ def test_twenty_concurrent_writers_make_one_chain(cup_tie) -> None:
     log = LogEntry.objects.filter(fixture=cup_tie)
     seqs = list(log.order_by("seq").values_list("seq", flat=True))
     # Every report once, plus the flashpoint warnings they raised, in one gapless sequence.
-    assert log.filter(kind="report").count() == WRITERS * EACH
+    assert log.filter(kind="report").count() == writers * each
     assert seqs == list(range(1, len(seqs) + 1))
     count, broken = chain_verify(cup_tie.pk)
     assert (count, broken) == (len(seqs), None)

@@ -108,3 +108,50 @@ def test_replay_refuses_an_unknown_scenario(demo, tmp_path) -> None:
     bad.write_text("fixture: {home: West Ham United, away: Chelsea}\nentries:\n  - {at: 1}\n")
     with pytest.raises(CommandError, match=r"entries\[0\]: needs 'at' and 'by'"):
         call_command("replay", str(bad), speed=0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_report_goes_out_live_before_its_flashpoint_check(cup_tie, monkeypatch) -> None:
+    from safeground.incidents import services
+    from safeground.live.events import capture_events
+
+    seen_by_the_check: list[list[str]] = []
+    real_check = services.flashpoint_check
+
+    def check_after_commit(**kwargs):
+        seen_by_the_check.append([e.data["entry"]["text"] for e in events])
+        return real_check(**kwargs)
+
+    monkeypatch.setattr(services, "flashpoint_check", check_after_commit)
+    with capture_events() as events:
+        for n in range(5):  # enough missiles in one block to warn of its zone
+            log_entry_append(
+                fixture=cup_tie,
+                author=User.objects.get(username="loggist"),
+                category="missile",
+                severity=4,
+                text=f"Coins {n}",
+                place=Place(block="S-L1"),
+            )
+    # Each check ran once its report had gone out; the warnings came after, in their own turn.
+    assert seen_by_the_check[0] == ["Coins 0"]
+    assert seen_by_the_check[-1][-1] == "Coins 4"
+    assert [e.data["entry"]["kind"] for e in events].count("warning") >= 1
+    assert chain_verify(cup_tie.pk)[1] is None
+
+
+def test_a_failing_flashpoint_check_leaves_the_report_stored(cup_tie, monkeypatch) -> None:
+    from safeground.incidents import services
+
+    def broken(**kwargs):
+        raise RuntimeError("scoring failed")
+
+    monkeypatch.setattr(services, "flashpoint_check", broken)
+    entry = log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Coin thrown",
+        place=Place(block="S-L1"),
+    )
+    assert LogEntry.objects.get(pk=entry.pk).text == "Coin thrown"

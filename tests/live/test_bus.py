@@ -236,3 +236,13 @@ def test_deployments_on_other_redis_database_numbers_never_hear_each_other(setti
         await hub.close()
 
     asyncio.run(scenario())
+
+
+def test_the_redis_channel_carries_the_database_number() -> None:
+    # Pub/sub ignores the number: without it, two installations on one Redis server would hear
+    # each other's fixtures.
+    assert bus.channel_prefix("redis://127.0.0.1:6379/5") == "safeground:5:fixture:"
+    assert bus.channel_prefix("redis://127.0.0.1:6379/6") != bus.channel_prefix(
+        "redis://127.0.0.1:6379/5"
+    )
+    assert bus.channel_prefix("redis://127.0.0.1:6379") == "safeground:0:fixture:"

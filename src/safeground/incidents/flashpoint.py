@@ -13,12 +13,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
-from safeground.matches.models import Fixture, FixtureZone
-from safeground.venues.models import BlockAdjacency, Concourse, Gate, ZoneBlock
+from safeground.matches.models import Fixture
+from safeground.venues.models import BlockAdjacency
 
 from .models import LogEntry
-from .selectors import block_zone_ids
+from .selectors import zone_map
 
 DEFAULTS: dict[str, float] = {
     "window_minutes": 30,
@@ -51,18 +52,13 @@ def zone_neighbours(fixture: Fixture) -> dict[int, set[int]]:
     cached: dict[int, set[int]] | None = getattr(fixture, "_zone_neighbours", None)
     if cached is not None:
         return cached
-    zone_ids = list(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", flat=True))
-    zones_of_block: dict[int, set[int]] = {}
-    for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=zone_ids).values_list(
-        "block_id", "zone_id"
-    ):
-        zones_of_block.setdefault(block_id, set()).add(zone_id)
-    neighbours: dict[int, set[int]] = {z: set() for z in zone_ids}
-    for a, b in BlockAdjacency.objects.filter(ground=fixture.ground).values_list(
+    zones = zone_map(fixture)
+    neighbours: dict[int, set[int]] = {z: set() for z in zones.names}
+    for a, b in BlockAdjacency.objects.filter(ground=fixture.ground_id).values_list(
         "block_id", "neighbour_id"
     ):
-        for za in zones_of_block.get(a, ()):
-            for zb in zones_of_block.get(b, ()):
+        for za in zones.blocks.get(a, ()):
+            for zb in zones.blocks.get(b, ()):
                 if za != zb:
                     neighbours[za].add(zb)
                     neighbours[zb].add(za)
@@ -86,26 +82,7 @@ def window_reports(fixture: Fixture, start: datetime, end: datetime) -> list[Win
 
     Plain rows, not log entries: this runs after every report, so it stays a few cheap queries
     whatever the size of the log."""
-    blocks = block_zone_ids(fixture)
-    served: dict[tuple[str, int], set[int]] = {}
-    for kind, through, key in (
-        ("gate", Gate.blocks.through, "gate_id"),
-        ("concourse", Concourse.blocks.through, "concourse_id"),
-    ):
-        for place_id, block_id in through.objects.filter(
-            **{f"{kind}__ground": fixture.ground_id}
-        ).values_list(key, "block_id"):
-            served.setdefault((kind, place_id), set()).update(blocks.get(block_id, ()))
-
-    def zones_of(row: dict[str, Any]) -> set[int]:
-        found = set(blocks.get(row["block_id"], ())) if row["block_id"] else set()
-        if row["zone_id"]:
-            found.add(row["zone_id"])
-        for kind in ("gate", "concourse"):
-            if row[f"{kind}_id"]:
-                found |= served.get((kind, row[f"{kind}_id"]), set())
-        return found
-
+    zones = zone_map(fixture)
     reports = {
         row["id"]: row
         for row in LogEntry.objects.filter(
@@ -127,7 +104,14 @@ def window_reports(fixture: Fixture, start: datetime, end: datetime) -> list[Win
             seq=row["seq"],
             severity=row["severity"] or 0,
             observed_at=row["observed_at"],
-            zone_ids=frozenset(zones_of(row)),
+            zone_ids=frozenset(
+                zones.zone_ids(
+                    block_id=row["block_id"],
+                    zone_id=row["zone_id"],
+                    gate_id=row["gate_id"],
+                    concourse_id=row["concourse_id"],
+                )
+            ),
         )
         for row in reports.values()
     ]
@@ -138,7 +122,7 @@ def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
     window = timedelta(minutes=conf["window_minutes"])
     rate = timedelta(minutes=conf["rate_minutes"])
     neighbours = zone_neighbours(fixture)
-    names = dict(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", "zone__name"))
+    names = zone_map(fixture).names
     scores: dict[int, float] = dict.fromkeys(neighbours, 0.0)
     causes: dict[int, list[tuple[float, int]]] = {z: [] for z in neighbours}
     recent: dict[int, int] = dict.fromkeys(neighbours, 0)
@@ -190,13 +174,17 @@ def _building(zone: ZoneScore, conf: dict[str, float]) -> str:
     return ""
 
 
+@transaction.atomic
 def flashpoint_check(*, fixture: Fixture, at: datetime) -> list[Any]:
     """Score the zones as of `at` and write a warning for each zone where trouble is building.
 
-    Called by the log's services after each report, inside the same transaction.
+    Called by the log's services once each report has committed. It holds the match's chain
+    while it reads and writes, so two checks at once never warn twice for one zone.
     """
-    from .services import log_entry_warn  # services call this module: import here, not above
+    # services call this module: import here, not above
+    from .services import log_chain_lock, log_entry_warn
 
+    log_chain_lock(fixture)
     conf = flashpoint_settings()
     cooldown = timedelta(minutes=conf["cooldown_minutes"])
     recent_warnings = set(

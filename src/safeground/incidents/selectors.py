@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from safeground.live.events import Audience, frame_json
 from safeground.matches.models import Fixture, FixtureZone
-from safeground.venues.models import ZoneBlock
+from safeground.venues.models import Concourse, Gate, ZoneBlock
 
 from .models import Category, LogEntry
 
@@ -68,9 +68,7 @@ def place_label(entry: LogEntry) -> str:
     return " · ".join(parts)
 
 
-def _apply(
-    state: IncidentState | None, entry: LogEntry, zones: dict[int, list[int]]
-) -> IncidentState:
+def _apply(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) -> IncidentState:
     """Fold one entry into the state of the incident it concerns."""
     if entry.kind in INCIDENT_KINDS or state is None:
         warning = entry.kind == LogEntry.Kind.WARNING
@@ -119,40 +117,87 @@ def _apply(
     return replace(state, **changes)
 
 
-def block_zone_ids(fixture: Fixture) -> dict[int, list[int]]:
-    """block id -> the ids of this fixture's zones that hold it.
+@dataclass(frozen=True)
+class ZoneMap:
+    """Which of the fixture's zones each place of the ground lies in: a block's own zones, and
+    for a gate or a concourse the zones of the blocks it serves."""
 
-    Kept on the fixture object: one append asks several times, and a request's fixture is fresh."""
-    cached: dict[int, list[int]] | None = getattr(fixture, "_block_zone_ids", None)
+    names: dict[int, str]  # every zone the fixture uses -> its name
+    blocks: dict[int, frozenset[int]]
+    gates: dict[int, frozenset[int]]
+    concourses: dict[int, frozenset[int]]
+
+    def zone_ids(
+        self,
+        *,
+        block_id: int | None,
+        zone_id: int | None,
+        gate_id: int | None,
+        concourse_id: int | None,
+    ) -> set[int]:
+        found = set(self.blocks.get(block_id, ())) if block_id else set()
+        if zone_id:
+            found.add(zone_id)
+        if gate_id:
+            found |= self.gates.get(gate_id, frozenset())
+        if concourse_id:
+            found |= self.concourses.get(concourse_id, frozenset())
+        return found
+
+
+def zone_map(fixture: Fixture) -> ZoneMap:
+    """The fixture's ZoneMap, in four queries whatever the size of the log.
+
+    Kept on the fixture object: an append, its event and its flashpoint check all ask, and a
+    request's fixture is fresh."""
+    cached: ZoneMap | None = getattr(fixture, "_zone_map", None)
     if cached is not None:
         return cached
-    in_use = FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", flat=True)
-    found: dict[int, list[int]] = {}
-    for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=in_use).values_list(
+    names = dict(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", "zone__name"))
+    blocks: dict[int, set[int]] = {}
+    for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=list(names)).values_list(
         "block_id", "zone_id"
     ):
-        found.setdefault(block_id, []).append(zone_id)
-    fixture._block_zone_ids = found  # type: ignore[attr-defined]
+        blocks.setdefault(block_id, set()).add(zone_id)
+    served: dict[str, dict[int, set[int]]] = {"gate": {}, "concourse": {}}
+    for kind, through in (("gate", Gate.blocks.through), ("concourse", Concourse.blocks.through)):
+        rows = through.objects.filter(**{f"{kind}__ground": fixture.ground_id}).values_list(
+            f"{kind}_id", "block_id"
+        )
+        for place_id, block_id in rows:
+            served[kind].setdefault(place_id, set()).update(blocks.get(block_id, ()))
+    found = ZoneMap(
+        names=names,
+        blocks={block: frozenset(zones) for block, zones in blocks.items()},
+        gates={gate: frozenset(zones) for gate, zones in served["gate"].items()},
+        concourses={place: frozenset(zones) for place, zones in served["concourse"].items()},
+    )
+    fixture._zone_map = found  # type: ignore[attr-defined]
     return found
 
 
-def _zone_ids(entry: LogEntry, zones: dict[int, list[int]]) -> list[int]:
-    ids = set(zones.get(entry.block_id, [])) if entry.block_id else set()
-    if entry.zone_id:
-        ids.add(entry.zone_id)
-    for place in (entry.gate, entry.concourse):
-        if place is not None:
-            for block_id in place.blocks.values_list("id", flat=True):
-                ids.update(zones.get(block_id, []))
-    return sorted(ids)
+def _zone_ids(entry: LogEntry, zones: ZoneMap) -> list[int]:
+    return sorted(
+        zones.zone_ids(
+            block_id=entry.block_id,
+            zone_id=entry.zone_id,
+            gate_id=entry.gate_id,
+            concourse_id=entry.concourse_id,
+        )
+    )
 
 
-def incident_state(report: LogEntry, zones: dict[int, list[int]] | None = None) -> IncidentState:
-    zones = block_zone_ids(report.fixture) if zones is None else zones
+def incident_state(report: LogEntry, zones: ZoneMap | None = None) -> IncidentState:
+    zones = zone_map(report.fixture) if zones is None else zones
     state = _apply(None, report, zones)
     for action in report.actions.select_related(*RELATED).order_by("seq"):
         state = _apply(state, action, zones)
     return state
+
+
+def new_incident_state(report: LogEntry) -> IncidentState:
+    """The state of a report or warning just written: it has no actions yet, so no query."""
+    return _apply(None, report, zone_map(report.fixture))
 
 
 def entry_json(entry: LogEntry) -> dict[str, Any]:
@@ -192,9 +237,9 @@ def entry_audience(
     entry: LogEntry,
     *,
     addressed_to: Iterable[int | None] = (),
-    zones: dict[int, list[int]] | None = None,
+    zones: ZoneMap | None = None,
 ) -> Audience:
-    zones = block_zone_ids(entry.fixture) if zones is None else zones
+    zones = zone_map(entry.fixture) if zones is None else zones
     return Audience(
         home_only=entry.home_only,
         zone_ids=frozenset(_zone_ids(entry, zones)) or None,
@@ -214,7 +259,7 @@ def _entries(fixture: Fixture) -> QuerySet[LogEntry]:
 
 def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
     """Every entry in order, each with its incident's state just after it."""
-    zones = block_zone_ids(fixture)
+    zones = zone_map(fixture)
     states: dict[int, IncidentState] = {}
     for entry in _entries(fixture):
         report_id = entry.concerns_id or entry.pk
@@ -225,7 +270,7 @@ def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
 def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
     """The frames a (re)connecting socket missed, filtered as live frames are."""
     fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
-    zones = block_zone_ids(fixture)
+    zones = zone_map(fixture)
     frames = []
     states: dict[int, IncidentState] = {}
     for entry in _entries(fixture):
@@ -298,12 +343,11 @@ def post_zone_ids(fixture: Fixture, post: Any) -> frozenset[int]:
         return frozenset()
     if post.zone_id:
         return frozenset({post.zone_id})
-    place = post.gate or post.concourse
-    zones = block_zone_ids(fixture)
+    zones = zone_map(fixture)
     return frozenset(
-        zone_id
-        for block_id in place.blocks.values_list("id", flat=True)
-        for zone_id in zones.get(block_id, [])
+        zones.zone_ids(
+            block_id=None, zone_id=None, gate_id=post.gate_id, concourse_id=post.concourse_id
+        )
     )
 
 

@@ -5,13 +5,16 @@ IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
 """
 
 import hashlib
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from safeground.accounts.models import User
@@ -30,8 +33,11 @@ from .selectors import (
     entry_audience,
     entry_event_data,
     incident_state,
+    new_incident_state,
     post_label,
 )
+
+logger = logging.getLogger(__name__)
 
 MAX_TEXT = 2000
 SYSTEM_AUTHOR = "Safeground (automatic)"
@@ -124,11 +130,39 @@ def _author_role(author: User, fixture: Fixture) -> str:
     return ""
 
 
+_sqlite_writers = threading.Lock()
+
+
+@contextmanager
+def _one_sqlite_writer() -> Iterator[None]:
+    """On SQLite, this process's appends wait here, each in turn, before they begin.
+
+    SQLite lets one writer in and makes the others poll for its lock, sleeping up to 100 ms a try
+    and first come not first served: a few appends at once waited seconds (bench_live.py). A
+    thread waiting on a lock is woken as soon as it is free. Inside a transaction already begun
+    (a test's) waiting here could deadlock with the holder, so it does not. PostgreSQL queues
+    waiters on its row lock and needs none of this."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with _sqlite_writers:
+        yield
+
+
+def log_chain_lock(fixture: Fixture) -> None:
+    """Hold the match's chain until the transaction ends: one writer at a time per match.
+
+    PostgreSQL locks the fixture's row; SQLite needs nothing more, as its IMMEDIATE transactions
+    already let one writer in at a time."""
+    if connection.features.has_select_for_update:
+        list(Fixture.objects.select_for_update().filter(pk=fixture.pk).values_list("pk"))
+
+
 def _append(
     *, fixture: Fixture, author: User | None, audience: Audience | None = None, **fields: Any
 ) -> LogEntry:
     """Lock the match's chain, link the new entry to the last one, store it, publish on commit."""
-    Fixture.objects.select_for_update().filter(pk=fixture.pk).first()
+    log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
     if key:
         already = LogEntry.objects.filter(fixture=fixture, idempotency_key=key).first()
@@ -149,17 +183,17 @@ def _append(
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
     entry.save()
+    starts_incident = entry.kind in INCIDENT_KINDS
     publish(
         fixture_id=fixture.pk,
         type="log.entry",
         seq=entry.seq,
-        data=entry_event_data(entry),
+        data=entry_event_data(entry, new_incident_state(entry) if starts_incident else None),
         audience=audience or entry_audience(entry),
     )
     return entry
 
 
-@transaction.atomic
 def log_entry_append(
     *,
     fixture: Fixture,
@@ -173,7 +207,46 @@ def log_entry_append(
     idempotency_key: str = "",
     home_only: bool = False,
 ) -> LogEntry:
-    """A new report: something seen, with its place, category and severity."""
+    """A new report: something seen, with its place, category and severity.
+
+    The report commits (and goes out live) first; the flashpoint check follows in a transaction
+    of its own, so no screen waits for the scoring. Should the check fail, the stored report
+    stands and the next report scores the zone again."""
+    with _one_sqlite_writer():
+        entry = _report_append(
+            fixture=fixture,
+            author=author,
+            category=category,
+            text=text,
+            place=place,
+            severity=severity,
+            observed_at=observed_at,
+            links=links,
+            idempotency_key=idempotency_key,
+            home_only=home_only,
+        )
+    try:
+        with _one_sqlite_writer():
+            flashpoint_check(fixture=fixture, at=entry.observed_at)
+    except Exception:
+        logger.exception("flashpoint check after report #%s of fixture %s", entry.seq, fixture.pk)
+    return entry
+
+
+@transaction.atomic
+def _report_append(
+    *,
+    fixture: Fixture,
+    author: User,
+    category: str,
+    text: str,
+    place: Place,
+    severity: int | None,
+    observed_at: datetime | None,
+    links: Sequence[int],
+    idempotency_key: str,
+    home_only: bool,
+) -> LogEntry:
     found = Category.objects.filter(code=category, is_active=True).first()
     if found is None:
         raise LogEntryError("category", f"no category '{category}'")
@@ -206,7 +279,6 @@ def log_entry_append(
         home_only=home_only,
         **_resolve_place(fixture, place),
     )
-    flashpoint_check(fixture=fixture, at=entry.observed_at)
     return entry
 
 

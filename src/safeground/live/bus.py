@@ -2,8 +2,8 @@
 
 In-process mode (REDIS_URL empty) a committed event reaches each hub's event loop with one
 `call_soon_threadsafe` per event, never one per client. Redis mode publishes the event to
-`safeground:fixture:<id>`; each process runs one pattern subscription and fans out locally, and
-local delivery then goes only through Redis, so no socket gets a frame twice.
+`safeground:<db>:fixture:<id>`; each process runs one pattern subscription and fans out locally,
+and local delivery then goes only through Redis, so no socket gets a frame twice.
 
 The fan-out is the hot path of the live picture (STACK.md): no database, no thread hop and no
 consumer dispatch per message per client. A write that completes at once (the usual case) costs no
@@ -18,7 +18,6 @@ import contextlib
 import json
 import logging
 import threading
-import urllib.parse
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -70,10 +69,12 @@ READY_TIMEOUT = 5.0  # seconds a new socket waits for the Redis subscription
 
 
 def channel_prefix(redis_url: str) -> str:
-    """Redis pub/sub ignores the database number, so the number goes into the channel name: two
-    deployments (or two test runs) on one Redis with different numbers never hear each other."""
-    number = urllib.parse.urlsplit(redis_url).path.strip("/") or "0"
-    return f"safeground:{number}:fixture:"
+    """`safeground:<db>:fixture:`. Redis pub/sub ignores the database number (a subscriber on
+    any number hears every channel), so the number goes into the name: installations sharing
+    one Redis server on different numbers never receive each other's frames."""
+    from redis.connection import parse_url
+
+    return f"safeground:{parse_url(redis_url).get('db', 0)}:fixture:"
 
 
 class Subscriber:

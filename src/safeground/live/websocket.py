@@ -81,7 +81,10 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         return
 
     cookies = parse_cookie(headers.get("cookie", b"").decode("latin-1"))
-    admitted = await sync_to_async(admit)(
+    # Outside Django's request handler a thread-sensitive call would queue on the process's one
+    # shared thread: every socket of a reconnect storm behind the others. admit and catch_up
+    # open and close their own connections, so any pool thread will do.
+    admitted = await sync_to_async(admit, thread_sensitive=False)(
         session_key=cookies.get(settings.SESSION_COOKIE_NAME), fixture_id=fixture_id
     )
     await send({"type": "websocket.accept"})
@@ -103,7 +106,7 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         last_seq = after
         if after is not None:
             try:
-                frames = await sync_to_async(catch_up)(
+                frames = await sync_to_async(catch_up, thread_sensitive=False)(
                     fixture_id=fixture_id, viewer=viewer, after_seq=after
                 )
             except Exception:

@@ -1,0 +1,15 @@
+"""`safeground serve`: more than one process only with Redis between them."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+
+def test_two_workers_without_redis_are_refused(settings) -> None:
+    settings.REDIS_URL = ""
+    with pytest.raises(CommandError, match="--workers: more than one process needs REDIS_URL"):
+        call_command("serve", "--workers", "2")
+
+
+def test_no_workers_is_refused() -> None:
+    with pytest.raises(CommandError, match="--workers: at least 1"):
+        call_command("serve", "--workers", "0")
