@@ -49,7 +49,7 @@ PYTHON = sys.executable
 LOAD = ROOT / "bench" / "load.py"
 ENTRY_API = ROOT / "src" / "safeground" / "entry" / "api.py"
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-SG_PG_DB = "safeground_bench_entry"
+SG_PG_DB = os.environ.get("SAFEGROUND_BENCH_ENTRY_DB", "safeground_bench_entry")
 SG_TURNSTILE = "F03"
 SG_SCAN_PATH = "/api/entry/scan"
 WARMUP_SCANS = 2000
@@ -77,6 +77,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=500.0, help="rate: scans/s offered")
     parser.add_argument("--rate-connections", type=int, default=64, help="rate: connection pool")
     parser.add_argument("--only", choices=["pretix", "safeground"], help="one system only")
+    parser.add_argument(
+        "--pg-db",
+        default=SG_PG_DB,
+        help="Safeground's PostgreSQL database, made and dropped by the run (default: "
+        "$SAFEGROUND_BENCH_ENTRY_DB or safeground_bench_entry)",
+    )
     parser.add_argument("--safeground-setup", help=argparse.SUPPRESS)  # internal: JSON args
     args = parser.parse_args()
     args.seconds = args.seconds or (5.0 if args.quick else 20.0)
@@ -310,15 +316,15 @@ def psql(sql: str) -> None:
 
 
 @contextlib.contextmanager
-def safeground_database(backend: str, workdir: Path) -> Iterator[dict[str, str]]:
+def safeground_database(backend: str, workdir: Path, pg_db: str) -> Iterator[dict[str, str]]:
     if backend == "postgresql":
-        psql(f"DROP DATABASE IF EXISTS {SG_PG_DB} WITH (FORCE)")
-        psql(f"CREATE DATABASE {SG_PG_DB}")
+        psql(f"DROP DATABASE IF EXISTS {pg_db} WITH (FORCE)")
+        psql(f"CREATE DATABASE {pg_db}")
         try:
-            yield {"DATABASE_URL": PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + SG_PG_DB}
+            yield {"DATABASE_URL": PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + pg_db}
         finally:
             with contextlib.suppress(subprocess.SubprocessError):
-                psql(f"DROP DATABASE IF EXISTS {SG_PG_DB} WITH (FORCE)")
+                psql(f"DROP DATABASE IF EXISTS {pg_db} WITH (FORCE)")
     else:
         settings_dir = workdir / "settings"
         settings_dir.mkdir()
@@ -404,7 +410,7 @@ def free_port() -> int:
 def measure_safeground(args: argparse.Namespace, backend: str, tickets: int) -> dict[str, Result]:
     workdir = Path(tempfile.mkdtemp(prefix="bench-entry-sg-"))
     try:
-        with safeground_database(backend, workdir) as db_env:
+        with safeground_database(backend, workdir, args.pg_db) as db_env:
             env = server_env(db_env)
             manage = [PYTHON, "-m", "safeground.cli"]
             subprocess.run(

@@ -15,6 +15,7 @@ from safeground.accounts.services import device_create, device_revoke
 from safeground.entry import decisions, lookups
 from safeground.entry.models import Scan, Ticket
 from safeground.live.events import capture_events
+from safeground.matches.models import Fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -128,12 +129,28 @@ def test_an_exit_is_recorded_and_does_not_reopen_entry_by_default(gates, engine)
     assert list(Scan.objects.values_list("direction", flat=True)) == ["in", "out", "in"]
 
 
-def test_with_reentry_an_exit_reopens_entry(gates, engine, settings) -> None:
-    settings.SAFEGROUND_ENTRY_REENTRY = True
+def test_with_reentry_an_exit_reopens_entry(gates, engine) -> None:
+    Fixture.objects.filter(pk=gates.fixture.pk).update(reentry=True)
     gates.scan("AWAY-1")
     assert "may be used to come back" in gates.scan("AWAY-1", direction="out").json()["message"]
     assert not Ticket.objects.get(barcode="AWAY-1").inside
     assert gates.scan("AWAY-1").json()["decision"] == "admit"
+
+
+def test_reentry_is_each_matchs_own_rule(gates, engine) -> None:
+    """The cup tie lets people back in; the league match at the same ground does not."""
+    Fixture.objects.filter(pk=gates.fixture.pk).update(reentry=True)
+    league = Fixture.objects.get(away_club__name="Middlesbrough")
+    before_league = league.kickoff - timedelta(minutes=50)
+    gates.scan("AWAY-1")
+    gates.scan("AWAY-1", direction="out")
+    assert gates.scan("AWAY-1").json()["decision"] == "admit"
+    gates.scan("LEAGUE-1", at=before_league)
+    out = gates.scan("LEAGUE-1", at=before_league, direction="out").json()
+    assert "No re-entry" in out["message"]
+    again = gates.scan("LEAGUE-1", at=before_league).json()
+    assert again["reason"] == "already_inside"
+    assert Ticket.objects.get(barcode="LEAGUE-1").inside
 
 
 def test_an_exit_with_a_cancelled_ticket_still_lets_the_holder_out(gates, engine) -> None:

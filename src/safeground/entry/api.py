@@ -19,7 +19,7 @@ from safeground.accounts.devices import DeviceKey
 from . import lookups
 from .models import Scan
 from .selectors import entry_counts_for
-from .services import ScanError, scan_decide
+from .services import ScanError, ScanResult, scan_decide, scan_decide_async
 
 router = Router(tags=["entry"])
 
@@ -105,12 +105,30 @@ def scan_input(body: bytes) -> dict[str, Any]:
 
 
 def scan_answer(device: lookups.DeviceInfo, body: bytes) -> tuple[int, bytes]:
-    """The status and JSON body for one scan: the ninja route and the lean ASGI route
-    (entry/asgi.py) both answer with this."""
+    """The status and JSON body for one scan: the ninja route and the lean ASGI route's threads
+    (entry/asgi.py) answer with this."""
     try:
         result = scan_decide(device=device, **scan_input(body))
     except ScanError as error:
-        return 400, json.dumps({"field": error.field, "detail": error.message}).encode()
+        return _refused(error)
+    return _answered(result)
+
+
+async def scan_answer_async(device: lookups.DeviceInfo, body: bytes) -> tuple[int, bytes]:
+    """scan_answer on the event loop (the lean route on PostgreSQL); lookups.NotCached when the
+    scan must go to a thread (services.scan_decide_async)."""
+    try:
+        result = await scan_decide_async(device=device, **scan_input(body))
+    except ScanError as error:
+        return _refused(error)
+    return _answered(result)
+
+
+def _refused(error: ScanError) -> tuple[int, bytes]:
+    return 400, json.dumps({"field": error.field, "detail": error.message}).encode()
+
+
+def _answered(result: ScanResult) -> tuple[int, bytes]:
     return 200, json.dumps(result.to_json()).encode()
 
 

@@ -3,64 +3,83 @@ machinery (twelve middlewares, ninja's operation) that costs more than the decis
 
 `gates_router(app)` wraps any ASGI app, as live.websocket.live_router does for sockets: a scan is
 read here, checked against the cached device key and its profile, and decided by the same
-function the ninja route calls (entry.api.scan_answer → services.scan_decide) on a small pool of
-threads that keep their database connection between scans; every other request goes to `app`.
-The answers are the same as the ninja route's (tests/entry/test_asgi.py), and the route stays in
-the OpenAPI schema through ninja. docs/adr/0005-turnstile-decisions.md has the measurements.
+service the ninja route calls (entry.services.scan_decide); every other request goes to `app`.
+
+On PostgreSQL a scan is decided on the event loop: device, turnstile and match from the process's
+caches, the one prepared statement on an async connection (decisions.decide_async), no hop to a
+thread and back. A scan that needs something not cached (a new or expired key, turnstile or
+match), SQLite and the ORM path go whole to a scan thread that keeps its Django connection
+(scan_over_http, entry.api.scan_answer). The answers are the same as the ninja route's
+(tests/entry/test_asgi.py); the route stays in the OpenAPI schema through ninja.
+docs/adr/0005-turnstile-decisions.md has the measurements.
 
     safeground.asgi wraps the whole application with it; at a big ground serve two workers:
     uvicorn safeground.asgi:application --workers 2 --no-access-log
 """
 
-import asyncio
 import json
 import logging
-import os
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db import connection
+
+from safeground.accounts.devices import PROFILES
+
+from . import decisions, lookups
+from .api import scan_answer, scan_answer_async
 
 logger = logging.getLogger(__name__)
 
 SCAN_PATH = "/api/entry/scan"
 ROUTE = "entry_scan"
 MAX_BODY = 4096  # a scan is ~200 bytes
-THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-_executor: ThreadPoolExecutor | None = None
+UNAUTHORIZED = (401, b'{"detail": "Unauthorized"}')
+FAILED = (500, b'{"detail": "The scan could not be decided: scan again."}')
 
 
-def _json(status: int, payload: dict[str, Any]) -> tuple[int, bytes]:
-    return status, json.dumps(payload).encode()
+def _forbidden(device: lookups.DeviceInfo) -> tuple[int, bytes] | None:
+    if ROUTE in PROFILES.get(device.profile, frozenset()):
+        return None
+    detail = f"A {device.profile_label} device may not call {ROUTE}."
+    return 403, json.dumps({"detail": detail}).encode()
 
 
 def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:
-    """Auth as CachedDeviceKey does, then the scan; runs on a pool thread (it uses the database)."""
-    from safeground.accounts.devices import PROFILES
-
-    from . import lookups
-    from .api import scan_answer
-
-    # The pool thread keeps its connection from scan to scan (returning it to the pool and taking
+    """Auth as CachedDeviceKey does, then the scan; runs on a scan thread (it uses Django's
+    database connection)."""
+    # The thread keeps its connection from scan to scan (returning it to the pool and taking
     # it back costs more than the decision); one that failed is dropped, as Django would.
     try:
         device = lookups.device_for_key(key) if key else None
         if device is None:
-            return _json(401, {"detail": "Unauthorized"})
-        if ROUTE not in PROFILES.get(device.profile, frozenset()):
-            return _json(403, {"detail": f"A {device.profile_label} device may not call {ROUTE}."})
-        return scan_answer(device, body)
+            return UNAUTHORIZED
+        return _forbidden(device) or scan_answer(device, body)
     except Exception:
         connection.close()
         logger.exception("scan failed")
-        return _json(500, {"detail": "The scan could not be decided: scan again."})
+        return FAILED
+
+
+async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None:
+    """The scan decided on the event loop, or None when it must go to a scan thread (something
+    it needs is not cached; nothing was written)."""
+    try:
+        device = lookups.device_for_key(key, cached_only=True) if key else None
+        if device is None:
+            return UNAUTHORIZED
+        return _forbidden(device) or await scan_answer_async(device, body)
+    except lookups.NotCached:
+        return None
+    except Exception:
+        logger.exception("scan failed")
+        return FAILED
 
 
 async def _read_body(receive: Receive) -> bytes | None:
@@ -92,11 +111,10 @@ def gates_router(app: ASGIApp) -> ASGIApp:
         for name, value in scope["headers"]:
             if name == b"x-device-key":
                 key = value.decode("latin-1")
-        global _executor
-        if _executor is None:
-            _executor = ThreadPoolExecutor(THREADS, thread_name_prefix="scan")
-        loop = asyncio.get_running_loop()
-        status, answer = await loop.run_in_executor(_executor, scan_over_http, key, body)
+        answered = await scan_on_loop(key, body) if decisions.on_loop() else None
+        if answered is None:
+            answered = await decisions.in_scan_thread(scan_over_http, key, body)
+        status, answer = answered
         await send(
             {
                 "type": "http.response.start",

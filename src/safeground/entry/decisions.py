@@ -6,15 +6,26 @@ and stores the scan, or returns the scan already stored under the device's nonce
 it as one statement (a CTE); other databases (SQLite, the laptop case) run the same steps through
 the ORM in one transaction (SQLite's writes are serialised, so the conditional UPDATE is as safe).
 Both are exercised by the same tests (docs/adr/0005-turnstile-decisions.md).
+
+`decide_async(...)` runs the same statement from the event loop, on a small pool of async
+connections per process (entry/asgi.py): no hop to a thread and back for a scan. What the loop
+cannot do without Django's database access runs on the scan threads (`in_scan_thread`).
 """
 
-from dataclasses import dataclass
+import asyncio
+import functools
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
 import psycopg
-from django.db import IntegrityError, connection, transaction
+from django.db import Error, IntegrityError, connection, connections, transaction
+from psycopg_pool import AsyncConnectionPool
 
 from safeground.bans.models import IN_FORCE, TicketFlag
 
@@ -57,6 +68,7 @@ class Outcome:
     end: str = ""
     entered_at: datetime | None = None  # the earlier admission (already_inside)
     entered_gate_id: int | None = None
+    flag_id: int | None = None  # the confirmed flag behind `banned` (a fresh decision only)
 
 
 def decide(ctx: ScanContext) -> Outcome:
@@ -84,7 +96,8 @@ ticket AS (
     FROM entry_ticket t WHERE t.fixture_id = %(fixture)s AND t.barcode = %(barcode)s
 ),
 flag AS (
-    SELECT max(CASE WHEN f.status = 'confirmed' THEN 2 ELSE 1 END) AS level
+    SELECT max(CASE WHEN f.status = 'confirmed' THEN 2 ELSE 1 END) AS level,
+        min(f.id) FILTER (WHERE f.status = 'confirmed') AS confirmed_id
     FROM bans_ticketflag f JOIN bans_ban b ON b.id = f.ban_id
     WHERE f.ticket_id = (SELECT id FROM ticket) AND f.status IN ('confirmed', 'open')
       AND b.status IN ({IN_FORCE_SQL}) AND b.starts_on <= %(day)s
@@ -137,13 +150,14 @@ result AS (
     UNION ALL SELECT true, id, decision, reason, ticket_id FROM prior
 )
 SELECT r.id, r.replayed, r.decision, r.reason, r.ticket_id, t.block_id, t.row, t.seat, t.area,
-    t."end", t.entered_at, t.entered_gate_id
+    t."end", t.entered_at, t.entered_gate_id,
+    CASE WHEN r.reason = 'banned' AND NOT r.replayed THEN (SELECT confirmed_id FROM flag) END
 FROM result r LEFT JOIN entry_ticket t ON t.id = r.ticket_id
 """
 
 
-def _decide_sql(ctx: ScanContext) -> Outcome | None:
-    params = {
+def _params(ctx: ScanContext) -> dict[str, Any]:
+    return {
         "device": ctx.device_id,
         "nonce": ctx.nonce,
         "fixture": ctx.fixture_id,
@@ -158,15 +172,23 @@ def _decide_sql(ctx: ScanContext) -> Outcome | None:
         "turnstile": ctx.turnstile_id,
         "gate": ctx.gate_id,
     }
+
+
+def _decide_sql(ctx: ScanContext) -> Outcome | None:
     with _prepared_cursor() as cursor:
-        cursor.execute(DECIDE_SQL, params)
+        cursor.execute(DECIDE_SQL, _params(ctx))
         row = cursor.fetchone()
     return None if row is None else Outcome(*row)
 
 
+# Django opens connections with prepare_threshold=None, which makes psycopg ignore prepare=True;
+# this lets an explicit prepare through and never prepares anything on its own.
+ONLY_WHEN_ASKED = sys.maxsize
+
+
 class _PreparedCursor(psycopg.Cursor):
     """Server-side binding, prepared once per pooled connection: planning this statement costs
-    more than running it (~4 ms against ~1 ms), and Django's own cursors never prepare."""
+    more than running it, and Django's own cursors never prepare."""
 
     def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
         return super().execute(query, params, prepare=True)
@@ -174,8 +196,11 @@ class _PreparedCursor(psycopg.Cursor):
 
 def _prepared_cursor() -> Any:
     connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = ONLY_WHEN_ASKED
     # Django's wrapper around it: the query is counted, logged and wrapped like any other.
-    return connection._prepare_cursor(_PreparedCursor(connection.connection))  # type: ignore[attr-defined]
+    return connection._prepare_cursor(_PreparedCursor(raw))  # type: ignore[attr-defined]
 
 
 # --- every database: the ORM, one transaction ---------------------------------------------------
@@ -200,9 +225,10 @@ def _prior(ctx: ScanContext) -> Outcome | None:
     return Outcome(scan_id, True, decision, reason, ticket_id, *(ticket or ()))
 
 
-def _flag_level(ticket_id: int, day: date | None) -> int:
-    """2: a confirmed flag on a ban in force that day (banned); 1: an open one (check identity)."""
-    statuses = set(
+def _flags(ticket_id: int, day: date | None) -> tuple[int, int | None]:
+    """The level: 2, a confirmed flag on a ban in force that day (banned), 1, an open one (check
+    identity), 0, none; and the first confirmed flag (for the control room's event)."""
+    flags = list(
         TicketFlag.objects.filter(
             ticket_id=ticket_id,
             status__in=[TicketFlag.Status.CONFIRMED, TicketFlag.Status.OPEN],
@@ -210,11 +236,13 @@ def _flag_level(ticket_id: int, day: date | None) -> int:
             ban__starts_on__lte=day,
         )
         .exclude(ban__ends_on__lt=day)
-        .values_list("status", flat=True)
+        .order_by("pk")
+        .values_list("pk", "status")
     )
-    if TicketFlag.Status.CONFIRMED in statuses:
-        return 2
-    return 1 if statuses else 0
+    confirmed = [pk for pk, status in flags if status == TicketFlag.Status.CONFIRMED]
+    if confirmed:
+        return 2, confirmed[0]
+    return (1 if flags else 0), None
 
 
 def _decide_orm(ctx: ScanContext) -> Outcome:
@@ -241,12 +269,13 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
         else None
     )
     reason = ""
+    flag_id = None
     if ticket is None:
         other = Ticket.objects.filter(barcode=ctx.barcode).exists()
         reason = Reason.WRONG_MATCH if other else Reason.UNKNOWN_TICKET
     elif ctx.direction == Scan.Direction.IN:
         pk, status, _block, _row, _seat, _area, end, *_ = ticket
-        level = _flag_level(pk, ctx.day)
+        level, flag_id = _flags(pk, ctx.day)
         if level == 2:
             reason = Reason.BANNED
         elif status == Ticket.Status.CANCELLED:
@@ -281,22 +310,91 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
         scanned_at=ctx.scanned_at,
         stored_at=ctx.stored_at,
     )
-    return Outcome(
+    outcome = Outcome(
         scan.pk, False, scan.decision, reason, scan.ticket_id, *(ticket[2:] if ticket else ())
     )
+    return replace(outcome, flag_id=flag_id)
 
 
-def confirmed_flag(ticket_id: int, day: date | None) -> int | None:
-    """The confirmed flag behind a `banned` decision (for the control room's event)."""
-    return (
-        TicketFlag.objects.filter(
-            ticket_id=ticket_id,
-            status=TicketFlag.Status.CONFIRMED,
-            ban__status__in=IN_FORCE,
-            ban__starts_on__lte=day,
-        )
-        .exclude(ban__ends_on__lt=day)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-        .first()
+# --- PostgreSQL from the event loop -------------------------------------------------------------
+
+# Connections per process for scans decided on the loop: enough to keep PostgreSQL busy on a
+# 2-core box; more only queue inside PostgreSQL (bench/bench_entry.py).
+CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "8")))
+# Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
+# each keeps its Django connection from scan to scan.
+THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
+
+_pool: tuple[asyncio.AbstractEventLoop, AsyncConnectionPool] | None = None
+_threads: ThreadPoolExecutor | None = None
+
+
+@functools.cache
+def _postgresql() -> bool:
+    # Read once: on the loop every request is a new context, and Django would make a new
+    # connection object for each one that touched `connection`.
+    return connections["default"].vendor == "postgresql"
+
+
+def on_loop() -> bool:
+    """Whether scans are decided on the event loop: the one statement, on PostgreSQL."""
+    return USE_SQL and _postgresql()
+
+
+async def decide_async(ctx: ScanContext) -> Outcome:
+    """`decide` for the event loop: the same prepared statement on an async connection, in
+    autocommit, so it has committed when this returns."""
+    pool = _pool[1] if _pool is not None and _pool[0] is asyncio.get_running_loop() else None
+    async with (pool or await _pool_open()).connection() as conn:
+        cursor = await conn.execute(DECIDE_SQL, _params(ctx), prepare=True)
+        row = await cursor.fetchone()
+    if row is not None:
+        return Outcome(*row)
+    # The same nonce stored meanwhile by a concurrent request (see decide).
+    prior = await in_scan_thread(_prior, ctx)
+    return prior  # type: ignore[return-value]
+
+
+async def _pool_open() -> AsyncConnectionPool:
+    """The process's pool, made on its event loop at the first scan (uvicorn has one loop per
+    worker; tests run a loop each)."""
+    global _pool
+    params = connections["default"].get_connection_params()
+    params.pop("cursor_factory", None)  # Django's sync cursor class; the pool's are async
+    params["autocommit"] = True
+    params["prepare_threshold"] = ONLY_WHEN_ASKED
+    pool = AsyncConnectionPool(
+        kwargs=params,
+        min_size=CONNECTIONS,
+        max_size=CONNECTIONS,
+        timeout=10,
+        open=False,
+        name="entry-scans",
     )
+    _pool = (asyncio.get_running_loop(), pool)
+    await pool.open()
+    return pool
+
+
+async def scan_pool_close() -> None:
+    """Close the pool of the running loop (tests; a worker shutting down closes its sockets)."""
+    global _pool
+    if _pool is not None and _pool[0] is asyncio.get_running_loop():
+        pool, _pool = _pool[1], None
+        await pool.close()
+
+
+def _in_thread[T](work: Callable[..., T], *args: Any) -> T:
+    try:
+        return work(*args)
+    except Error:
+        connection.close()  # this thread's connection failed: drop it, as Django would
+        raise
+
+
+async def in_scan_thread[T](work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` on one of the process's scan threads, which keep their Django connection."""
+    global _threads
+    if _threads is None:
+        _threads = ThreadPoolExecutor(THREADS, thread_name_prefix="scan")
+    return await asyncio.get_running_loop().run_in_executor(_threads, _in_thread, work, *args)

@@ -3,9 +3,14 @@
 A turnstile sends thousands of scans a minute with the same key, at the same turnstile, for the
 same match: reading the device, the turnstile, the match and which ends its gate serves from the
 database every time would cost four round trips per scan. Each is cached here for
-`SAFEGROUND_ENTRY_CACHE_SECONDS` (default 5): a revoked key, a moved turnstile or a changed zone
-layout takes effect in every process within that time (docs/adr/0005-turnstile-decisions.md).
+`SAFEGROUND_ENTRY_CACHE_SECONDS` (default 5): a revoked key, a moved turnstile, a changed zone
+layout or re-entry rule takes effect in every process within that time
+(docs/adr/0005-turnstile-decisions.md).
 Only found things are kept; an unknown key or turnstile is looked up again each time.
+
+On the event loop (entry/asgi.py on PostgreSQL) every lookup is asked for with `cached_only=True`:
+a hit is answered at once, without the database; a miss raises NotCached and the scan goes to a
+thread, which loads it through Django and fills the cache for the scans after it.
 """
 
 import threading
@@ -26,6 +31,10 @@ from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
 MAX_ENTRIES = 10_000  # per cache; past it a cache starts again (keys are few in practice)
 
 
+class NotCached(Exception):
+    """Asked for with `cached_only=True`, and only the database has it (missing or expired)."""
+
+
 class TTLCache:
     """A dict whose entries expire; shared by a process's threads.
 
@@ -38,10 +47,15 @@ class TTLCache:
         self._loading: set[Hashable] = set()
         self._lock = threading.Lock()
 
-    def get[V](self, key: Hashable, load: Callable[[], V | None]) -> V | None:
+    def get[V](
+        self, key: Hashable, load: Callable[[], V | None], *, cached_only: bool = False
+    ) -> V | None:
         now = time.monotonic()
         hit = self._data.get(key)
-        if hit is not None:
+        if hit is None:
+            if cached_only:
+                raise NotCached(key)
+        else:
             if now - hit[0] < settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
                 value: V = hit[1]
                 return value
@@ -49,6 +63,8 @@ class TTLCache:
                 if key in self._loading:  # another thread is reloading it
                     stale: V = hit[1]
                     return stale
+                if cached_only:
+                    raise NotCached(key)
                 self._loading.add(key)
         try:
             loaded = load()
@@ -98,11 +114,13 @@ class GroundInfo:
 
 @dataclass(frozen=True)
 class GateEnds:
-    """For one match and one gate: the ends the gate lets in, and the match day (for bans)."""
+    """For one match and one gate: the ends the gate lets in, the match day (for bans) and the
+    match's re-entry rule."""
 
     home: bool
     away: bool
     day: date
+    reentry: bool
 
 
 _devices = TTLCache()
@@ -117,7 +135,7 @@ def caches_clear() -> None:
         cache.clear()
 
 
-def device_for_key(key: str) -> DeviceInfo | None:
+def device_for_key(key: str, *, cached_only: bool = False) -> DeviceInfo | None:
     """The live device holding this key, cached by the key's hash."""
     key_hash = device_key_hash(key)
 
@@ -133,14 +151,16 @@ def device_for_key(key: str) -> DeviceInfo | None:
         label = Device.Profile(profile).label if profile in Device.Profile.values else profile
         return DeviceInfo(pk, organisation_id, name, profile, str(label))
 
-    return _devices.get(key_hash, load)
+    return _devices.get(key_hash, load, cached_only=cached_only)
 
 
 class AmbiguousTurnstile(Exception):
     pass
 
 
-def turnstile_for(organisation_id: int, code: str) -> TurnstileInfo | None:
+def turnstile_for(
+    organisation_id: int, code: str, *, cached_only: bool = False
+) -> TurnstileInfo | None:
     """The turnstile with this code at one of the organisation's grounds."""
 
     def load() -> TurnstileInfo | None:
@@ -153,10 +173,10 @@ def turnstile_for(organisation_id: int, code: str) -> TurnstileInfo | None:
             raise AmbiguousTurnstile(code)
         return TurnstileInfo(*rows[0]) if rows else None
 
-    return _turnstiles.get((organisation_id, code), load)
+    return _turnstiles.get((organisation_id, code), load, cached_only=cached_only)
 
 
-def ground_info(ground_id: int) -> GroundInfo:
+def ground_info(ground_id: int, *, cached_only: bool = False) -> GroundInfo:
     def load() -> GroundInfo:
         gates = dict(Gate.objects.filter(ground_id=ground_id).values_list("pk", "name"))
         served: dict[int, list[str]] = {}
@@ -173,25 +193,25 @@ def ground_info(ground_id: int) -> GroundInfo:
             ),
         )
 
-    found = _grounds.get(ground_id, load)
+    found = _grounds.get(ground_id, load, cached_only=cached_only)
     assert found is not None
     return found
 
 
-def fixture_at(ground_id: int, moment: datetime) -> int | None:
+def fixture_at(ground_id: int, moment: datetime, *, cached_only: bool = False) -> int | None:
     """The match at the ground whose kick-off is nearest `moment`, if `moment` falls between
     SAFEGROUND_ENTRY_OPENS_HOURS before that kick-off and SAFEGROUND_ENTRY_CLOSES_HOURS after."""
     opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
     closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
     candidates = [
         (abs(kickoff - moment), fixture_id)
-        for fixture_id, kickoff in ground_info(ground_id).fixtures
+        for fixture_id, kickoff in ground_info(ground_id, cached_only=cached_only).fixtures
         if kickoff - opens <= moment <= kickoff + closes
     ]
     return min(candidates)[1] if candidates else None
 
 
-def gate_ends(fixture_id: int, gate_id: int) -> GateEnds:
+def gate_ends(fixture_id: int, gate_id: int, *, cached_only: bool = False) -> GateEnds:
     """Which ends (home, away) a gate lets in for a match: the uses of the match's zones that hold
     a block the gate serves. A gate serving only buffer blocks lets no one in."""
 
@@ -209,13 +229,14 @@ def gate_ends(fixture_id: int, gate_id: int) -> GateEnds:
             )
             if (block_id,) in blocks
         }
-        kickoff = Fixture.objects.values_list("kickoff", flat=True).get(pk=fixture_id)
+        kickoff, reentry = Fixture.objects.values_list("kickoff", "reentry").get(pk=fixture_id)
         return GateEnds(
             home=FixtureZone.Use.HOME in ends,
             away=FixtureZone.Use.AWAY in ends,
             day=timezone.localdate(kickoff),
+            reentry=reentry,
         )
 
-    found = _gate_ends.get((fixture_id, gate_id), load)
+    found = _gate_ends.get((fixture_id, gate_id), load, cached_only=cached_only)
     assert found is not None
     return found

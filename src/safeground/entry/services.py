@@ -190,6 +190,71 @@ class ScanResult:
         }
 
 
+@dataclass(frozen=True)
+class CheckedScan:
+    """A well-formed scan with what the decision needs: its context for the database, and the
+    turnstile, gate ends and ground for the answer and the control room."""
+
+    context: decisions.ScanContext
+    place: lookups.TurnstileInfo
+    ends: lookups.GateEnds | None
+    ground: lookups.GroundInfo
+
+
+def scan_check(
+    *,
+    device: lookups.DeviceInfo,
+    turnstile: str,
+    barcode: str,
+    scanned_at: datetime,
+    nonce: UUID,
+    direction: str = Scan.Direction.IN,
+    now: datetime | None = None,
+    cached_only: bool = False,
+) -> CheckedScan:
+    """Check a scan's fields and find its turnstile, match and gate ends; ScanError naming the
+    field when it is wrong. Writes nothing. `cached_only`: from the event loop, lookups.NotCached
+    when something is not in the process's caches."""
+    now = now or timezone.now()
+    if not BARCODE.fullmatch(barcode):
+        raise ScanError("barcode", "must be 1 to 64 printable characters, without spaces")
+    if direction not in Scan.Direction.values:
+        raise ScanError("direction", "must be 'in' or 'out'")
+    if scanned_at.tzinfo is None:
+        raise ScanError("scanned_at", "must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)")
+    if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
+        raise ScanError("scanned_at", "is in the future: check the turnstile's clock")
+    try:
+        place = lookups.turnstile_for(device.organisation_id, turnstile, cached_only=cached_only)
+    except lookups.AmbiguousTurnstile:
+        raise ScanError("turnstile", f"{turnstile!r} names turnstiles at several grounds") from None
+    if place is None:
+        raise ScanError("turnstile", f"no turnstile {turnstile!r} at your organisation's grounds")
+    fixture_id = lookups.fixture_at(place.ground_id, scanned_at, cached_only=cached_only)
+    ends = (
+        lookups.gate_ends(fixture_id, place.gate_id, cached_only=cached_only)
+        if fixture_id is not None
+        else None
+    )
+    context = decisions.ScanContext(
+        device_id=device.id,
+        turnstile_id=place.id,
+        gate_id=place.gate_id,
+        fixture_id=fixture_id,
+        day=ends.day if ends else None,
+        home_ok=bool(ends and ends.home),
+        away_ok=bool(ends and ends.away),
+        reentry=bool(ends and ends.reentry),
+        direction=direction,
+        barcode=barcode,
+        nonce=nonce,
+        scanned_at=scanned_at,
+        stored_at=now,
+    )
+    ground = lookups.ground_info(place.ground_id, cached_only=cached_only)
+    return CheckedScan(context=context, place=place, ends=ends, ground=ground)
+
+
 def scan_decide(
     *,
     device: lookups.DeviceInfo,
@@ -205,54 +270,80 @@ def scan_decide(
     The match is the one at the turnstile's ground whose kick-off is nearest the time scanned
     (lookups.fixture_at). One admission per ticket is the database's: a conditional UPDATE.
     The same nonce from the same device again returns the stored decision and stores nothing."""
-    now = now or timezone.now()
-    if not BARCODE.fullmatch(barcode):
-        raise ScanError("barcode", "must be 1 to 64 printable characters, without spaces")
-    if direction not in Scan.Direction.values:
-        raise ScanError("direction", "must be 'in' or 'out'")
-    if scanned_at.tzinfo is None:
-        raise ScanError("scanned_at", "must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)")
-    if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise ScanError("scanned_at", "is in the future: check the turnstile's clock")
-    try:
-        place = lookups.turnstile_for(device.organisation_id, turnstile)
-    except lookups.AmbiguousTurnstile:
-        raise ScanError("turnstile", f"{turnstile!r} names turnstiles at several grounds") from None
-    if place is None:
-        raise ScanError("turnstile", f"no turnstile {turnstile!r} at your organisation's grounds")
-    fixture_id = lookups.fixture_at(place.ground_id, scanned_at)
-    ends = lookups.gate_ends(fixture_id, place.gate_id) if fixture_id is not None else None
-    outcome = decisions.decide(
-        decisions.ScanContext(
-            device_id=device.id,
-            turnstile_id=place.id,
-            gate_id=place.gate_id,
-            fixture_id=fixture_id,
-            day=ends.day if ends else None,
-            home_ok=bool(ends and ends.home),
-            away_ok=bool(ends and ends.away),
-            reentry=settings.SAFEGROUND_ENTRY_REENTRY,
-            direction=direction,
-            barcode=barcode,
-            nonce=nonce,
-            scanned_at=scanned_at,
-            stored_at=now,
-        )
+    scan = scan_check(
+        device=device,
+        turnstile=turnstile,
+        barcode=barcode,
+        scanned_at=scanned_at,
+        nonce=nonce,
+        direction=direction,
+        now=now,
     )
-    ground = lookups.ground_info(place.ground_id)
-    result = ScanResult(
+    outcome = decisions.decide(scan.context)
+    result = scan_result(scan, outcome)
+    scan_announce(scan, outcome, result)
+    return result
+
+
+async def scan_decide_async(
+    *,
+    device: lookups.DeviceInfo,
+    turnstile: str,
+    barcode: str,
+    scanned_at: datetime,
+    nonce: UUID,
+    direction: str = Scan.Direction.IN,
+    now: datetime | None = None,
+) -> ScanResult:
+    """scan_decide from the event loop (entry/asgi.py, PostgreSQL): the same checks, statement,
+    answer and events; only the database call differs (decisions.decide_async).
+
+    lookups.NotCached, before anything is written, when a lookup needs the database: the caller
+    then decides the scan with scan_decide on a thread, which fills the caches."""
+    scan = scan_check(
+        device=device,
+        turnstile=turnstile,
+        barcode=barcode,
+        scanned_at=scanned_at,
+        nonce=nonce,
+        direction=direction,
+        now=now,
+        cached_only=True,
+    )
+    outcome = await decisions.decide_async(scan.context)
+    result = scan_result(scan, outcome)
+    if outcome.reason == Reason.BANNED:
+        # Rare, and the bus may be Redis (a blocking client): off the loop.
+        await decisions.in_scan_thread(scan_announce, scan, outcome, result)
+    else:
+        scan_announce(scan, outcome, result)
+    return result
+
+
+def scan_result(scan: CheckedScan, outcome: decisions.Outcome) -> ScanResult:
+    """The answer to the turnstile."""
+    direction = scan.context.direction
+    return ScanResult(
         decision=outcome.decision,
         reason=outcome.reason or None,
-        message=scan_message(outcome, direction=direction, ground=ground),
-        ticket=_ticket_json(outcome, ground),
+        message=scan_message(
+            outcome, direction=direction, ground=scan.ground, reentry=scan.context.reentry
+        ),
+        ticket=_ticket_json(outcome, scan.ground),
         replayed=outcome.replayed,
         scan_id=outcome.scan_id,
     )
-    if not outcome.replayed and fixture_id is not None:
-        if outcome.reason == Reason.BANNED:
-            _publish_banned(outcome, fixture_id, place, scanned_at, ends, result.ticket)
-        live_counts.touch(fixture_id)
-    return result
+
+
+def scan_announce(scan: CheckedScan, outcome: decisions.Outcome, result: ScanResult) -> None:
+    """After the decision has committed: the control room hears of a banned holder turned away,
+    and the match's live counts are due (live_counts, at most one a second)."""
+    fixture_id = scan.context.fixture_id
+    if outcome.replayed or fixture_id is None:
+        return
+    if outcome.reason == Reason.BANNED:
+        _publish_banned(outcome, fixture_id, scan.place, scan.context.scanned_at, result.ticket)
+    live_counts.touch(fixture_id)
 
 
 def _ticket_json(outcome: decisions.Outcome, ground: lookups.GroundInfo) -> dict[str, Any] | None:
@@ -274,12 +365,15 @@ def _place(outcome: decisions.Outcome, ground: lookups.GroundInfo) -> str:
     return f"block {block}, row {outcome.row}, seat {outcome.seat}"
 
 
-def scan_message(outcome: decisions.Outcome, *, direction: str, ground: lookups.GroundInfo) -> str:
-    """What the steward at the turnstile reads: the decision and what to do next."""
+def scan_message(
+    outcome: decisions.Outcome, *, direction: str, ground: lookups.GroundInfo, reentry: bool
+) -> str:
+    """What the steward at the turnstile reads: the decision and what to do next. `reentry`: the
+    match's rule (an exit re-opens entry)."""
     reason = outcome.reason
     if not reason:
         if direction == Scan.Direction.OUT:
-            if settings.SAFEGROUND_ENTRY_REENTRY:
+            if reentry:
                 return "Exit recorded. The ticket may be used to come back in."
             return "Exit recorded. No re-entry at this match: the ticket will not admit again."
         return f"Admit: {_place(outcome, ground)}."
@@ -319,12 +413,10 @@ def _publish_banned(
     fixture_id: int,
     place: lookups.TurnstileInfo,
     scanned_at: datetime,
-    ends: lookups.GateEnds | None,
     ticket: dict[str, Any] | None,
 ) -> None:
     """The control room sees a banned holder turned away. No name or photo in the frame: those
     stay behind the flag's page, which records who read them (docs/adr/0004-ban-register.md)."""
-    flag = decisions.confirmed_flag(outcome.ticket_id or 0, ends.day if ends else None)
     publish(
         fixture_id=fixture_id,
         type="entry.denied",
@@ -334,7 +426,7 @@ def _publish_banned(
             "turnstile": place.code,
             "scanned_at": scanned_at.isoformat(),
             "ticket": ticket,
-            "flag": flag,
+            "flag": outcome.flag_id,
         },
         audience=Audience(home_only=True),
     )

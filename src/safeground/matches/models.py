@@ -36,6 +36,11 @@ class Fixture(models.Model):
     stage = models.CharField(max_length=100, blank=True)
     kickoff = models.DateTimeField()
     away_allocation = models.PositiveIntegerField(default=0)
+    # Off: an exit scan is recorded and the ticket admits no one again (a ticket passed back over
+    # the wall is caught). On: an exit re-opens entry for that ticket.
+    reentry = models.BooleanField(
+        "re-entry", default=False, help_text="An exit scan lets the ticket in again."
+    )
     shared_with = models.ManyToManyField(
         Organisation, through="FixtureShare", related_name="shared_fixtures", blank=True
     )

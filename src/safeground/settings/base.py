@@ -28,12 +28,11 @@ SAFEGROUND_MATCH_THRESHOLD = env.float("SAFEGROUND_MATCH_THRESHOLD", default=85.
 SAFEGROUND_DEMO_TICKETS = env.str("SAFEGROUND_DEMO_TICKETS", default="all")
 # The gates (docs/adr/0005-turnstile-decisions.md). A scan is for the match at the turnstile's
 # ground whose kick-off is nearest the time scanned, from OPENS hours before kick-off to CLOSES
-# hours after; REENTRY lets an exit scan re-open entry; CACHE_SECONDS is how long a device key,
-# a turnstile and a match's gate ends are kept in each process (a revoked key stops within it);
+# hours after; CACHE_SECONDS is how long a device key, a turnstile and a match's gate ends and
+# re-entry rule (Fixture.reentry) are kept in each process (a revoked key stops within it);
 # CAPACITY_WARNING is the share of a zone's capacity admitted that raises a warning.
 SAFEGROUND_ENTRY_OPENS_HOURS = env.float("SAFEGROUND_ENTRY_OPENS_HOURS", default=6.0)
 SAFEGROUND_ENTRY_CLOSES_HOURS = env.float("SAFEGROUND_ENTRY_CLOSES_HOURS", default=3.0)
-SAFEGROUND_ENTRY_REENTRY = env.bool("SAFEGROUND_ENTRY_REENTRY", default=False)
 SAFEGROUND_ENTRY_CACHE_SECONDS = env.float("SAFEGROUND_ENTRY_CACHE_SECONDS", default=5.0)
 SAFEGROUND_CAPACITY_WARNING = env.float("SAFEGROUND_CAPACITY_WARNING", default=0.9)
 # Live entry counts: at most one `entry.counts` event per match per process in this many seconds.
