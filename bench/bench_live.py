@@ -13,7 +13,7 @@ its own subscription and its own sockets. That last one is the Redis path as shi
 ground, and its line closes the output:
 `live fanout clients=N layer=redis-2proc p50_ms=X p99_ms=Y lost=Z`.
 
-    flock /tmp/bench.lock .venv/bin/python bench/bench_live.py    # every layer (~12 min)
+    flock /tmp/bench.lock .venv/bin/python bench/bench_live.py    # every layer (~8 min)
     .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis-2proc
     .venv/bin/python bench/bench_live.py --postgres      # the server on PostgreSQL
 """

@@ -155,3 +155,20 @@ def test_a_failing_flashpoint_check_leaves_the_report_stored(cup_tie, monkeypatc
         place=Place(block="S-L1"),
     )
     assert LogEntry.objects.get(pk=entry.pk).text == "Coin thrown"
+
+
+def test_a_zone_already_warned_within_the_cooldown_is_not_warned_again(cup_tie) -> None:
+    # Two checks that scored at once both ask; the second finds the first's warning under the lock.
+    from safeground.incidents.services import log_entry_warn
+    from safeground.venues.models import Zone
+
+    zone = Zone.objects.get(ground=cup_tie.ground, code="away-se-cup")
+    at = cup_tie.kickoff + timedelta(minutes=30)
+    ask = {"fixture": cup_tie, "zone_id": zone.pk, "at": at, "severity": 4, "links": []}
+    since = at - timedelta(minutes=15)
+    first = log_entry_warn(**ask, text="Flashpoint building", quiet_since=since)
+    assert first is not None
+    assert log_entry_warn(**ask, text="Flashpoint building again", quiet_since=since) is None
+    assert [w.text for w in warnings(cup_tie)] == ["Flashpoint building"]
+    later = at + timedelta(minutes=20)  # after the cooldown it warns again
+    assert log_entry_warn(**ask | {"at": later}, text="Again", quiet_since=at) is not None

@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from safeground.matches.models import Fixture
 from safeground.venues.models import BlockAdjacency
@@ -174,41 +173,49 @@ def _building(zone: ZoneScore, conf: dict[str, float]) -> str:
     return ""
 
 
-@transaction.atomic
-def flashpoint_check(*, fixture: Fixture, at: datetime) -> list[Any]:
-    """Score the zones as of `at` and write a warning for each zone where trouble is building.
-
-    Called by the log's services once each report has committed. It holds the match's chain
-    while it reads and writes, so two checks at once never warn twice for one zone.
-    """
-    # services call this module: import here, not above
-    from .services import log_chain_lock, log_entry_warn
-
-    log_chain_lock(fixture)
-    conf = flashpoint_settings()
-    cooldown = timedelta(minutes=conf["cooldown_minutes"])
-    recent_warnings = set(
+def warned_zone_ids(fixture: Fixture, since: datetime, until: datetime) -> set[int]:
+    """The zones with a warning observed after `since`, up to `until`."""
+    return set(
         LogEntry.objects.filter(
             fixture=fixture,
             kind=LogEntry.Kind.WARNING,
-            observed_at__gt=at - cooldown,
-            observed_at__lte=at,
+            observed_at__gt=since,
+            observed_at__lte=until,
         ).values_list("zone_id", flat=True)
     )
+
+
+def flashpoint_check(*, fixture: Fixture, at: datetime) -> list[Any]:
+    """Score the zones as of `at` and write a warning for each zone where trouble is building.
+
+    Called by the log's services once each report has committed. The scoring reads without
+    holding the match's chain, so the next report need not wait for it; only a zone that warrants
+    a warning and has had none within the cooldown goes on to `log_entry_warn`, which looks again
+    under the chain's lock: two checks at once never warn twice for one zone.
+    """
+    from .services import log_entry_warn  # services call this module: import here, not above
+
+    conf = flashpoint_settings()
+    quiet_since = at - timedelta(minutes=conf["cooldown_minutes"])
+    building = [(zone, _building(zone, conf)) for zone in zone_scores(fixture, at)]
+    building = [(zone, reason) for zone, reason in building if reason]
+    if not building:
+        return []
+    warned = warned_zone_ids(fixture, quiet_since, at)
     written = []
-    for zone in zone_scores(fixture, at):
-        reason = _building(zone, conf)
-        if not reason or zone.zone_id in recent_warnings:
+    for zone, reason in building:
+        if zone.zone_id in warned:
             continue
         named = ", ".join(f"#{seq}" for seq in zone.causes[:12])
-        written.append(
-            log_entry_warn(
-                fixture=fixture,
-                zone_id=zone.zone_id,
-                at=at,
-                severity=int(conf["warning_severity"]),
-                text=f"Flashpoint building in {zone.zone_name}: {reason}. Entries: {named}.",
-                links=zone.causes,
-            )
+        warning = log_entry_warn(
+            fixture=fixture,
+            zone_id=zone.zone_id,
+            at=at,
+            severity=int(conf["warning_severity"]),
+            text=f"Flashpoint building in {zone.zone_name}: {reason}. Entries: {named}.",
+            links=zone.causes,
+            quiet_since=quiet_since,
         )
+        if warning is not None:
+            written.append(warning)
     return written

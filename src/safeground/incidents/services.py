@@ -24,7 +24,7 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Concourse, Gate, Zone
 
 from .chain import GENESIS, entry_hash
-from .flashpoint import flashpoint_check
+from .flashpoint import flashpoint_check, warned_zone_ids
 from .models import Broadcast, BroadcastAck, Category, LogEntry, Photo, StewardPost
 from .selectors import (
     INCIDENT_KINDS,
@@ -209,9 +209,9 @@ def log_entry_append(
 ) -> LogEntry:
     """A new report: something seen, with its place, category and severity.
 
-    The report commits (and goes out live) first; the flashpoint check follows in a transaction
-    of its own, so no screen waits for the scoring. Should the check fail, the stored report
-    stands and the next report scores the zone again."""
+    The report commits (and goes out live) first; the flashpoint check follows, outside its
+    transaction, so no screen and no other report waits for the scoring. Should the check fail,
+    the stored report stands and the next report scores the zone again."""
     with _one_sqlite_writer():
         entry = _report_append(
             fixture=fixture,
@@ -226,8 +226,7 @@ def log_entry_append(
             home_only=home_only,
         )
     try:
-        with _one_sqlite_writer():
-            flashpoint_check(fixture=fixture, at=entry.observed_at)
+        flashpoint_check(fixture=fixture, at=entry.observed_at)
     except Exception:
         logger.exception("flashpoint check after report #%s of fixture %s", entry.seq, fixture.pk)
     return entry
@@ -456,7 +455,6 @@ def log_entry_task(*, entry: LogEntry, author: User, task: str) -> LogEntry:
     return _action(report, author, "", kind=LogEntry.Kind.TASK, task=task)
 
 
-@transaction.atomic
 def log_entry_warn(
     *,
     fixture: Fixture,
@@ -465,20 +463,27 @@ def log_entry_warn(
     severity: int,
     text: str,
     links: Sequence[int],
-) -> LogEntry:
+    quiet_since: datetime,
+) -> LogEntry | None:
     """A flashpoint warning: its own incident in the log, naming the entries that caused it.
 
-    Written by Safeground itself (no author), timed at the report that tipped it."""
-    return _append(
-        fixture=fixture,
-        author=None,
-        kind=LogEntry.Kind.WARNING,
-        zone_id=zone_id,
-        observed_at=at,
-        severity=severity,
-        text=text[:MAX_TEXT],
-        links=sorted(set(links)),
-    )
+    Written by Safeground itself (no author), timed at the report that tipped it; unless the
+    zone has had a warning observed after `quiet_since` (another check got there first), which
+    is looked at under the chain's lock."""
+    with _one_sqlite_writer(), transaction.atomic():
+        log_chain_lock(fixture)
+        if zone_id in warned_zone_ids(fixture, quiet_since, at):
+            return None
+        return _append(
+            fixture=fixture,
+            author=None,
+            kind=LogEntry.Kind.WARNING,
+            zone_id=zone_id,
+            observed_at=at,
+            severity=severity,
+            text=text[:MAX_TEXT],
+            links=sorted(set(links)),
+        )
 
 
 @transaction.atomic
