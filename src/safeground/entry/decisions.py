@@ -16,6 +16,7 @@ import asyncio
 import functools
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -326,6 +327,12 @@ CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "8")))
 THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
 
 _pool: tuple[asyncio.AbstractEventLoop, AsyncConnectionPool] | None = None
+# One cursor kept per connection (it keeps the adapters it found for each parameter's type), and
+# the statement as bytes (not encoded again for every scan).
+_cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncCursor[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+DECIDE_SQL_BYTES = DECIDE_SQL.encode()
 _threads: ThreadPoolExecutor | None = None
 
 
@@ -346,7 +353,10 @@ async def decide_async(ctx: ScanContext) -> Outcome:
     autocommit, so it has committed when this returns."""
     pool = _pool[1] if _pool is not None and _pool[0] is asyncio.get_running_loop() else None
     async with (pool or await _pool_open()).connection() as conn:
-        cursor = await conn.execute(DECIDE_SQL, _params(ctx), prepare=True)
+        cursor = _cursors.get(conn)
+        if cursor is None:
+            cursor = _cursors[conn] = conn.cursor()
+        await cursor.execute(DECIDE_SQL_BYTES, _params(ctx), prepare=True)
         row = await cursor.fetchone()
     if row is not None:
         return Outcome(*row)
