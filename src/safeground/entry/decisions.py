@@ -319,9 +319,10 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
 
 # --- PostgreSQL from the event loop -------------------------------------------------------------
 
-# Connections per process for scans decided on the loop: enough to keep PostgreSQL busy on a
-# 2-core box; more only queue inside PostgreSQL (bench/bench_entry.py).
-CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "8")))
+# Connections per process for scans decided on the loop: as many as scans in flight at a busy
+# process (16 for 32 turnstile connections over 2 workers), since a scan that waits for a
+# connection in the pool cost ~15% more CPU (measured: docs/adr/0005-turnstile-decisions.md).
+CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "16")))
 # Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
 # each keeps its Django connection from scan to scan.
 THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
