@@ -32,12 +32,14 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture(autouse=True)
 def loop_path(monkeypatch):
-    """PostgreSQL only; one scan thread, whose connection is closed after the test."""
+    """PostgreSQL only; four async connections (a test's loop opens its own), one scan thread
+    whose connection is closed after the test."""
     if connection.vendor != "postgresql":
         pytest.skip(
             "scans are decided on the event loop on PostgreSQL only (SQLite takes the scan "
             "threads): set DATABASE_URL=postgres://... to run it"
         )
+    monkeypatch.setattr(decisions, "CONNECTIONS", 4)
     threads = ThreadPoolExecutor(1, thread_name_prefix="scan")
     monkeypatch.setattr(decisions, "_threads", threads)
     yield

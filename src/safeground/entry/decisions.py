@@ -16,6 +16,7 @@ import asyncio
 import functools
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -318,14 +319,21 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
 
 # --- PostgreSQL from the event loop -------------------------------------------------------------
 
-# Connections per process for scans decided on the loop: enough to keep PostgreSQL busy on a
-# 2-core box; more only queue inside PostgreSQL (bench/bench_entry.py).
-CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "8")))
+# Connections per process for scans decided on the loop: as many as scans in flight at a busy
+# process (16 for 32 turnstile connections over 2 workers), since a scan that waits for a
+# connection in the pool cost ~15% more CPU (measured: docs/adr/0005-turnstile-decisions.md).
+CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "16")))
 # Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
 # each keeps its Django connection from scan to scan.
 THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
 
 _pool: tuple[asyncio.AbstractEventLoop, AsyncConnectionPool] | None = None
+# One cursor kept per connection (it keeps the adapters it found for each parameter's type), and
+# the statement as bytes (not encoded again for every scan).
+_cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncCursor[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+DECIDE_SQL_BYTES = DECIDE_SQL.encode()
 _threads: ThreadPoolExecutor | None = None
 
 
@@ -346,7 +354,10 @@ async def decide_async(ctx: ScanContext) -> Outcome:
     autocommit, so it has committed when this returns."""
     pool = _pool[1] if _pool is not None and _pool[0] is asyncio.get_running_loop() else None
     async with (pool or await _pool_open()).connection() as conn:
-        cursor = await conn.execute(DECIDE_SQL, _params(ctx), prepare=True)
+        cursor = _cursors.get(conn)
+        if cursor is None:
+            cursor = _cursors[conn] = conn.cursor()
+        await cursor.execute(DECIDE_SQL_BYTES, _params(ctx), prepare=True)
         row = await cursor.fetchone()
     if row is not None:
         return Outcome(*row)

@@ -159,6 +159,7 @@ def ticket_cancel(*, ticket: Ticket, reason: str) -> Ticket:
 # --- turnstile scans (docs/adr/0005-turnstile-decisions.md) -----------------------------------
 
 BARCODE = re.compile(r"[\x21-\x7e]{1,64}")  # printable ASCII, no spaces, at most 64
+DIRECTIONS = frozenset(Scan.Direction.values)  # `.values` builds a new list at every use
 Reason = Scan.Reason
 
 
@@ -218,7 +219,7 @@ def scan_check(
     now = now or timezone.now()
     if not BARCODE.fullmatch(barcode):
         raise ScanError("barcode", "must be 1 to 64 printable characters, without spaces")
-    if direction not in Scan.Direction.values:
+    if direction not in DIRECTIONS:
         raise ScanError("direction", "must be 'in' or 'out'")
     if scanned_at.tzinfo is None:
         raise ScanError("scanned_at", "must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)")
