@@ -172,6 +172,9 @@ TABLE: dict[str, list[Row]] = {
             {"scans": [A_SCAN | {"decision": "admit", "reason": None}]},
         )
     ],
+    # The scanner page and its service worker: no login (the page works under a device key).
+    "entry_scanner": [(lambda: reverse("entry_scanner"), expect(200, 200))],
+    "entry_scanner_sw": [(lambda: reverse("entry_scanner_sw"), expect(200, 200))],
     # The gates' counts: whoever may open the match's control room.
     "api:entry_counts": [
         (lambda: reverse("api:entry_counts", args=[cup_tie().pk]), expect(401, 200, steward=403)),
