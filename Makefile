@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint bench bench-live bench-matching bench-entry install browser clean
+.PHONY: run test lint bench bench-live bench-matching bench-entry bench-bundle install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -46,6 +46,9 @@ bench-live: $(STAMP)
 
 bench-matching: $(STAMP)
 	$(BIN)/python bench/bench_matching.py
+
+bench-bundle: $(STAMP)
+	$(BIN)/python bench/bench_bundle.py
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

@@ -49,8 +49,9 @@ def no_second_factor(settings):
 @pytest.fixture(autouse=True)
 def _log_triggers_around_flush(request):
     """SQLite only: after a transactional test Django empties every table with DELETE, which the
-    log's append-only triggers refuse. Lift them just for that flush; put them back before the
-    next test. (PostgreSQL empties tables with TRUNCATE, which row triggers do not see.)"""
+    append-only triggers (the log's, entry conflicts') refuse. Lift them just for that flush; put
+    them back before the next test. (PostgreSQL empties tables with TRUNCATE, which row triggers
+    do not see.)"""
     marker = request.node.get_closest_marker("django_db")
     transactional = "transactional_db" in request.fixturenames or (
         marker is not None and marker.kwargs.get("transaction")
@@ -60,7 +61,8 @@ def _log_triggers_around_flush(request):
         return
     from django.db import connection
 
-    from safeground.incidents.db import DROP_SQLITE, install_append_only_triggers
+    from safeground.entry import db as entry_db
+    from safeground.incidents import db as log_db
 
     if transactional:
         request.getfixturevalue("transactional_db")
@@ -69,11 +71,12 @@ def _log_triggers_around_flush(request):
     if connection.vendor != "sqlite":
         yield
         return
-    install_append_only_triggers(connection)
+    for triggers in (log_db, entry_db):
+        triggers.install_append_only_triggers(connection)
     yield
     if transactional:
         with connection.cursor() as cursor:
-            for statement in DROP_SQLITE:
+            for statement in log_db.DROP_SQLITE + entry_db.DROP_SQLITE:
                 cursor.execute(statement)
 
 

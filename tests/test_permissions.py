@@ -159,6 +159,22 @@ TABLE: dict[str, list[Row]] = {
     "api:api-root": [(lambda: reverse("api:api-root"), expect(404, 404))],
     # Turnstiles and scanners only (tests/entry/test_scan.py): a user session is not a device.
     "api:entry_scan": [(lambda: reverse("api:entry_scan"), expect(401, 401), A_SCAN)],
+    # Offline scanners: device keys only, like the scan itself (tests/entry/test_bundle.py,
+    # test_offline.py).
+    "api:entry_bundle": [
+        (lambda: reverse("api:entry_bundle") + "?turnstile=F03", expect(401, 401))
+    ],
+    "api:entry_bundle_key": [(lambda: reverse("api:entry_bundle_key"), expect(401, 401))],
+    "api:entry_offline_scans": [
+        (
+            lambda: reverse("api:entry_offline_scans"),
+            expect(401, 401),
+            {"scans": [A_SCAN | {"decision": "admit", "reason": None}]},
+        )
+    ],
+    # The scanner page and its service worker: no login (the page works under a device key).
+    "entry_scanner": [(lambda: reverse("entry_scanner"), expect(200, 200))],
+    "entry_scanner_sw": [(lambda: reverse("entry_scanner_sw"), expect(200, 200))],
     # The gates' counts: whoever may open the match's control room.
     "api:entry_counts": [
         (lambda: reverse("api:entry_counts", args=[cup_tie().pk]), expect(401, 200, steward=403)),

@@ -20,6 +20,7 @@ urlpatterns = [
     path("", include("safeground.venues.urls")),
     path("", include("safeground.incidents.urls")),
     path("", include("safeground.bans.urls")),
+    path("", include("safeground.entry.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -9,9 +9,11 @@ from ninja.security import APIKeyHeader
 from .models import Device
 from .selectors import device_by_key
 
+# The gates: scanning, and working offline from a signed bundle (docs/adr/0006-offline-scanners.md).
+GATES = frozenset({"entry_scan", "entry_bundle", "entry_offline_scans"})
 PROFILES: dict[str, frozenset[str]] = {
-    Device.Profile.TURNSTILE: frozenset({"device_whoami", "entry_scan"}),
-    Device.Profile.SCANNER: frozenset({"device_whoami", "entry_scan"}),
+    Device.Profile.TURNSTILE: frozenset({"device_whoami"}) | GATES,
+    Device.Profile.SCANNER: frozenset({"device_whoami"}) | GATES,
 }
 
 
@@ -19,6 +21,8 @@ class DeviceKey(APIKeyHeader):
     """`X-Device-Key: sgd_...` — a device may call only the routes its profile lists."""
 
     param_name = "X-Device-Key"
+    # The profile entry these routes need; None: each route's own name.
+    route: str | None = None
 
     def find(self, key: str) -> Any:
         """The live device holding the key, or None (a hot route may look it up from a cache)."""
@@ -31,7 +35,7 @@ class DeviceKey(APIKeyHeader):
         device = self.find(key) if key else None
         if device is None:
             return None  # 401: unknown or revoked key
-        route = request.resolver_match.url_name if request.resolver_match else None
+        route = self.route or (request.resolver_match.url_name if request.resolver_match else None)
         if route not in PROFILES.get(device.profile, frozenset()):
             raise AuthorizationError(
                 message=f"A {self.profile_label(device)} device may not call {route}."

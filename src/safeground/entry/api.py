@@ -11,15 +11,23 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Field, Router, Schema
+from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
 from safeground.accounts.devices import DeviceKey
 
 from . import lookups
+from .bundle import NoMatch, bundle_for, public_key_json
 from .models import Scan
 from .selectors import entry_counts_for
-from .services import ScanError, ScanResult, scan_decide, scan_decide_async
+from .services import (
+    MAX_OFFLINE_SCANS,
+    ScanError,
+    ScanResult,
+    offline_scans_upload,
+    scan_decide,
+    scan_decide_async,
+)
 
 router = Router(tags=["entry"])
 
@@ -146,6 +154,97 @@ def entry_scan(request: HttpRequest) -> HttpResponse:
     decision. Malformed input is a 400 naming the field, and stores nothing."""
     status, body = scan_answer(request.auth, request.body)  # type: ignore[attr-defined]
     return HttpResponse(body, status=status, content_type="application/json")
+
+
+class BundleDeviceKey(CachedDeviceKey):
+    """The bundle and the key that signs it are one permission: `entry_bundle`."""
+
+    route = "entry_bundle"
+
+
+class BundleOut(Schema):
+    payload: str = Field(description="base64url (no padding) of the payload's canonical JSON")
+    signature: str = Field(description="base64url Ed25519 signature over the payload's bytes")
+    key_id: str = Field(description="first 16 hex digits of the SHA-256 of the public key")
+
+
+class BundleKeyOut(Schema):
+    key_id: str
+    public_key: str = Field(description="base64url of the raw 32-byte Ed25519 public key")
+
+
+class DetailOut(Schema):
+    detail: str
+
+
+@router.get(
+    "/entry/bundle",
+    auth=BundleDeviceKey(),
+    url_name="entry_bundle",
+    response={200: BundleOut, 400: ErrorOut, 404: DetailOut},
+)
+def entry_bundle(request: HttpRequest, turnstile: str = "") -> Any:
+    """The signed offline bundle for a turnstile: the match it works now (or next, when entry
+    opens within SAFEGROUND_ENTRY_OPENS_HOURS), its tickets as keyed hashes with their end,
+    state and seat, and the gate's ends. No names, dates of birth or barcodes."""
+    try:
+        return bundle_for(device=request.auth, turnstile=turnstile).to_json()  # type: ignore[attr-defined]
+    except NoMatch as error:
+        return Status(404, {"detail": str(error)})
+
+
+@router.get(
+    "/entry/bundle-key", auth=BundleDeviceKey(), url_name="entry_bundle_key", response=BundleKeyOut
+)
+def entry_bundle_key(request: HttpRequest) -> dict[str, str]:
+    """The public key bundles are signed with, and its id (as in each bundle's `key_id`)."""
+    return public_key_json()
+
+
+class OfflineScanIn(ScanIn):
+    decision: Literal["admit", "deny"] = Field(description="what the scanner decided offline")
+    reason: Scan.Reason | None = Field(description="its reason code; null when admitted")
+
+
+class OfflineScansIn(Schema):
+    scans: list[OfflineScanIn] = Field(min_length=1, max_length=MAX_OFFLINE_SCANS)
+
+
+class OfflineResultOut(Schema):
+    nonce: UUID
+    decision: Literal["admit", "deny"]
+    reason: Scan.Reason | None
+    conflict: bool = Field(description="another admission of the ticket: the earlier stands")
+    replayed: bool = Field(description="this nonce was uploaded before; nothing stored")
+
+
+class OfflineScansOut(Schema):
+    results: list[OfflineResultOut]
+
+
+@router.post(
+    "/entry/offline-scans",
+    auth=CachedDeviceKey(),
+    url_name="entry_offline_scans",
+    response={200: OfflineScansOut, 400: ErrorOut},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": OfflineScansIn.model_json_schema()}},
+        }
+    },
+)
+def entry_offline_scans(request: HttpRequest) -> dict[str, Any]:
+    """Scans a scanner decided offline, uploaded in the order made (1 to 500). Checked whole
+    first (a bad one is a 400 naming `scans[i].field`, and nothing is stored), then stored in one
+    transaction, first scan wins by time scanned: a ticket admitted twice is a conflict raised in
+    the control room. A nonce uploaded before is answered `replayed` and stored once."""
+    try:
+        data = json.loads(request.body)
+    except ValueError:
+        raise ScanError("body", "must be a JSON object") from None
+    results = offline_scans_upload(device=request.auth, data=data)  # type: ignore[attr-defined]
+    return {"results": [result.to_json() for result in results]}
 
 
 @router.get("/fixtures/{fixture_id}/entry/counts", auth=django_auth, url_name="entry_counts")

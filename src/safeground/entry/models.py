@@ -1,6 +1,8 @@
 """Tickets for a match, as the ticketing system exported them (see entry/ticket_file.py), and
 every scan at the turnstiles (docs/adr/0005-turnstile-decisions.md)."""
 
+from typing import Any, NoReturn
+
 from django.db import models
 
 from safeground.accounts.models import Device
@@ -106,6 +108,9 @@ class Scan(models.Model):
     reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
     scanned_at = models.DateTimeField()
     stored_at = models.DateTimeField()
+    # Decided by a scanner from its offline bundle and uploaded later: the decision and reason
+    # are the scanner's, as the steward saw them (docs/adr/0006-offline-scanners.md).
+    offline = models.BooleanField(default=False, db_default=False)  # the online statement omits it
 
     class Meta:
         ordering = ["stored_at", "pk"]
@@ -121,3 +126,50 @@ class Scan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.barcode} {self.direction} {self.decision} {self.reason}".strip()
+
+
+class AppendOnlyError(Exception):
+    """An entry conflict, once raised, is never changed or deleted (entry/db.py: in the database
+    too)."""
+
+
+class EntryConflictQuerySet(models.QuerySet["EntryConflict"]):
+    def update(self, **kwargs: Any) -> NoReturn:
+        raise AppendOnlyError("entry conflicts are append-only")
+
+    def delete(self) -> NoReturn:
+        raise AppendOnlyError("entry conflicts are append-only")
+
+
+class EntryConflict(models.Model):
+    """A ticket admitted twice: two scanners, at least one offline, each let it in. The admission
+    scanned first stands (the ticket's entered_at and gate are its); the later one is the
+    conflict the control room must look at. Append-only: written by entry.services only."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="entry_conflicts")
+    ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, related_name="conflicts")
+    first_scan = models.ForeignKey(Scan, on_delete=models.PROTECT, related_name="+")
+    second_scan = models.ForeignKey(Scan, on_delete=models.PROTECT, related_name="+")
+    raised_at = models.DateTimeField()
+
+    objects = EntryConflictQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["raised_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["second_scan", "first_scan"], name="conflict_once"),
+            models.CheckConstraint(
+                condition=~models.Q(first_scan=models.F("second_scan")), name="conflict_two_scans"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"ticket {self.ticket_id}: scan {self.first_scan_id}, then {self.second_scan_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("entry conflicts are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise AppendOnlyError("entry conflicts are append-only")

@@ -6,6 +6,7 @@ arrival replay all use (documented in docs/adr/0005-turnstile-decisions.md).
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -17,11 +18,12 @@ from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock
 
-from .models import Scan, Ticket
+from .models import EntryConflict, Scan, Ticket
 
 Reason = Scan.Reason
 # Turned away for who they are or what their ticket is: the "prevented from attending" figure.
 PREVENTING = (Reason.BANNED, Reason.FLAGGED, Reason.CANCELLED)
+CONFLICTS_LISTED = 50  # the newest conflicts in the counts; the total counts them all
 
 
 def entry_counts_for(user: Any, fixture_id: int) -> dict[str, Any]:
@@ -170,10 +172,71 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
             "by_reason": {reason: by_reason.get(reason, 0) for reason in Reason.values},
         },
         "prevented": prevented,
+        # Tickets admitted twice (offline scanners): admitted above counts each ticket once.
+        "conflicts": {
+            "total": EntryConflict.objects.filter(fixture=fixture).count(),
+            "list": entry_conflicts(fixture.pk, limit=CONFLICTS_LISTED),
+        },
         "warnings": [
             f"{zone['name']}: {zone['admitted']} of {zone['capacity']} in"
             f" ({zone['share']:.0%}), warning at {warn_at:.0%}"
             for zone in zones
             if zone["warning"]
         ],
+    }
+
+
+def ticket_seat(ticket_id: int) -> dict[str, Any] | None:
+    """A ticket's place as the gates' events and answers give it: no name, no barcode."""
+    row = (
+        Ticket.objects.filter(pk=ticket_id)
+        .values_list("block__code", "row", "seat", "area", "end")
+        .first()
+    )
+    if row is None:
+        return None
+    block, seat_row, seat, area, end = row
+    return {"block": block, "row": seat_row, "seat": seat, "area": area, "end": end}
+
+
+SCAN_FIELDS = ("gate__name", "turnstile__code", "scanned_at", "offline")
+
+
+def entry_conflicts(
+    fixture_id: int, *, ids: list[int] | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """A match's tickets admitted twice, newest first: the seat, and both scans (where, when,
+    online or offline). The admission scanned first stands. The `entry.conflict` event's shape."""
+    conflicts = EntryConflict.objects.filter(fixture_id=fixture_id).order_by("-raised_at", "-pk")
+    if ids is not None:
+        conflicts = conflicts.filter(pk__in=ids)
+    rows = conflicts.values_list(
+        "pk",
+        "raised_at",
+        "ticket__block__code",
+        "ticket__row",
+        "ticket__seat",
+        "ticket__area",
+        "ticket__end",
+        *(f"first_scan__{name}" for name in SCAN_FIELDS),
+        *(f"second_scan__{name}" for name in SCAN_FIELDS),
+    )
+    return [
+        {
+            "id": pk,
+            "raised_at": raised_at.isoformat(),
+            "ticket": {"block": block, "row": row, "seat": seat, "area": area, "end": end},
+            "first": _scan_json(*scans[:4]),
+            "second": _scan_json(*scans[4:]),
+        }
+        for pk, raised_at, block, row, seat, area, end, *scans in (rows[:limit] if limit else rows)
+    ]
+
+
+def _scan_json(gate: str, turnstile: str, scanned_at: datetime, offline: bool) -> dict[str, Any]:
+    return {
+        "gate": gate,
+        "turnstile": turnstile,
+        "scanned_at": scanned_at.isoformat(),
+        "offline": offline,
     }

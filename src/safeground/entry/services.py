@@ -10,7 +10,8 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from safeground.bans.flagging import MatchReport, fixture_match
@@ -19,7 +20,8 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
 from . import decisions, live_counts, lookups
-from .models import Scan, Ticket
+from .models import EntryConflict, Scan, Ticket
+from .selectors import entry_conflicts, ticket_seat
 from .ticket_file import BlockInfo, Progress, TicketFileError, TicketRow, parse_tickets
 
 BATCH = 2000
@@ -443,3 +445,272 @@ def arrival_reset(*, fixture: Fixture, device_id: int) -> int:
     Ticket.objects.filter(pk__in=admitted).update(inside=False, entered_at=None, entered_gate=None)
     forgotten, _ = Scan.objects.filter(fixture=fixture, device_id=device_id).delete()
     return forgotten
+
+
+# --- offline scanners (docs/adr/0006-offline-scanners.md) ---------------------------------------
+
+MAX_OFFLINE_SCANS = 500
+
+
+def turnstile_place(device: lookups.DeviceInfo, code: str) -> lookups.TurnstileInfo:
+    """The turnstile with this code at the device's organisation's grounds, or ScanError."""
+    try:
+        place = lookups.turnstile_for(device.organisation_id, code)
+    except lookups.AmbiguousTurnstile:
+        raise ScanError("turnstile", f"{code!r} names turnstiles at several grounds") from None
+    if place is None:
+        raise ScanError("turnstile", f"no turnstile {code!r} at your organisation's grounds")
+    return place
+
+
+@dataclass(frozen=True)
+class OfflineScan:
+    """One scan a scanner decided from its bundle: what happened at the turnstile."""
+
+    barcode: str
+    place: lookups.TurnstileInfo
+    scanned_at: datetime
+    nonce: UUID
+    direction: str
+    decision: str
+    reason: str  # "" when admitted
+
+
+@dataclass(frozen=True)
+class OfflineResult:
+    nonce: UUID
+    decision: str
+    reason: str
+    conflict: bool  # this scan and another both admitted the ticket (EntryConflict)
+    replayed: bool  # this nonce was uploaded before; nothing stored
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nonce": str(self.nonce),
+            "decision": self.decision,
+            "reason": self.reason or None,
+            "conflict": self.conflict,
+            "replayed": self.replayed,
+        }
+
+
+def _offline_scan_read(
+    device: lookups.DeviceInfo, item: Any, now: datetime, prefix: str
+) -> OfflineScan:
+    """One uploaded scan, checked as an online scan is (scan_decide), plus the device's decision;
+    ScanError names the field within the upload (`scans[3].barcode`)."""
+
+    def field(name: str) -> str:
+        return f"{prefix}.{name}" if name else prefix
+
+    if not isinstance(item, dict):
+        raise ScanError(field(""), "must be a JSON object")
+
+    def text(name: str, default: str | None = None) -> str:
+        value = item.get(name, default)
+        if not isinstance(value, str):
+            raise ScanError(
+                field(name), "is required (a string)" if value is None else "must be a string"
+            )
+        return value
+
+    barcode = text("barcode")
+    if not BARCODE.fullmatch(barcode):
+        raise ScanError(field("barcode"), "must be 1 to 64 printable characters, without spaces")
+    try:
+        place = turnstile_place(device, text("turnstile"))
+    except ScanError as error:
+        raise ScanError(field(error.field), error.message) from None
+    try:
+        scanned_at = datetime.fromisoformat(text("scanned_at").replace("Z", "+00:00"))
+    except ValueError:
+        raise ScanError(field("scanned_at"), "must be an ISO 8601 time") from None
+    if scanned_at.tzinfo is None:
+        raise ScanError(field("scanned_at"), "must carry a time zone (e.g. 2016-10-26T19:05+01:00)")
+    if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
+        raise ScanError(field("scanned_at"), "is in the future: check the scanner's clock")
+    try:
+        nonce = UUID(text("nonce"))
+    except ValueError:
+        raise ScanError(field("nonce"), "must be a UUID") from None
+    direction = text("direction", Scan.Direction.IN)
+    if direction not in Scan.Direction.values:
+        raise ScanError(field("direction"), "must be 'in' or 'out'")
+    decision = text("decision")
+    if decision not in Scan.Decision.values:
+        raise ScanError(field("decision"), "must be 'admit' or 'deny'")
+    reason = item.get("reason") or ""
+    if decision == Scan.Decision.ADMIT and reason:
+        raise ScanError(field("reason"), "must be null when the scan was admitted")
+    if decision == Scan.Decision.DENY and reason not in Reason.values:
+        raise ScanError(field("reason"), f"must be one of {', '.join(Reason.values)}")
+    return OfflineScan(barcode, place, scanned_at, nonce, direction, decision, reason)
+
+
+def _offline_scans_read(device: lookups.DeviceInfo, data: Any, now: datetime) -> list[OfflineScan]:
+    """A scanner's upload, `{"scans": [...]}`, checked whole before anything is stored."""
+    items = data.get("scans") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ScanError("scans", "is required (a list of scans)")
+    if not 1 <= len(items) <= MAX_OFFLINE_SCANS:
+        raise ScanError("scans", f"must hold 1 to {MAX_OFFLINE_SCANS} scans")
+    return [_offline_scan_read(device, item, now, f"scans[{i}]") for i, item in enumerate(items)]
+
+
+def offline_scans_upload(
+    *, device: lookups.DeviceInfo, data: Any, now: datetime | None = None
+) -> list[OfflineResult]:
+    """Check a scanner's upload whole (ScanError naming `scans[i].field`, nothing stored), then
+    store its scans in one transaction and reconcile them, first scan wins by time scanned: an
+    offline admission of a ticket not inside admits it; of a ticket inside by another admission,
+    it raises an EntryConflict between the two, and the earlier one stands."""
+    now = now or timezone.now()
+    scans = _offline_scans_read(device, data, now)
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic():
+                results, fixture_ids = _offline_scans_store(device, scans, now)
+            break
+        except IntegrityError:
+            # The same nonces stored meanwhile by a retry of this upload: the second attempt
+            # answers them as replayed. (Nothing of the first attempt was kept.)
+            if attempt == 2:
+                raise
+    for fixture_id in fixture_ids:
+        live_counts.touch(fixture_id)
+    return results
+
+
+def _offline_scans_store(
+    device: lookups.DeviceInfo, scans: Sequence[OfflineScan], now: datetime
+) -> tuple[list[OfflineResult], set[int]]:
+    fixtures = {
+        scan.nonce: lookups.fixture_at(scan.place.ground_id, scan.scanned_at) for scan in scans
+    }
+    tickets: dict[tuple[int, str], int] = {}
+    wanted: dict[int, set[str]] = {}
+    for scan in scans:
+        if (fixture_id := fixtures[scan.nonce]) is not None:
+            wanted.setdefault(fixture_id, set()).add(scan.barcode)
+    for fixture_id, barcodes in wanted.items():
+        for pk, barcode in Ticket.objects.filter(
+            fixture_id=fixture_id, barcode__in=barcodes
+        ).values_list("pk", "barcode"):
+            tickets[fixture_id, barcode] = pk
+    # Lock every ticket of the upload at once, in id order: two uploads naming the same tickets
+    # in another order wait for each other instead of deadlocking. Online scans wait too.
+    list(
+        Ticket.objects.select_for_update()
+        .filter(pk__in=sorted(set(tickets.values())))
+        .order_by("pk")
+        .values_list("pk")
+    )
+    # Read after the locks: a retry of this upload that was waiting on them is answered replayed.
+    stored = {
+        nonce: (pk, decision, reason)
+        for nonce, pk, decision, reason in Scan.objects.filter(
+            device_id=device.id, nonce__in=[scan.nonce for scan in scans]
+        ).values_list("nonce", "pk", "decision", "reason")
+    }
+    results: list[OfflineResult] = []
+    touched: set[int] = set()
+    for scan in scans:
+        prior = stored.get(scan.nonce)
+        if prior is not None:
+            pk, decision, reason = prior
+            conflict = EntryConflict.objects.filter(Q(first_scan=pk) | Q(second_scan=pk)).exists()
+            results.append(OfflineResult(scan.nonce, decision, reason, conflict, replayed=True))
+            continue
+        fixture_id = fixtures[scan.nonce]
+        ticket_id = tickets.get((fixture_id, scan.barcode)) if fixture_id is not None else None
+        row = Scan.objects.create(
+            device_id=device.id,
+            nonce=scan.nonce,
+            ticket_id=ticket_id,
+            barcode=scan.barcode,
+            fixture_id=fixture_id,
+            turnstile_id=scan.place.id,
+            gate_id=scan.place.gate_id,
+            direction=scan.direction,
+            decision=scan.decision,
+            reason=scan.reason,
+            scanned_at=scan.scanned_at,
+            stored_at=now,
+            offline=True,
+        )
+        stored[scan.nonce] = (row.pk, scan.decision, scan.reason)
+        conflict = False
+        if fixture_id is not None:
+            touched.add(fixture_id)
+            if ticket_id is not None:
+                conflict = _offline_reconcile(scan, row, fixture_id, ticket_id, now)
+        results.append(OfflineResult(scan.nonce, scan.decision, scan.reason, conflict, False))
+    return results, touched
+
+
+def _offline_reconcile(
+    scan: OfflineScan, row: Scan, fixture_id: int, ticket_id: int, now: datetime
+) -> bool:
+    """What an offline scan changes about its (locked) ticket; True if it raised a conflict."""
+    tickets = Ticket.objects.filter(pk=ticket_id)
+    if scan.decision == Scan.Decision.DENY:
+        if scan.reason == Reason.BANNED:
+            _publish_banned_offline(scan, fixture_id, ticket_id)
+        return False
+    if scan.direction == Scan.Direction.OUT:
+        if lookups.gate_ends(fixture_id, scan.place.gate_id).reentry:  # the match's rule
+            tickets.filter(inside=True).update(inside=False)
+        return False
+    admitted = tickets.filter(inside=False).update(
+        inside=True, entered_at=scan.scanned_at, entered_gate_id=scan.place.gate_id
+    )
+    if admitted:
+        return False
+    standing = (
+        Scan.objects.filter(
+            ticket_id=ticket_id, direction=Scan.Direction.IN, decision=Scan.Decision.ADMIT
+        )
+        .exclude(pk=row.pk)
+        .exclude(pk__in=EntryConflict.objects.filter(ticket_id=ticket_id).values("second_scan_id"))
+        .order_by("-scanned_at", "-pk")
+        .first()
+    )
+    if standing is None:  # inside with no admission on record (set by hand): nothing to compare
+        return False
+    first, second = (row, standing) if scan.scanned_at < standing.scanned_at else (standing, row)
+    if first is row:  # the earlier admission stands: the ticket came in when and where it did
+        tickets.update(entered_at=row.scanned_at, entered_gate_id=row.gate_id)
+    conflict = EntryConflict.objects.create(
+        fixture_id=fixture_id,
+        ticket_id=ticket_id,
+        first_scan=first,
+        second_scan=second,
+        raised_at=now,
+    )
+    publish(
+        fixture_id=fixture_id,
+        type="entry.conflict",
+        data=entry_conflicts(fixture_id, ids=[conflict.pk])[0],
+        audience=Audience(home_only=True),
+    )
+    return True
+
+
+def _publish_banned_offline(scan: OfflineScan, fixture_id: int, ticket_id: int) -> None:
+    """A banned holder turned away by a scanner offline: the control room hears it when the scan
+    arrives, with the time it happened (the same frame as an online one, marked offline)."""
+    day = lookups.gate_ends(fixture_id, scan.place.gate_id).day
+    publish(
+        fixture_id=fixture_id,
+        type="entry.denied",
+        data={
+            "reason": scan.reason,
+            "gate": scan.place.gate_name,
+            "turnstile": scan.place.code,
+            "scanned_at": scan.scanned_at.isoformat(),
+            "ticket": ticket_seat(ticket_id),
+            "flag": decisions.confirmed_flag(ticket_id, day),
+            "offline": True,
+        },
+        audience=Audience(home_only=True),
+    )

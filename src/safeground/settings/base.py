@@ -37,6 +37,12 @@ SAFEGROUND_ENTRY_CACHE_SECONDS = env.float("SAFEGROUND_ENTRY_CACHE_SECONDS", def
 SAFEGROUND_CAPACITY_WARNING = env.float("SAFEGROUND_CAPACITY_WARNING", default=0.9)
 # Live entry counts: at most one `entry.counts` event per match per process in this many seconds.
 SAFEGROUND_ENTRY_COUNTS_EVERY = env.float("SAFEGROUND_ENTRY_COUNTS_EVERY", default=1.0)
+# Offline scanners (docs/adr/0006-offline-scanners.md): a bundle is valid until the match's entry
+# closes, and never more than BUNDLE_HOURS after it was issued. BUNDLE_SIGNING_KEY is the base64
+# of the 32-byte Ed25519 seed that signs bundles; unset, it is derived from SECRET_KEY (HKDF), so
+# changing SECRET_KEY changes it too. Production refuses to start without it.
+SAFEGROUND_BUNDLE_HOURS = env.float("SAFEGROUND_BUNDLE_HOURS", default=12.0)
+SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY", default="")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

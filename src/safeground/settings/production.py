@@ -5,6 +5,8 @@ from .base import MIDDLEWARE, env
 
 DEBUG = False
 SECRET_KEY = env.str("SECRET_KEY")
+# Scanners hold bundles signed with it for hours: a key of its own, kept apart from SECRET_KEY.
+SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

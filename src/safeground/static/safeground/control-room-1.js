@@ -252,7 +252,33 @@ import { connectLive } from "./live-1.js";
     box.querySelector("[data-denied-reasons]").textContent = reasons.length
       ? `Denied: ${reasons.map(([r, count]) => `${r.replace("_", " ")} ${count}`).join(", ")}`
       : "";
+    if (c.conflicts) showConflicts(c.conflicts.list, c.conflicts.total);
   }
+  // A ticket admitted twice (offline scanners): both scans, the first one stands. From the
+  // counts (on load and every entry.counts) and from entry.conflict frames, each shown once.
+  const conflicts = new Map();
+  function showConflicts(found, total = null) {
+    const list = document.querySelector("[data-conflicts]");
+    if (!list) return;
+    for (const c of found) conflicts.set(c.id, c);
+    const scanText = (s) => `${time(s.scanned_at)} ${s.gate}, turnstile ${s.turnstile}${s.offline ? " (offline)" : ""}`;
+    const items = [...conflicts.values()].sort((a, b) => b.id - a.id).map((c) => {
+      const li = document.createElement("li");
+      li.dataset.conflict = c.id;
+      const t = c.ticket;
+      const seat = t.block ? `${t.block}, row ${t.row}, seat ${t.seat}` : t.area;
+      const head = Object.assign(document.createElement("strong"), { textContent: `Ticket for ${seat}` });
+      const first = Object.assign(document.createElement("div"), { textContent: `first: ${scanText(c.first)}` });
+      const second = Object.assign(document.createElement("div"), { textContent: `again: ${scanText(c.second)}` });
+      first.className = "meta";
+      second.className = "meta";
+      li.append(head, first, second);
+      return li;
+    });
+    if (items.length) list.replaceChildren(...items);
+    document.querySelector("[data-conflict-count]").textContent = `(${Math.max(total ?? 0, conflicts.size)})`;
+  }
+
   fetch(config.countsUrl, { credentials: "same-origin" })
     .then((r) => (r.ok ? r.json() : null))
     .then(drawCounts);
@@ -264,7 +290,7 @@ import { connectLive } from "./live-1.js";
     list.querySelector(".muted")?.remove();
     const li = document.createElement("li");
     const seat = d.ticket ? [d.ticket.block, d.ticket.row && `row ${d.ticket.row}`, d.ticket.seat && `seat ${d.ticket.seat}`].filter(Boolean).join(", ") : "";
-    li.textContent = `${time(d.scanned_at)} ${d.gate}, turnstile ${d.turnstile}${seat ? ` — ticket for ${seat}` : ""}`;
+    li.textContent = `${time(d.scanned_at)} ${d.gate}, turnstile ${d.turnstile}${d.offline ? " (offline)" : ""}${seat ? ` — ticket for ${seat}` : ""}`;
     if (d.flag) {
       const link = document.createElement("a");
       link.href = `/register/flags/${d.flag}/`;
@@ -279,6 +305,8 @@ import { connectLive } from "./live-1.js";
       drawCounts(frame.data);
     } else if (frame.type === "entry.denied") {
       showBannedDenial(frame.data);
+    } else if (frame.type === "entry.conflict") {
+      showConflicts([frame.data]);
     } else if (frame.type === "broadcast") {
       broadcasts.set(frame.data.id, frame.data);
       drawBroadcasts();

@@ -1,0 +1,83 @@
+"""The scanner page: a phone or tablet at a turnstile, paired with a device key (no user login),
+that keeps deciding from a signed bundle when the network drops (docs/adr/0006-offline-scanners.md).
+"""
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.utils.cache import patch_cache_control
+
+# Bump when the service worker's own logic changes; a change to any asset renews its cache anyway.
+SCANNER_SW_VERSION = 1
+# The files the page needs offline: base.html's and its own.
+SCANNER_ASSETS = [
+    "safeground/safeground-1.css",
+    "vendor/htmx-2.0.11.min.js",
+    "safeground/csrf-1.js",
+    "safeground/scanner-1.css",
+    "safeground/scanner-1.js",
+    CAMERA_MODULE := "safeground/scanner-camera-1.js",
+    "vendor/zxing-library-0.23.0.min.js",  # the camera's reader where the browser has none
+]
+
+
+def _static_url(name: str) -> str:
+    url = static(name)
+    return url if url.startswith("/") else f"/{url}"
+
+
+
+
+def scanner_page(request: HttpRequest) -> HttpResponse:
+    """No login: everything it shows comes from the API under the device key the steward pairs
+    it with, and that key never leaves the device's storage except in its own requests."""
+    config = {
+        "scanUrl": reverse("api:entry_scan"),
+        "bundleUrl": reverse("api:entry_bundle"),
+        "bundleKeyUrl": reverse("api:entry_bundle_key"),
+        "uploadUrl": reverse("api:entry_offline_scans"),
+        "serviceWorker": reverse("entry_scanner_sw"),
+        "scope": reverse("entry_scanner"),
+        "cameraModule": _static_url(CAMERA_MODULE),
+    }
+    return render(request, "entry/scanner.html", {"config": config})
+
+
+def _assets_digest(names: list[str]) -> str:
+    digest = hashlib.sha256(str(SCANNER_SW_VERSION).encode())
+    for name in names:
+        found = finders.find(name)
+        if isinstance(found, str):
+            with open(found, "rb") as source:
+                digest.update(source.read())
+    return digest.hexdigest()[:12]
+
+
+def scanner_service_worker(request: HttpRequest) -> HttpResponse:
+    """Keeps the page and its files so the page opens with no network (its scope is the page's
+    folder). The API is never cached: offline decisions come from the bundle in IndexedDB."""
+    names = SCANNER_ASSETS
+    context = {
+        "cache_prefix": json.dumps("safeground-scanner-"),
+        "cache_name": json.dumps(
+            f"safeground-scanner-v{SCANNER_SW_VERSION}-{_assets_digest(names)}"
+        ),
+        "page_url": json.dumps(reverse("entry_scanner")),
+        "assets": json.dumps([_static_url(name) for name in names]),
+        "static_url": json.dumps(settings.STATIC_URL),
+    }
+    response = render(
+        request,
+        "entry/scanner_sw.js",
+        context,
+        content_type="application/javascript; charset=utf-8",
+    )
+    # The browser checks for a new worker on each visit; never let a cache answer for it.
+    patch_cache_control(response, no_cache=True, private=True)
+    return response

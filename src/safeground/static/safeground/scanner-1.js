@@ -1,0 +1,479 @@
+// The scanner page: a phone or tablet at a turnstile, paired with a device key.
+//
+// Online, every scan goes to POST /api/entry/scan and the server decides. With no network, the
+// page decides from the signed bundle (GET /api/entry/bundle) it keeps in IndexedDB, in the
+// order of ADR 0005, queues the scan (nonce, time scanned, its decision) and uploads the queue
+// in order, once each, through POST /api/entry/offline-scans when the network returns. The
+// bundle is trusted only if its Ed25519 signature verifies (WebCrypto) with the server's key.
+// docs/adr/0006-offline-scanners.md.
+
+{
+  const config = JSON.parse(document.getElementById("scanner-config").textContent);
+  const root = document.querySelector("[data-scanner]");
+  const pairForm = document.querySelector("[data-pair]");
+  const work = document.querySelector("[data-work]");
+  const revokedBox = document.querySelector("[data-revoked]");
+  const scanForm = document.querySelector("[data-scan-form]");
+  const barcodeInput = scanForm.elements.barcode;
+  const bundleStatus = document.querySelector("[data-bundle-status]");
+  const PAIRING = "safeground-scanner";
+  const BARCODE = /^[\x21-\x7e]{1,64}$/; // as the server checks it
+  const ONLINE_WAIT_MS = 4000; // longer than this at a turnstile, decide offline
+  const RETRY_MS = 5000;
+  const REFRESH_MS = 10 * 60 * 1000;
+  const UPLOAD_MAX = 500;
+
+  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+
+  // ---- base64url, IndexedDB ----------------------------------------------------------------
+  function unb64(text) {
+    const plain = text.replace(/-/g, "+").replace(/_/g, "/");
+    const binary = atob(plain + "=".repeat((4 - (plain.length % 4)) % 4));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  }
+  function b64(bytes) {
+    let binary = "";
+    for (const byte of bytes) binary += String.fromCharCode(byte);
+    return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+  const db = new Promise((resolve, reject) => {
+    const req = indexedDB.open("safeground-scanner", 1);
+    req.onupgradeneeded = () => {
+      req.result.createObjectStore("bundle", { keyPath: "id" });
+      req.result.createObjectStore("queue", { keyPath: "id", autoIncrement: true }); // scan order
+      req.result.createObjectStore("mine", { keyPath: "hash" }); // this scanner's admissions
+    };
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+  async function idb(store, mode, act) {
+    const tx = (await db).transaction(store, mode);
+    const req = act(tx.objectStore(store));
+    return new Promise((resolve, reject) => {
+      tx.oncomplete = () => resolve(req ? req.result : undefined);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  }
+  const getAll = (store) => idb(store, "readonly", (s) => s.getAll());
+
+  // ---- pairing -----------------------------------------------------------------------------
+  let pairing = JSON.parse(localStorage.getItem(PAIRING) || "null");
+  let revoked = false;
+  const headers = (extra = {}) => ({ "X-Device-Key": pairing.key, ...extra });
+
+  function showOnly(element) {
+    for (const part of [pairForm, work, revokedBox]) part.hidden = part !== element;
+  }
+
+  pairForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const error = pairForm.querySelector("[data-pair-error]");
+    error.textContent = "";
+    pairing = { key: pairForm.elements.key.value.trim(), turnstile: pairForm.elements.turnstile.value.trim() };
+    try {
+      await fetchBundle();
+    } catch (err) {
+      error.textContent = err.message;
+      return;
+    }
+    localStorage.setItem(PAIRING, JSON.stringify(pairing));
+    start({ justPaired: true });
+  });
+
+  for (const button of document.querySelectorAll("[data-unpair]")) {
+    button.addEventListener("click", async () => {
+      localStorage.removeItem(PAIRING);
+      await idb("bundle", "readwrite", (s) => s.clear());
+      await idb("mine", "readwrite", (s) => s.clear());
+      window.location.reload();
+    });
+  }
+
+  // Revoked: stop scanning, forget the ticket list (a revoked device must not keep deciding).
+  async function stopRevoked() {
+    revoked = true;
+    bundle = null;
+    await idb("bundle", "readwrite", (s) => s.clear());
+    showOnly(revokedBox);
+    root.dataset.state = "revoked";
+  }
+
+  // ---- the bundle --------------------------------------------------------------------------
+  let bundle = null; // {id, payload, tickets: Map(hash -> row), hashKey, expires}
+  let mine = new Set(); // hashes of the tickets this scanner let in since the bundle was made
+
+  async function verify(record) {
+    const publicKey = unb64(record.public_key);
+    const keyId = hex(new Uint8Array(await crypto.subtle.digest("SHA-256", publicKey))).slice(0, 16);
+    if (keyId !== record.key_id) throw new Error("the ticket list is signed with another key");
+    const key = await crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
+    const data = unb64(record.payload);
+    const good = await crypto.subtle.verify({ name: "Ed25519" }, key, unb64(record.signature), data);
+    if (!good) throw new Error("the ticket list's signature does not verify: not loaded");
+    const payload = JSON.parse(new TextDecoder().decode(data));
+    if (payload.version !== 1) throw new Error(`ticket list version ${payload.version} is not understood`);
+    return payload;
+  }
+
+  async function activate(record) {
+    const payload = await verify(record);
+    const hashKey = await crypto.subtle.importKey(
+      "raw", unb64(payload.hash.key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"],
+    );
+    bundle = {
+      id: record.signature,
+      payload,
+      hashKey,
+      expires: new Date(payload.expires_at),
+      tickets: new Map(payload.tickets.map((row) => [row[0], row])),
+    };
+    // Admissions online since this bundle was made, and offline ones not uploaded yet (hashed
+    // again: each bundle has its own hash key).
+    mine = new Set((await getAll("mine")).filter((m) => m.bundle === bundle.id).map((m) => m.hash));
+    for (const item of await getAll("queue")) {
+      if (item.decision === "admit") mine.add(await hashOf(item.barcode));
+    }
+    drawBundle();
+  }
+
+  async function fetchBundle() {
+    let keyAnswer;
+    let answer;
+    try {
+      keyAnswer = await fetch(config.bundleKeyUrl, { headers: headers() });
+      const query = new URLSearchParams({ turnstile: pairing.turnstile });
+      answer = keyAnswer.ok ? await fetch(`${config.bundleUrl}?${query}`, { headers: headers() }) : keyAnswer;
+    } catch {
+      throw new Error("No network: the ticket list could not be loaded.");
+    }
+    if (answer.status === 401) {
+      if (localStorage.getItem(PAIRING)) await stopRevoked();
+      throw new Error("This key is not valid (unknown or revoked).");
+    }
+    const data = await answer.json().catch(() => ({}));
+    if (!answer.ok) {
+      throw new Error(data.field ? `${data.field}: ${data.detail}` : data.detail || `refused (HTTP ${answer.status})`);
+    }
+    const keyInfo = await keyAnswer.json();
+    const record = { id: "current", ...data, public_key: keyInfo.public_key };
+    if (record.key_id !== keyInfo.key_id) throw new Error("the ticket list is signed with another key");
+    await verify(record); // checked before it is kept
+    await idb("mine", "readwrite", (s) => s.clear()); // what it knew is in the new list's "inside"
+    await idb("bundle", "readwrite", (s) => s.put(record));
+    await activate(record);
+  }
+
+  async function refreshBundle() {
+    if (revoked || !navigator.onLine) return;
+    try {
+      await fetchBundle();
+    } catch (err) {
+      if (!revoked && !bundle) bundleStatus.textContent = err.message;
+    }
+  }
+
+  function drawBundle() {
+    if (!bundle) return;
+    const p = bundle.payload;
+    const expired = new Date() > bundle.expires;
+    bundleStatus.textContent = expired
+      ? `The ticket list for ${p.fixture.title} expired at ${time(p.expires_at)}: reconnect to the network.`
+      : `Bundle for ${p.fixture.title}, valid until ${time(p.expires_at)}, ${p.tickets.length} tickets`;
+    bundleStatus.classList.toggle("is-stale", expired);
+  }
+
+  async function hashOf(barcode) {
+    const mac = await crypto.subtle.sign("HMAC", bundle.hashKey, new TextEncoder().encode(barcode));
+    return b64(new Uint8Array(mac).slice(0, bundle.payload.hash.bytes));
+  }
+
+  async function rememberAdmission(hash) {
+    mine.add(hash);
+    await idb("mine", "readwrite", (s) => s.put({ hash, bundle: bundle.id }));
+  }
+
+  // ---- deciding ----------------------------------------------------------------------------
+  const decisionBox = document.querySelector("[data-decision]");
+  const SAY = {
+    banned:
+      "Do not admit: the holder is banned from this match. Keep them at the turnstile and call your supervisor.",
+    cancelled: "Do not admit: this ticket has been cancelled. Send the holder to the ticket office.",
+    flagged:
+      "Do not admit yet: check identity. The holder's name is close to someone on the banned list. Ask for photo ID and call your supervisor.",
+    already_inside:
+      "Do not admit: this ticket was already used (inside when the ticket list was made, or let in by this scanner). A copied ticket, or someone who has left: call your supervisor.",
+    unknown_ticket:
+      "Do not admit: this ticket is not on this match's list. Offline, the scanner cannot tell an unknown ticket from one for another match (wrong_match). Send the holder to the ticket office.",
+  };
+
+  function show({ decision, reason, message, offline }) {
+    decisionBox.hidden = false;
+    decisionBox.className = `decision decision-${decision === "admit" ? "admit" : decision === "deny" ? "deny" : "stop"}`;
+    decisionBox.dataset.decision = decision;
+    decisionBox.querySelector("[data-decision-word]").textContent =
+      decision === "admit" ? "ADMIT" : decision === "deny" ? "DO NOT ADMIT" : "CANNOT CHECK";
+    decisionBox.querySelector("[data-decision-reason]").textContent = reason || "";
+    decisionBox.querySelector("[data-decision-message]").textContent = message;
+    decisionBox.querySelector("[data-decision-mode]").textContent = offline ? `OFFLINE · queued (${queued})` : "";
+  }
+
+  function place(row) {
+    const [, , , where, seatRow, seat] = row;
+    return seatRow || seat ? `block ${where}, row ${seatRow}, seat ${seat}` : where;
+  }
+
+  async function decideOffline(barcode) {
+    if (!bundle) return { reason: "", message: "No ticket list on this scanner: connect to the network to load it." };
+    if (new Date() > bundle.expires) {
+      return { reason: "", message: `The ticket list expired at ${time(bundle.payload.expires_at)}: reconnect to the network to scan.` };
+    }
+    const hash = await hashOf(barcode);
+    const row = bundle.tickets.get(hash);
+    const ends = bundle.payload.ends;
+    let reason = null;
+    if (!row) reason = "unknown_ticket";
+    else if (["banned", "cancelled", "flagged"].includes(row[2])) reason = row[2];
+    else if ((row[1] === "h" && !ends.home) || (row[1] === "a" && !ends.away)) reason = "wrong_end";
+    else if (row[2] === "inside" || mine.has(hash)) reason = "already_inside";
+    if (!reason) return { decision: "admit", reason, message: `Admit: ${place(row)}.`, hash };
+    let message = SAY[reason];
+    if (reason === "wrong_end") {
+      const gates = bundle.payload.gates_for_block[row[3]] || [];
+      message = `Do not admit: ${row[1] === "a" ? "an away" : "a home"} ticket, and this gate does not serve that end.${gates.length ? ` Direct the holder to ${gates.join(" or ")}.` : ""}`;
+    }
+    return { decision: "deny", reason, message, hash };
+  }
+
+  async function postScan(body) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), ONLINE_WAIT_MS);
+    try {
+      return await fetch(config.scanUrl, {
+        method: "POST",
+        headers: headers({ "Content-Type": "application/json" }),
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function scan(barcode) {
+    if (revoked || !barcode) return;
+    if (!BARCODE.test(barcode)) {
+      show({ decision: "deny", reason: "", message: "Not a ticket barcode (1 to 64 letters, digits or signs, no spaces). Scan again." });
+      return;
+    }
+    const body = {
+      barcode,
+      turnstile: pairing.turnstile,
+      scanned_at: new Date().toISOString(),
+      nonce: crypto.randomUUID(),
+      direction: "in",
+    };
+    if (navigator.onLine) {
+      try {
+        const answer = await postScan(body);
+        if (answer.status === 401) return stopRevoked();
+        const data = await answer.json().catch(() => ({}));
+        if (answer.ok) {
+          online(true);
+          show({ ...data, offline: false });
+          if (data.decision === "admit" && bundle) await rememberAdmission(await hashOf(barcode));
+          return;
+        }
+        if (answer.status < 500) {
+          const why = data.field ? `${data.field}: ${data.detail}` : data.detail;
+          show({ decision: "stop", reason: "", message: why || `Refused (HTTP ${answer.status})` });
+          return;
+        }
+        // A server error: the scan may not be stored; decide offline under the same nonce.
+      } catch {
+        // no network: decide offline
+      }
+    }
+    online(false);
+    const outcome = await decideOffline(barcode);
+    if (!outcome.decision) {
+      show({ decision: "stop", reason: "", message: outcome.message, offline: true });
+      return;
+    }
+    if (outcome.decision === "admit") mine.add(outcome.hash); // the queue remembers it
+    await idb("queue", "readwrite", (s) =>
+      s.add({ ...body, decision: outcome.decision, reason: outcome.reason, offline: true }),
+    );
+    await drawQueue();
+    show({ decision: outcome.decision, reason: outcome.reason, message: outcome.message, offline: true });
+  }
+
+  scanForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const barcode = barcodeInput.value.trim();
+    barcodeInput.value = "";
+    barcodeInput.focus();
+    scan(barcode);
+  });
+
+  // ---- the queue of offline scans ----------------------------------------------------------
+  let queued = 0;
+  async function drawQueue() {
+    queued = (await getAll("queue")).length;
+    document.querySelector("[data-queued]").textContent = `queued (${queued})`;
+  }
+
+  function listItem(list, section, text) {
+    const li = document.createElement("li");
+    li.textContent = text;
+    document.querySelector(list).prepend(li);
+    document.querySelector(section).hidden = false;
+  }
+
+  let flushing = null;
+  function flush() {
+    flushing ||= uploadQueue().finally(() => {
+      flushing = null;
+    });
+    return flushing;
+  }
+
+  // In the order scanned, 500 at a time; each batch leaves the queue only once the server has
+  // stored it (a lost answer means sending it again: the nonces make that harmless).
+  async function uploadQueue() {
+    while (!revoked) {
+      const items = (await getAll("queue")).sort((a, b) => a.id - b.id).slice(0, UPLOAD_MAX);
+      if (!items.length) return true;
+      let answer;
+      try {
+        answer = await fetch(config.uploadUrl, {
+          method: "POST",
+          headers: headers({ "Content-Type": "application/json" }),
+          body: JSON.stringify({
+            scans: items.map(({ barcode, turnstile, scanned_at, nonce, direction, decision, reason }) => ({
+              barcode, turnstile, scanned_at, nonce, direction, decision, reason,
+            })),
+          }),
+        });
+      } catch {
+        online(false);
+        return false;
+      }
+      if (answer.status === 401) {
+        await stopRevoked();
+        return false;
+      }
+      const data = await answer.json().catch(() => ({}));
+      const bad = answer.status === 400 && /^scans\[(\d+)\]/.exec(data.field || "");
+      if (bad) {
+        // One scan the server will never take (a clock far ahead, say): shown, not retried.
+        const item = items[Number(bad[1])];
+        await idb("queue", "readwrite", (s) => s.delete(item.id));
+        listItem("[data-refused]", "[data-refused-section]", `${time(item.scanned_at)} ${item.barcode}: ${data.detail}`);
+        continue;
+      }
+      if (!answer.ok) return false; // the server is struggling: try again later
+      online(true);
+      data.results.forEach((result, i) => {
+        if (result.conflict && !result.replayed) {
+          const item = items[i];
+          listItem(
+            "[data-conflicts]",
+            "[data-conflicts-section]",
+            `${time(item.scanned_at)} ${item.barcode}: ticket used twice — also admitted by another scanner`,
+          );
+        }
+      });
+      await idb("queue", "readwrite", (s) => items.forEach((item) => s.delete(item.id)));
+      await drawQueue();
+    }
+    return false;
+  }
+
+  // ---- network state -----------------------------------------------------------------------
+  function online(isOnline) {
+    const label = document.querySelector("[data-network]");
+    label.textContent = isOnline ? "online" : "OFFLINE";
+    label.classList.toggle("is-offline", !isOnline);
+    root.dataset.online = isOnline;
+  }
+
+  // Queued scans go up first, so the fresh bundle's "inside" counts them. When the ground's
+  // network returns, every scanner reconnects at once: each waits a random moment before asking
+  // for a bundle (a bundle of 55,000 tickets costs the server most of a second).
+  const REFRESH_SPREAD_MS = 30_000;
+  async function reconnect({ refresh = true, spread = false } = {}) {
+    if (revoked) return;
+    online(navigator.onLine);
+    if (!navigator.onLine || !(await flush()) || !refresh) return;
+    if (spread) await new Promise((done) => setTimeout(done, Math.random() * REFRESH_SPREAD_MS));
+    await refreshBundle();
+  }
+
+  window.addEventListener("online", () => reconnect({ spread: true }));
+  window.addEventListener("offline", () => online(false));
+  setInterval(() => {
+    if (queued && navigator.onLine) reconnect({ spread: true });
+    drawBundle();
+  }, RETRY_MS);
+  setInterval(refreshBundle, REFRESH_MS);
+
+  // ---- the camera (scanner-camera-1.js: one scan per ticket held to the lens) -------------
+  const cameraButton = document.querySelector("[data-camera]");
+  const video = document.querySelector("[data-camera-view]");
+  let stopCamera = null;
+  cameraButton.hidden = false;
+  cameraButton.addEventListener("click", async () => {
+    if (stopCamera) {
+      stopCamera();
+      stopCamera = null;
+      video.hidden = true;
+      cameraButton.textContent = "Camera";
+      return;
+    }
+    try {
+      const { startCamera } = await import(config.cameraModule);
+      video.hidden = false;
+      stopCamera = await startCamera(video, scan);
+      cameraButton.textContent = "Stop camera";
+    } catch (error) {
+      video.hidden = true;
+      show({ decision: "stop", reason: "", message: error.message || String(error) });
+    }
+  });
+
+  // ---- start -------------------------------------------------------------------------------
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker
+      .register(config.serviceWorker, { scope: config.scope })
+      .then(() => navigator.serviceWorker.ready)
+      .then(() => {
+        root.dataset.offlineReady = "true";
+      })
+      .catch(() => {
+        root.dataset.offlineReady = "false";
+      });
+  }
+
+  async function start({ justPaired = false } = {}) {
+    showOnly(work);
+    document.querySelector("[data-turnstile]").textContent = pairing.turnstile;
+    const kept = await idb("bundle", "readonly", (s) => s.get("current"));
+    if (kept && !bundle) {
+      try {
+        await activate(kept);
+      } catch (err) {
+        bundleStatus.textContent = err.message;
+      }
+    }
+    await drawQueue();
+    barcodeInput.focus();
+    await reconnect({ refresh: !justPaired });
+    root.dataset.state = revoked ? "revoked" : "ready";
+  }
+
+  if (pairing) start();
+  else showOnly(pairForm);
+}

@@ -1,0 +1,222 @@
+"""The scanner page at a turnstile: paired with a device key, it shows the server's decision for
+every reason code; with no network it decides from its signed bundle and queues the scans; two
+scanners admitting the same ticket offline raise a conflict the control room sees live; a revoked
+key stops it (docs/adr/0006-offline-scanners.md)."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from safeground.accounts.models import Device, Organisation
+from safeground.accounts.services import device_create, device_revoke
+from safeground.bans.models import TicketFlag
+from safeground.entry import lookups
+from safeground.entry.models import EntryConflict, Scan, Ticket
+from safeground.matches.models import Fixture
+from tests.entry.conftest import flag, make_ticket
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"width": 390, "height": 844}
+DENY = "DO NOT ADMIT"
+
+
+@pytest.fixture
+def match_today(site) -> Fixture:
+    """The cup tie kicks off in an hour (scanners work now), with a ticket for each decision."""
+    cup = Fixture.objects.get(away_club__name="Chelsea")
+    cup.kickoff = timezone.now() + timedelta(hours=1)
+    cup.save(update_fields=["kickoff"])
+    make_ticket(cup, "AWAY-1", "S-L2", "away")
+    make_ticket(cup, "HOME-1", "N-L1", "home")
+    make_ticket(cup, "CANCELLED-1", "S-L2", "away", status=Ticket.Status.CANCELLED)
+    flag(make_ticket(cup, "FLAGGED-1", "S-L2", "away"), TicketFlag.Status.OPEN)
+    banned = make_ticket(cup, "BANNED-1", "S-L2", "away", status=Ticket.Status.CANCELLED)
+    flag(banned, TicketFlag.Status.CONFIRMED)
+    league = Fixture.objects.get(away_club__name="Middlesbrough")
+    make_ticket(league, "LEAGUE-1", "S-L2", "away")
+    lookups.caches_clear()  # the server runs in this process: it sees the new kick-off at once
+    yield cup
+    lookups.caches_clear()
+
+
+def scanner_key(name: str) -> str:
+    club = Organisation.objects.get(name="West Ham United")
+    return device_create(organisation=club, name=name, profile="scanner")[1]
+
+
+def pair(page: Page, site: str, key: str, turnstile: str) -> Page:
+    page.goto(f"{site}/entry/scanner/")
+    page.get_by_label("Device key").fill(key)
+    page.get_by_label("Turnstile").fill(turnstile)
+    page.get_by_role("button", name="Pair and load the ticket list").click()
+    expect(page.locator("[data-bundle-status]")).to_have_text(
+        re.compile(r"^Bundle for West Ham United v Chelsea, valid until \d\d:\d\d, \d+ tickets$")
+    )
+    expect(page.locator("[data-scanner]")).to_have_attribute("data-state", "ready")
+    return page
+
+
+def scan(page: Page, barcode: str) -> None:
+    page.get_by_label("Barcode").fill(barcode)
+    page.get_by_label("Barcode").press("Enter")
+
+
+def expect_decision(page: Page, word: str, reason: str, words: str = "") -> None:
+    box = page.locator("[data-decision]")
+    expect(box.locator("[data-decision-reason]")).to_have_text(reason)
+    expect(box.locator("[data-decision-word]")).to_have_text(word)
+    expect(box).to_have_class(f"decision decision-{'admit' if word == 'ADMIT' else 'deny'}")
+    if words:
+        expect(box.locator("[data-decision-message]")).to_contain_text(words)
+
+
+def test_every_reason_code_as_the_steward_sees_it_online(match_today, site, new_page) -> None:
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-network]")).to_have_text("online")
+    for barcode, word, reason, words in [
+        ("AWAY-1", "ADMIT", "", "Admit: block S-L2, row C, seat 12."),
+        ("AWAY-1", DENY, "already_inside", "already used at Gate F (away)"),
+        ("BANNED-1", DENY, "banned", "banned from this match"),
+        ("HOME-1", DENY, "wrong_end", "Direct the holder to Gate A"),
+        ("LEAGUE-1", DENY, "wrong_match", "another match"),
+        ("CANCELLED-1", DENY, "cancelled", "cancelled"),
+        ("NOT-A-TICKET", DENY, "unknown_ticket", "unknown ticket"),
+        ("FLAGGED-1", DENY, "flagged", "check identity"),
+    ]:
+        scan(page, barcode)
+        expect_decision(page, word, reason, words)
+        expect(page.locator("[data-decision-mode]")).to_have_text("")  # decided by the server
+    assert Scan.objects.filter(offline=False).count() == 8
+    assert not Scan.objects.filter(offline=True).exists()
+
+
+def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_conflict(
+    match_today, site, new_page, log_in
+) -> None:
+    room = log_in(new_page(), "safety")
+    room.goto(f"{site}/fixtures/{match_today.pk}/control/")
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    panel = room.locator("[data-entry-counts]")
+    expect(panel.locator("[data-admitted]")).to_have_text("0")
+    expect(panel.locator("[data-conflicts]")).to_have_text("None.")
+
+    first = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    second = pair(new_page(PHONE), site, scanner_key("Handheld 2"), "F07")
+    for page in (first, second):
+        expect(page.locator("[data-scanner]")).to_have_attribute("data-offline-ready", "true")
+        page.context.set_offline(True)
+        expect(page.locator("[data-network]")).to_have_text("OFFLINE")
+
+    scan(first, "AWAY-1")
+    expect_decision(first, "ADMIT", "", "Admit: block S-L2, row C, seat 12.")
+    expect(first.locator("[data-decision-mode]")).to_have_text("OFFLINE · queued (1)")
+    # Still offline, the page opens again (service worker) with its bundle and its queue...
+    first.reload()
+    expect(first.locator("[data-bundle-status]")).to_contain_text("Bundle for West Ham United")
+    expect(first.locator("[data-queued]")).to_have_text("queued (1)")
+    # ...and knows it let that ticket in itself.
+    scan(first, "AWAY-1")
+    expect_decision(first, DENY, "already_inside", "let in by this scanner")
+    scan(first, "LEAGUE-1")
+    expect_decision(first, DENY, "unknown_ticket", "cannot tell an unknown ticket from one for")
+    expect(first.locator("[data-queued]")).to_have_text("queued (3)")
+
+    scan(second, "AWAY-1")  # a copy of the ticket, at another turnstile, a moment later
+    expect_decision(second, "ADMIT", "", "Admit: block S-L2")
+    expect(second.locator("[data-decision-mode]")).to_have_text("OFFLINE · queued (1)")
+    assert not Scan.objects.exists()
+
+    # The later scan reaches the server first; the earlier one still stands.
+    second.context.set_offline(False)
+    expect(second.locator("[data-queued]")).to_have_text("queued (0)", timeout=15_000)
+    first.context.set_offline(False)
+    expect(first.locator("[data-queued]")).to_have_text("queued (0)", timeout=15_000)
+    expect(first.locator("[data-conflicts] li")).to_have_count(1)
+    expect(first.locator("[data-conflicts] li")).to_contain_text("AWAY-1: ticket used twice")
+    expect(second.locator("[data-conflicts] li")).to_have_count(0)
+
+    conflicts = panel.locator("[data-conflicts] li")
+    expect(conflicts).to_have_count(1)
+    expect(conflicts).to_contain_text("Ticket for S-L2, row C, seat 12")
+    expect(conflicts).to_contain_text("turnstile F03 (offline)")
+    expect(conflicts.locator("div").first).to_contain_text("first:")
+    expect(conflicts.locator("div").first).to_contain_text("turnstile F03")
+    expect(conflicts.locator("div").last).to_contain_text("turnstile F07 (offline)")
+    expect(panel.locator("[data-admitted]")).to_have_text("1")
+    expect(panel.locator("[data-conflict-count]")).to_have_text("(1)")
+
+    conflict = EntryConflict.objects.get()
+    assert (conflict.first_scan.turnstile.code, conflict.second_scan.turnstile.code) == (
+        "F03",
+        "F07",
+    )
+    ticket = Ticket.objects.get(barcode="AWAY-1")
+    assert ticket.inside and ticket.entered_at == conflict.first_scan.scanned_at
+    assert Scan.objects.filter(offline=True).count() == 4
+
+    # A reload of the control room shows it too, from the counts.
+    room.reload()
+    expect(room.locator("[data-conflicts] li")).to_have_count(1)
+
+
+def test_an_expired_bundle_refuses_offline_decisions(match_today, site, new_page, settings):
+    settings.SAFEGROUND_BUNDLE_HOURS = 2 / 3600  # bundles valid for two seconds
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    page.context.set_offline(True)
+    expect(page.locator("[data-bundle-status]")).to_contain_text(
+        "The ticket list for West Ham United v Chelsea expired at", timeout=10_000
+    )
+    scan(page, "AWAY-1")
+    box = page.locator("[data-decision]")
+    expect(box.locator("[data-decision-word]")).to_have_text("CANNOT CHECK")
+    expect(box.locator("[data-decision-message]")).to_contain_text("The ticket list expired at")
+    expect(box.locator("[data-decision-message]")).to_contain_text("reconnect to the network")
+    expect(page.locator("[data-queued]")).to_have_text("queued (0)")
+
+
+def test_a_revoked_key_is_shown_as_revoked(match_today, site, new_page) -> None:
+    key = scanner_key("Handheld 1")
+    page = pair(new_page(PHONE), site, key, "F03")
+    device_revoke(device=Device.objects.get(name="Handheld 1"))
+    lookups.caches_clear()  # i.e. SAFEGROUND_ENTRY_CACHE_SECONDS later
+    scan(page, "AWAY-1")
+    revoked = page.locator("[data-revoked]")
+    expect(revoked).to_be_visible()
+    expect(revoked).to_contain_text("This scanner's key has been revoked")
+    expect(page.get_by_label("Barcode")).to_be_hidden()
+    page.reload()
+    expect(revoked).to_be_visible()
+    assert not Scan.objects.exists()
+
+
+def test_the_camera_button_scans_through_the_camera_module(
+    match_today, site, browser, monkeypatch
+) -> None:
+    from safeground.entry import views
+
+    url = "/static/safeground/scanner-camera-1.js"
+    monkeypatch.setattr(views, "camera_module", lambda: url)
+    # A stand-in for the camera module (written separately): it "reads" one barcode.
+    stub = (
+        "export function startCamera(video, onBarcode) {"
+        " setTimeout(() => { onBarcode('AWAY-1'); onBarcode('AWAY-1'); }, 50);"
+        " return () => { window.cameraStopped = true; }; }"
+    )
+    context = browser.new_context(viewport=PHONE, service_workers="block")
+    try:
+        page = context.new_page()
+        page.route(
+            f"**{url}", lambda route: route.fulfill(body=stub, content_type="text/javascript")
+        )
+        pair(page, site, scanner_key("Handheld 1"), "F03")
+        page.get_by_role("button", name="Camera").click()
+        expect_decision(page, "ADMIT", "", "Admit: block S-L2")
+        page.get_by_role("button", name="Stop camera").click()
+        assert page.evaluate("window.cameraStopped") is True
+        assert Scan.objects.count() == 1  # the same code read twice at once is one scan
+    finally:
+        context.close()
