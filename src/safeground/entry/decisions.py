@@ -246,6 +246,11 @@ def _flags(ticket_id: int, day: date | None) -> tuple[int, int | None]:
     return (1 if flags else 0), None
 
 
+def confirmed_flag(ticket_id: int, day: date | None) -> int | None:
+    """The confirmed flag behind a `banned` decision a scanner made offline."""
+    return _flags(ticket_id, day)[1]
+
+
 def _decide_orm(ctx: ScanContext) -> Outcome:
     try:
         with transaction.atomic():

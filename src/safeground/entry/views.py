@@ -32,8 +32,6 @@ def _static_url(name: str) -> str:
     return url if url.startswith("/") else f"/{url}"
 
 
-
-
 def scanner_page(request: HttpRequest) -> HttpResponse:
     """No login: everything it shows comes from the API under the device key the steward pairs
     it with, and that key never leaves the device's storage except in its own requests."""
