@@ -97,6 +97,10 @@ def test_the_signature_verifies_with_the_public_key_and_the_payload_has_no_perso
     assert sorted(row[3:] for row in payload["tickets"])[0] == ["N-L1", "C", "12"]
     for secret in ("Holder", "AWAY-1", "BANNED-1", "1990-01-01"):
         assert secret.encode() not in data
+    # Re-entry is the match's own rule (a new bundle is read after the cache time).
+    Fixture.objects.filter(pk=gates.fixture.pk).update(reentry=True)
+    lookups.caches_clear()
+    assert payload_of(get(gates))["reentry"] is True
 
 
 def test_every_ticket_state_and_a_fresh_hash_key_per_bundle(gates) -> None:

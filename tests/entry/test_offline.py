@@ -14,6 +14,7 @@ from safeground.entry import lookups
 from safeground.entry.models import AppendOnlyError, EntryConflict, Scan, Ticket
 from safeground.entry.selectors import entry_counts
 from safeground.live.events import capture_events
+from safeground.matches.models import Fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -273,8 +274,9 @@ def test_offline_denials_are_stored_and_a_banned_one_reaches_the_control_room(
 
 
 @pytest.mark.parametrize(("reentry", "inside_after"), [(False, True), (True, False)])
-def test_an_offline_exit_follows_the_reentry_rule(gates, settings, reentry, inside_after) -> None:
-    settings.SAFEGROUND_ENTRY_REENTRY = reentry
+def test_an_offline_exit_follows_the_matchs_reentry_rule(gates, reentry, inside_after) -> None:
+    Fixture.objects.filter(pk=gates.fixture.pk).update(reentry=reentry)
+    lookups.caches_clear()
     t1 = gates.before_kickoff
     upload(
         gates.key, scan("AWAY-1", t1), scan("AWAY-1", t1 + timedelta(minutes=30), direction="out")
