@@ -172,3 +172,68 @@ def test_a_zone_already_warned_within_the_cooldown_is_not_warned_again(cup_tie) 
     assert [w.text for w in warnings(cup_tie)] == ["Flashpoint building"]
     later = at + timedelta(minutes=20)  # after the cooldown it warns again
     assert log_entry_warn(**ask | {"at": later}, text="Again", quiet_since=at) is not None
+
+
+def test_a_report_scores_only_the_zones_it_can_move(cup_tie, monkeypatch) -> None:
+    # Trouble builds in the away section with no check, then a report in the North Stand (not
+    # touching the away section) is checked: that check leaves the away section alone; a check
+    # for a report in the away section warns of it.
+    from safeground.incidents import flashpoint, services
+    from safeground.incidents.selectors import entry_zone_ids, zone_map
+
+    monkeypatch.setattr(services, "flashpoint_check", lambda **kwargs: [])
+    loggist = User.objects.get(username="loggist")
+    for n in range(5):
+        log_entry_append(
+            fixture=cup_tie,
+            author=loggist,
+            category="missile",
+            severity=4,
+            text=f"Coins {n}",
+            place=Place(block="S-L1"),
+        )
+    far = log_entry_append(
+        fixture=cup_tie,
+        author=loggist,
+        category="other",
+        severity=1,
+        text="Queue at the kiosk",
+        place=Place(block="N-L1"),
+    )
+    zones = zone_map(cup_tie)
+    north = entry_zone_ids(far, zones)
+    (away,) = zones.blocks[cup_tie.ground.blocks.get(code="S-L1").pk]
+    assert away not in north
+    assert flashpoint.flashpoint_check(fixture=cup_tie, at=far.observed_at, zone_ids=north) == []
+    assert warnings(cup_tie) == []
+    flashpoint.flashpoint_check(fixture=cup_tie, at=far.observed_at, zone_ids=[away])
+    assert [w.zone_id for w in warnings(cup_tie)][:1] == [away]
+
+
+def test_a_report_about_zones_all_warned_within_the_cooldown_costs_one_query(
+    cup_tie, django_assert_num_queries
+) -> None:
+    # The storm case: reports keep coming about zones already warned; their checks stay cheap.
+    from django.utils import timezone
+
+    from safeground.incidents.flashpoint import flashpoint_check, zone_neighbours
+    from safeground.incidents.selectors import zone_map
+    from safeground.incidents.services import log_entry_warn
+
+    (away,) = zone_map(cup_tie).blocks[cup_tie.ground.blocks.get(code="S-L1").pk]
+    at = timezone.now()
+    for zone_id in {away, *zone_neighbours(cup_tie)[away]}:
+        warning = log_entry_warn(
+            fixture=cup_tie,
+            zone_id=zone_id,
+            at=at,
+            severity=4,
+            text="Flashpoint building",
+            links=[],
+            quiet_since=at - timedelta(minutes=15),
+        )
+        assert warning is not None
+    with django_assert_num_queries(1):
+        assert (
+            flashpoint_check(fixture=cup_tie, at=at + timedelta(minutes=1), zone_ids=[away]) == []
+        )

@@ -8,6 +8,7 @@ warning entry in the log naming the entries that caused it; then not again for t
 `cooldown_minutes`. All the numbers are settings (SAFEGROUND_FLASHPOINT).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -88,8 +89,14 @@ def window_reports(fixture: Fixture, start: datetime, end: datetime) -> list[Win
             fixture=fixture, kind=LogEntry.Kind.REPORT, observed_at__range=(start, end)
         ).values("id", "seq", "observed_at", *PLACE_FIELDS)
     }
+    # The corrections of those reports by a join, not an IN list of every report in the window.
     for fix in (
-        LogEntry.objects.filter(concerns_id__in=reports, kind=LogEntry.Kind.CORRECTION)
+        LogEntry.objects.filter(
+            fixture=fixture,
+            kind=LogEntry.Kind.CORRECTION,
+            concerns__kind=LogEntry.Kind.REPORT,
+            concerns__observed_at__range=(start, end),
+        )
         .order_by("seq")
         .values("concerns_id", *PLACE_FIELDS)
     ):
@@ -185,19 +192,38 @@ def warned_zone_ids(fixture: Fixture, since: datetime, until: datetime) -> set[i
     )
 
 
-def flashpoint_check(*, fixture: Fixture, at: datetime) -> list[Any]:
+def flashpoint_check(
+    *, fixture: Fixture, at: datetime, zone_ids: Iterable[int] | None = None
+) -> list[Any]:
     """Score the zones as of `at` and write a warning for each zone where trouble is building.
 
-    Called by the log's services once each report has committed. The scoring reads without
-    holding the match's chain, so the next report need not wait for it; only a zone that warrants
-    a warning and has had none within the cooldown goes on to `log_entry_warn`, which looks again
-    under the chain's lock: two checks at once never warn twice for one zone.
+    Called by the log's services once each report has committed, with the report's zones: only
+    those zones and the zones that touch them can have moved (a score only rises when a report
+    counts in it), and of those only the ones not warned within the cooldown need scoring, so in
+    a storm of reports about a zone already warned the check is one query. `zone_ids=None` scores
+    every zone. The scoring reads without holding the match's chain, so the next report need not
+    wait for it; only a zone that warrants a warning and has had none within the cooldown goes
+    on to `log_entry_warn`, which looks again under the chain's lock: two checks at once never
+    warn twice for one zone.
     """
     from .services import log_entry_warn  # services call this module: import here, not above
 
     conf = flashpoint_settings()
     quiet_since = at - timedelta(minutes=conf["cooldown_minutes"])
-    building = [(zone, _building(zone, conf)) for zone in zone_scores(fixture, at)]
+    candidates: set[int] | None = None
+    if zone_ids is not None:
+        neighbours = zone_neighbours(fixture)
+        candidates = {z for z in zone_ids if z in neighbours}
+        candidates |= {n for z in candidates for n in neighbours[z]}
+        if candidates:
+            candidates -= warned_zone_ids(fixture, quiet_since, at)
+        if not candidates:
+            return []
+    building = [
+        (zone, _building(zone, conf))
+        for zone in zone_scores(fixture, at)
+        if candidates is None or zone.zone_id in candidates
+    ]
     building = [(zone, reason) for zone, reason in building if reason]
     if not building:
         return []

@@ -86,7 +86,7 @@ def _apply(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) -> Inci
             text=entry.text,
             place=place_label(entry),
             block=entry.block.code if entry.block else "",
-            zone_ids=_zone_ids(entry, zones),
+            zone_ids=entry_zone_ids(entry, zones),
             updated_seq=entry.seq,
             observed_at=entry.observed_at.isoformat(),
         )
@@ -113,7 +113,7 @@ def _apply(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) -> Inci
         if place_label(entry):
             changes["place"] = place_label(entry)
             changes["block"] = entry.block.code if entry.block else ""
-            changes["zone_ids"] = _zone_ids(entry, zones)
+            changes["zone_ids"] = entry_zone_ids(entry, zones)
     return replace(state, **changes)
 
 
@@ -176,7 +176,7 @@ def zone_map(fixture: Fixture) -> ZoneMap:
     return found
 
 
-def _zone_ids(entry: LogEntry, zones: ZoneMap) -> list[int]:
+def entry_zone_ids(entry: LogEntry, zones: ZoneMap) -> list[int]:
     return sorted(
         zones.zone_ids(
             block_id=entry.block_id,
@@ -242,7 +242,7 @@ def entry_audience(
     zones = zone_map(entry.fixture) if zones is None else zones
     return Audience(
         home_only=entry.home_only,
-        zone_ids=frozenset(_zone_ids(entry, zones)) or None,
+        zone_ids=frozenset(entry_zone_ids(entry, zones)) or None,
         user_ids=frozenset(user_id for user_id in addressed_to if user_id is not None),
     )
 

@@ -32,9 +32,11 @@ from .selectors import (
     broadcast_recipients,
     entry_audience,
     entry_event_data,
+    entry_zone_ids,
     incident_state,
     new_incident_state,
     post_label,
+    zone_map,
 )
 
 logger = logging.getLogger(__name__)
@@ -226,7 +228,9 @@ def log_entry_append(
             home_only=home_only,
         )
     try:
-        flashpoint_check(fixture=fixture, at=entry.observed_at)
+        flashpoint_check(
+            fixture=fixture, at=entry.observed_at, zone_ids=entry_zone_ids(entry, zone_map(fixture))
+        )
     except Exception:
         logger.exception("flashpoint check after report #%s of fixture %s", entry.seq, fixture.pk)
     return entry
