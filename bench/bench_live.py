@@ -175,6 +175,7 @@ def server_env(database: Database, *, redis_url: str = "") -> dict[str, str]:
         {
             "DJANGO_SETTINGS_MODULE": "safeground.settings.dev",
             "SAFEGROUND_REQUIRE_2FA": "false",
+            "DEBUG": "false",  # as served: no query log, no debug pages
             "LOG_LEVEL": "WARNING",
             "AXES_FAILURE_LIMIT": "1000",
         }

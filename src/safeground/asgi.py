@@ -1,22 +1,37 @@
 """The ASGI application uvicorn serves: Django over HTTP (static files too, in development) and
-the live sockets of fixtures (`/ws/fixtures/<id>/`, safeground.live.websocket)."""
+the live sockets of fixtures (`/ws/fixtures/<id>/`, safeground.live.websocket).
+
+Django's HTTP requests run through its WSGI handler on a fixed pool of threads (a2wsgi), not
+its ASGI handler. Our views are sync; under the ASGI handler each request crossed between a new
+thread and the event loop about fifteen times (once per middleware, each way), and every
+crossing waited its turn on the loop behind the live fan-out: with 2,000 live sockets a log
+entry's POST took 535 ms at p50 instead of 50 ms. Here a request enters its thread once, runs
+the whole middleware chain and view there, and comes back once (docs/adr/0002-live-fan-out.md,
+Update 3).
+"""
 
 import os
 
-from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "safeground.settings.dev")
 
-django_app = get_asgi_application()
+# Threads per process for Django's HTTP requests: each holds a database connection only while it
+# serves a request, so this stays within the connection pool (settings.base, max 16).
+HTTP_THREADS = max(1, int(os.environ.get("SAFEGROUND_HTTP_THREADS", "8")))
+
+wsgi_app = get_wsgi_application()
 
 
 def build_application():
+    from a2wsgi import WSGIMiddleware
     from django.conf import settings
 
+    django_app = WSGIMiddleware(wsgi_app, workers=HTTP_THREADS)  # type: ignore[arg-type]
     if settings.DEBUG or not settings.STORAGES["staticfiles"]["BACKEND"].startswith("whitenoise"):
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
-        return ASGIStaticFilesHandler(django_app)
+        return ASGIStaticFilesHandler(django_app)  # type: ignore[arg-type]  # any ASGI app
     return django_app
 
 
