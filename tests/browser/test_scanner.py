@@ -163,6 +163,37 @@ def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_con
     expect(room.locator("[data-conflicts] li")).to_have_count(1)
 
 
+def test_a_holder_banned_after_the_bundle_and_admitted_offline_is_shown_to_the_control_room(
+    match_today, site, new_page, log_in
+) -> None:
+    room = log_in(new_page(), "safety")
+    room.goto(f"{site}/fixtures/{match_today.pk}/control/")
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    panel = room.locator("[data-entry-counts]")
+    expect(panel.locator("[data-admitted]")).to_have_text("0")
+    expect(panel.get_by_text("Banned holder admitted offline")).to_have_count(0)
+
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-scanner]")).to_have_attribute("data-offline-ready", "true")
+    page.context.set_offline(True)
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2, row C, seat 12.")
+    # Meanwhile the ban officer confirms that the holder is banned: the bundle does not know.
+    flag(Ticket.objects.get(barcode="AWAY-1"), TicketFlag.Status.CONFIRMED)
+
+    page.context.set_offline(False)
+    expect(page.locator("[data-queued]")).to_have_text("queued (0)", timeout=15_000)
+    alerts = panel.locator("[data-banned-admitted] li")
+    expect(alerts).to_have_count(1)  # live, no reload
+    expect(panel.get_by_role("heading", name="Banned holder admitted offline")).to_be_visible()
+    expect(alerts).to_have_text(
+        re.compile(r"^\d\d:\d\d:\d\d Gate F \(away\), turnstile F03 \(offline\)"
+                   r" — ticket for S-L2, row C, seat 12 \(flag\)$")
+    )  # fmt: skip
+    expect(alerts.get_by_role("link", name="(flag)")).to_have_count(1)
+    expect(panel.locator("[data-banned-denials]")).to_have_text("None yet.")
+
+
 def test_an_expired_bundle_refuses_offline_decisions(match_today, site, new_page, settings):
     settings.SAFEGROUND_BUNDLE_HOURS = 2 / 3600  # bundles valid for two seconds
     page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
