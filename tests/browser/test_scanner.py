@@ -31,6 +31,7 @@ def match_today(site) -> Fixture:
     cup.kickoff = timezone.now() + timedelta(hours=1)
     cup.save(update_fields=["kickoff"])
     make_ticket(cup, "AWAY-1", "S-L2", "away")
+    make_ticket(cup, "AWAY-2", "S-L3", "away")
     make_ticket(cup, "HOME-1", "N-L1", "home")
     make_ticket(cup, "CANCELLED-1", "S-L2", "away", status=Ticket.Status.CANCELLED)
     flag(make_ticket(cup, "FLAGGED-1", "S-L2", "away"), TicketFlag.Status.OPEN)
@@ -69,7 +70,8 @@ def expect_decision(page: Page, word: str, reason: str, words: str = "") -> None
     box = page.locator("[data-decision]")
     expect(box.locator("[data-decision-reason]")).to_have_text(reason)
     expect(box.locator("[data-decision-word]")).to_have_text(word)
-    expect(box).to_have_class(f"decision decision-{'admit' if word == 'ADMIT' else 'deny'}")
+    colour = "admit" if word in ("ADMIT", "EXIT") else "deny"  # an exit turns the turnstile too
+    expect(box).to_have_class(f"decision decision-{colour}")
     if words:
         expect(box.locator("[data-decision-message]")).to_contain_text(words)
 
@@ -192,6 +194,76 @@ def test_a_holder_banned_after_the_bundle_and_admitted_offline_is_shown_to_the_c
     )  # fmt: skip
     expect(alerts.get_by_role("link", name="(flag)")).to_have_count(1)
     expect(panel.locator("[data-banned-denials]")).to_have_text("None yet.")
+
+
+def test_a_steward_scans_people_out_and_back_in_online_and_offline(
+    match_today, site, new_page
+) -> None:
+    Fixture.objects.filter(pk=match_today.pk).update(reentry=True)
+    Ticket.objects.filter(barcode="AWAY-2").update(inside=True)  # in before the bundle was made
+    lookups.caches_clear()
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-no-exits]")).to_be_hidden()
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2")
+
+    # From the keyboard: to the In / Out choice, an arrow key to Out, and back to the barcode.
+    page.get_by_label("In", exact=True).focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_label("Out", exact=True)).to_be_checked()
+    expect(page.get_by_label("Barcode")).to_be_focused()
+    scan(page, "AWAY-1")
+    expect_decision(page, "EXIT", "", "Exit recorded. The ticket may be used to come back in.")
+    assert not Ticket.objects.get(barcode="AWAY-1").inside
+    assert Scan.objects.filter(direction="out", offline=False).count() == 1
+
+    expect(page.locator("[data-scanner]")).to_have_attribute("data-offline-ready", "true")
+    page.context.set_offline(True)
+    scan(page, "AWAY-2")  # inside when the bundle was made: may go out
+    expect_decision(page, "EXIT", "", "Exit recorded. The ticket may be used to come back in.")
+    expect(page.locator("[data-decision-mode]")).to_have_text("OFFLINE · queued (1)")
+    scan(page, "NOT-A-TICKET")
+    expect_decision(page, DENY, "unknown_ticket", "not on this match's list")
+    page.get_by_label("In", exact=True).check()
+    for barcode in ("AWAY-2", "AWAY-1"):  # both went out: both may come back in
+        scan(page, barcode)
+        expect_decision(page, "ADMIT", "", "Admit: block S-L")
+    scan(page, "AWAY-2")
+    expect_decision(page, DENY, "already_inside", "let in by this scanner")
+    # The page opens again offline and still knows who went out and came back.
+    page.reload()
+    expect(page.locator("[data-queued]")).to_have_text("queued (5)")
+    scan(page, "AWAY-1")
+    expect_decision(page, DENY, "already_inside")
+
+    page.context.set_offline(False)
+    expect(page.locator("[data-queued]")).to_have_text("queued (0)", timeout=15_000)
+    assert list(
+        Scan.objects.filter(offline=True)
+        .order_by("scanned_at")
+        .values_list("ticket__barcode", "direction", "decision")
+    ) == [
+        ("AWAY-2", "out", "admit"),
+        (None, "out", "deny"),
+        ("AWAY-2", "in", "admit"),
+        ("AWAY-1", "in", "admit"),
+        ("AWAY-2", "in", "deny"),
+        ("AWAY-1", "in", "deny"),
+    ]
+    assert Ticket.objects.filter(barcode__in=["AWAY-1", "AWAY-2"], inside=True).count() == 2
+    assert not EntryConflict.objects.exists()
+
+
+def test_with_no_reentry_the_scanner_says_exits_are_not_allowed(match_today, site, new_page):
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-no-exits]")).to_have_text(
+        re.compile(r"^Exits are not allowed for this match \(no re-entry\)")
+    )
+    expect(page.get_by_label("Out", exact=True)).to_be_disabled()
+    expect(page.get_by_label("In", exact=True)).to_be_checked()
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2")
+    assert Scan.objects.get().direction == "in"
 
 
 def test_an_expired_bundle_refuses_offline_decisions(match_today, site, new_page, settings):
