@@ -301,8 +301,8 @@ def test_the_camera_button_scans_through_the_camera_module(match_today, site, br
     # The camera module reading one ticket (the module itself is tested on fake camera footage
     # in test_scanner_camera.py): the page turns what it reads into a scan.
     stub = (
-        "export function startCamera(video, onBarcode) {"
-        " setTimeout(() => onBarcode('AWAY-1'), 50);"
+        "export function startCamera(video, onBarcode, options) {"
+        " window.zxingGiven = options.zxing; setTimeout(() => onBarcode('AWAY-1'), 50);"
         " return () => { window.cameraStopped = true; }; }"
     )
     context = browser.new_context(viewport=PHONE, service_workers="block")
@@ -316,6 +316,8 @@ def test_the_camera_button_scans_through_the_camera_module(match_today, site, br
         expect_decision(page, "ADMIT", "", "Admit: block S-L2")
         page.get_by_role("button", name="Stop camera").click()
         assert page.evaluate("window.cameraStopped") is True
+        # The page names the reader's file ({% static %}), as its service worker keeps it.
+        assert page.evaluate("window.zxingGiven") == "/static/vendor/zxing-library-0.23.0.min.js"
         assert Scan.objects.count() == 1
     finally:
         context.close()

@@ -481,7 +481,7 @@
     try {
       const { startCamera } = await import(config.cameraModule);
       video.hidden = false;
-      stopCamera = await startCamera(video, scan);
+      stopCamera = await startCamera(video, scan, { zxing: config.zxing });
       cameraButton.textContent = "Stop camera";
     } catch (error) {
       video.hidden = true;
