@@ -61,6 +61,14 @@ def pair(page: Page, site: str, key: str, turnstile: str) -> Page:
     return page
 
 
+def open_control_room(room: Page, site: str, match: Fixture) -> Page:
+    """The match's control room, live, its gates panel showing no one in yet."""
+    room.goto(f"{site}/fixtures/{match.pk}/control/")
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    expect(room.locator("[data-entry-counts] [data-admitted]")).to_have_text("0")
+    return room
+
+
 def scan(page: Page, barcode: str) -> None:
     page.get_by_label("Barcode").fill(barcode)
     page.get_by_label("Barcode").press("Enter")
@@ -99,11 +107,8 @@ def test_every_reason_code_as_the_steward_sees_it_online(match_today, site, new_
 def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_conflict(
     match_today, site, new_page, log_in
 ) -> None:
-    room = log_in(new_page(), "safety")
-    room.goto(f"{site}/fixtures/{match_today.pk}/control/")
-    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    room = open_control_room(log_in(new_page(), "safety"), site, match_today)
     panel = room.locator("[data-entry-counts]")
-    expect(panel.locator("[data-admitted]")).to_have_text("0")
     expect(panel.locator("[data-conflicts]")).to_have_text("None.")
 
     first = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
@@ -168,11 +173,9 @@ def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_con
 def test_a_holder_banned_after_the_bundle_and_admitted_offline_is_shown_to_the_control_room(
     match_today, site, new_page, log_in
 ) -> None:
-    room = log_in(new_page(), "safety")
-    room.goto(f"{site}/fixtures/{match_today.pk}/control/")
-    expect(room.locator("[data-freshness]")).to_contain_text("connected")
-    panel = room.locator("[data-entry-counts]")
-    expect(panel.locator("[data-admitted]")).to_have_text("0")
+    panel = open_control_room(log_in(new_page(), "safety"), site, match_today).locator(
+        "[data-entry-counts]"
+    )
     expect(panel.get_by_text("Banned holder admitted offline")).to_have_count(0)
 
     page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
