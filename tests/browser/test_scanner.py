@@ -31,6 +31,7 @@ def match_today(site) -> Fixture:
     cup.kickoff = timezone.now() + timedelta(hours=1)
     cup.save(update_fields=["kickoff"])
     make_ticket(cup, "AWAY-1", "S-L2", "away")
+    make_ticket(cup, "AWAY-2", "S-L3", "away")
     make_ticket(cup, "HOME-1", "N-L1", "home")
     make_ticket(cup, "CANCELLED-1", "S-L2", "away", status=Ticket.Status.CANCELLED)
     flag(make_ticket(cup, "FLAGGED-1", "S-L2", "away"), TicketFlag.Status.OPEN)
@@ -60,6 +61,14 @@ def pair(page: Page, site: str, key: str, turnstile: str) -> Page:
     return page
 
 
+def open_control_room(room: Page, site: str, match: Fixture) -> Page:
+    """The match's control room, live, its gates panel showing no one in yet."""
+    room.goto(f"{site}/fixtures/{match.pk}/control/")
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    expect(room.locator("[data-entry-counts] [data-admitted]")).to_have_text("0")
+    return room
+
+
 def scan(page: Page, barcode: str) -> None:
     page.get_by_label("Barcode").fill(barcode)
     page.get_by_label("Barcode").press("Enter")
@@ -69,7 +78,8 @@ def expect_decision(page: Page, word: str, reason: str, words: str = "") -> None
     box = page.locator("[data-decision]")
     expect(box.locator("[data-decision-reason]")).to_have_text(reason)
     expect(box.locator("[data-decision-word]")).to_have_text(word)
-    expect(box).to_have_class(f"decision decision-{'admit' if word == 'ADMIT' else 'deny'}")
+    colour = "admit" if word in ("ADMIT", "EXIT") else "deny"  # an exit turns the turnstile too
+    expect(box).to_have_class(f"decision decision-{colour}")
     if words:
         expect(box.locator("[data-decision-message]")).to_contain_text(words)
 
@@ -97,11 +107,8 @@ def test_every_reason_code_as_the_steward_sees_it_online(match_today, site, new_
 def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_conflict(
     match_today, site, new_page, log_in
 ) -> None:
-    room = log_in(new_page(), "safety")
-    room.goto(f"{site}/fixtures/{match_today.pk}/control/")
-    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    room = open_control_room(log_in(new_page(), "safety"), site, match_today)
     panel = room.locator("[data-entry-counts]")
-    expect(panel.locator("[data-admitted]")).to_have_text("0")
     expect(panel.locator("[data-conflicts]")).to_have_text("None.")
 
     first = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
@@ -163,6 +170,105 @@ def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_con
     expect(room.locator("[data-conflicts] li")).to_have_count(1)
 
 
+def test_a_holder_banned_after_the_bundle_and_admitted_offline_is_shown_to_the_control_room(
+    match_today, site, new_page, log_in
+) -> None:
+    panel = open_control_room(log_in(new_page(), "safety"), site, match_today).locator(
+        "[data-entry-counts]"
+    )
+    expect(panel.get_by_text("Banned holder admitted offline")).to_have_count(0)
+
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-scanner]")).to_have_attribute("data-offline-ready", "true")
+    page.context.set_offline(True)
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2, row C, seat 12.")
+    # Meanwhile the ban officer confirms that the holder is banned: the bundle does not know.
+    flag(Ticket.objects.get(barcode="AWAY-1"), TicketFlag.Status.CONFIRMED)
+
+    page.context.set_offline(False)
+    expect(page.locator("[data-queued]")).to_have_text("queued (0)", timeout=15_000)
+    alerts = panel.locator("[data-banned-admitted] li")
+    expect(alerts).to_have_count(1)  # live, no reload
+    expect(panel.get_by_role("heading", name="Banned holder admitted offline")).to_be_visible()
+    expect(alerts).to_have_text(
+        re.compile(r"^\d\d:\d\d:\d\d Gate F \(away\), turnstile F03 \(offline\)"
+                   r" — ticket for S-L2, row C, seat 12 \(flag\)$")
+    )  # fmt: skip
+    expect(alerts.get_by_role("link", name="(flag)")).to_have_count(1)
+    expect(panel.locator("[data-banned-denials]")).to_have_text("None yet.")
+
+
+def test_a_steward_scans_people_out_and_back_in_online_and_offline(
+    match_today, site, new_page
+) -> None:
+    Fixture.objects.filter(pk=match_today.pk).update(reentry=True)
+    Ticket.objects.filter(barcode="AWAY-2").update(inside=True)  # in before the bundle was made
+    lookups.caches_clear()
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-no-exits]")).to_be_hidden()
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2")
+
+    # From the keyboard: to the In / Out choice, an arrow key to Out, and back to the barcode.
+    page.get_by_label("In", exact=True).focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_label("Out", exact=True)).to_be_checked()
+    expect(page.get_by_label("Barcode")).to_be_focused()
+    scan(page, "AWAY-1")
+    expect_decision(page, "EXIT", "", "Exit recorded. The ticket may be used to come back in.")
+    assert not Ticket.objects.get(barcode="AWAY-1").inside
+    assert Scan.objects.filter(direction="out", offline=False).count() == 1
+
+    expect(page.locator("[data-scanner]")).to_have_attribute("data-offline-ready", "true")
+    page.context.set_offline(True)
+    scan(page, "AWAY-2")  # inside when the bundle was made: may go out
+    expect_decision(page, "EXIT", "", "Exit recorded. The ticket may be used to come back in.")
+    expect(page.locator("[data-decision-mode]")).to_have_text("OFFLINE · queued (1)")
+    scan(page, "NOT-A-TICKET")
+    expect_decision(page, DENY, "unknown_ticket", "not on this match's list")
+    page.get_by_label("In", exact=True).check()
+    for barcode in ("AWAY-2", "AWAY-1"):  # both went out: both may come back in
+        scan(page, barcode)
+        expect_decision(page, "ADMIT", "", "Admit: block S-L")
+    scan(page, "AWAY-2")
+    expect_decision(page, DENY, "already_inside", "let in by this scanner")
+    # The page opens again offline and still knows who went out and came back.
+    page.reload()
+    expect(page.locator("[data-queued]")).to_have_text("queued (5)")
+    scan(page, "AWAY-1")
+    expect_decision(page, DENY, "already_inside")
+
+    page.context.set_offline(False)
+    expect(page.locator("[data-queued]")).to_have_text("queued (0)", timeout=15_000)
+    assert list(
+        Scan.objects.filter(offline=True)
+        .order_by("scanned_at")
+        .values_list("ticket__barcode", "direction", "decision")
+    ) == [
+        ("AWAY-2", "out", "admit"),
+        (None, "out", "deny"),
+        ("AWAY-2", "in", "admit"),
+        ("AWAY-1", "in", "admit"),
+        ("AWAY-2", "in", "deny"),
+        ("AWAY-1", "in", "deny"),
+    ]
+    assert Ticket.objects.filter(barcode__in=["AWAY-1", "AWAY-2"], inside=True).count() == 2
+    assert not EntryConflict.objects.exists()
+
+
+def test_with_no_reentry_the_scanner_says_exits_are_not_allowed(match_today, site, new_page):
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    expect(page.locator("[data-no-exits]")).to_have_text(
+        re.compile(r"^Exits are not allowed for this match \(no re-entry\)")
+    )
+    expect(page.get_by_label("Out", exact=True)).to_be_disabled()
+    expect(page.get_by_label("In", exact=True)).to_be_checked()
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2")
+    assert Scan.objects.get().direction == "in"
+
+
 def test_an_expired_bundle_refuses_offline_decisions(match_today, site, new_page, settings):
     settings.SAFEGROUND_BUNDLE_HOURS = 2 / 3600  # bundles valid for two seconds
     page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
@@ -198,8 +304,8 @@ def test_the_camera_button_scans_through_the_camera_module(match_today, site, br
     # The camera module reading one ticket (the module itself is tested on fake camera footage
     # in test_scanner_camera.py): the page turns what it reads into a scan.
     stub = (
-        "export function startCamera(video, onBarcode) {"
-        " setTimeout(() => onBarcode('AWAY-1'), 50);"
+        "export function startCamera(video, onBarcode, options) {"
+        " window.zxingGiven = options.zxing; setTimeout(() => onBarcode('AWAY-1'), 50);"
         " return () => { window.cameraStopped = true; }; }"
     )
     context = browser.new_context(viewport=PHONE, service_workers="block")
@@ -213,6 +319,8 @@ def test_the_camera_button_scans_through_the_camera_module(match_today, site, br
         expect_decision(page, "ADMIT", "", "Admit: block S-L2")
         page.get_by_role("button", name="Stop camera").click()
         assert page.evaluate("window.cameraStopped") is True
+        # The page names the reader's file ({% static %}), as its service worker keeps it.
+        assert page.evaluate("window.zxingGiven") == "/static/vendor/zxing-library-0.23.0.min.js"
         assert Scan.objects.count() == 1
     finally:
         context.close()

@@ -2,16 +2,19 @@
 handful of tickets, one for each decision a turnstile can make."""
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
 from safeground.accounts.models import Organisation
 from safeground.accounts.services import device_create
 from safeground.bans.models import Ban, TicketFlag
+from safeground.demo.season import demo_load
 from safeground.entry import lookups
 from safeground.entry.models import Ticket
 from safeground.matches.models import Fixture
@@ -105,3 +108,44 @@ def gates(club, cup) -> Gates:  # noqa: F811
     device_id = lookups.device_for_key(key).id  # type: ignore[union-attr]
     lookups.caches_clear()
     return Gates(cup, key, device_id, cup.kickoff - timedelta(minutes=50))
+
+
+@pytest.fixture
+def postgres_only() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "real concurrency needs PostgreSQL (SQLite serialises writers): "
+            "set DATABASE_URL=postgres://... to run it"
+        )
+
+
+type RaceSetup = Callable[[int, str], tuple[Fixture, list[lookups.DeviceInfo]]]
+
+
+@pytest.fixture
+def race_tickets(postgres_only, settings) -> RaceSetup:
+    """For the race tests: the demo without its tickets, then `count` away tickets for the cup tie
+    (RACE-00000, ...) and two devices of the home club with `profile`."""
+
+    def make(count: int, profile: str) -> tuple[Fixture, list[lookups.DeviceInfo]]:
+        settings.SAFEGROUND_DEMO_TICKETS = "none"
+        demo_load()
+        match = Fixture.objects.get(away_club__name="Chelsea")
+        block = Block.objects.get(ground=match.ground, code="S-L2")
+        now = timezone.now()
+        Ticket.objects.bulk_create(
+            Ticket(fixture=match, barcode=f"RACE-{i:05d}", holder_name="Racer",
+                   holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
+                   imported_at=now, updated_at=now)
+            for i in range(count)
+        )  # fmt: skip
+        home = Organisation.objects.get(name="West Ham United")
+        devices = []
+        for n in (1, 2):
+            key = device_create(organisation=home, name=f"{profile} {n}", profile=profile)[1]
+            device = lookups.device_for_key(key)
+            assert device is not None
+            devices.append(device)
+        return match, devices
+
+    return make

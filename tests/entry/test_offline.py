@@ -10,11 +10,13 @@ from django.utils import timezone
 
 from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
+from safeground.bans.models import Ban, TicketFlag
 from safeground.entry import lookups
 from safeground.entry.models import AppendOnlyError, EntryConflict, Scan, Ticket
 from safeground.entry.selectors import entry_counts
-from safeground.live.events import capture_events
+from safeground.live.events import Audience, capture_events
 from safeground.matches.models import Fixture
+from tests.entry.conftest import flag
 
 pytestmark = pytest.mark.django_db
 
@@ -271,6 +273,57 @@ def test_offline_denials_are_stored_and_a_banned_one_reaches_the_control_room(
     assert denied[0].data["scanned_at"] == t1.isoformat()
     counts = entry_counts(gates.fixture)
     assert counts["denied"]["by_reason"]["banned"] == 1 and counts["prevented"] == 1
+
+
+def test_an_offline_admission_of_a_holder_banned_since_the_bundle_alerts_the_control_room(
+    gates, django_capture_on_commit_callbacks
+) -> None:
+    """The scanner's bundle was made before the ban was confirmed, so it let the holder in."""
+    t1 = gates.before_kickoff
+    banned_since = flag(Ticket.objects.get(barcode="AWAY-2"), TicketFlag.Status.CONFIRMED)
+    flag(Ticket.objects.get(barcode="AWAY-1"), TicketFlag.Status.OPEN)  # open: not banned yet
+    with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
+        results = upload(
+            gates.key,
+            scan("AWAY-1", t1),
+            scan("AWAY-2", t1 + timedelta(minutes=1), "F07"),
+            scan("AWAY-2", t1 + timedelta(minutes=40), direction="out"),  # an exit: no alert
+        ).json()["results"]
+        assert events == []  # nothing leaves before the transaction commits
+    assert [r["decision"] for r in results] == ["admit", "admit", "admit"]
+    assert Ticket.objects.get(barcode="AWAY-2").inside  # stored as the admission it was
+    alerts = [e for e in events if e.type == "entry.banned_admitted"]
+    assert len(alerts) == 1
+    assert alerts[0].audience == Audience(home_only=True)
+    assert alerts[0].data == {
+        "gate": "Gate F (away)",
+        "turnstile": "F07",
+        "scanned_at": (t1 + timedelta(minutes=1)).isoformat(),
+        "ticket": {"block": "S-L3", "row": "C", "seat": "12", "area": "", "end": "away"},
+        "flag": banned_since.pk,
+        "offline": True,
+    }
+    assert "Holder" not in alerts[0].frame and "AWAY-2" not in alerts[0].frame
+    assert not [e for e in events if e.type == "entry.denied"]
+
+    # The same upload again (a lost answer): replayed, and no second alert.
+    with capture_events() as again, django_capture_on_commit_callbacks(execute=True):
+        upload(gates.key, body={"scans": [scan("AWAY-2", t1) | {"nonce": results[1]["nonce"]}]})
+    assert [e.type for e in again if e.type == "entry.banned_admitted"] == []
+
+
+def test_a_ban_that_ended_before_the_match_day_raises_no_alert(
+    gates, django_capture_on_commit_callbacks
+) -> None:
+    banned_once = flag(Ticket.objects.get(barcode="AWAY-2"), TicketFlag.Status.CONFIRMED)
+    Ban.objects.filter(pk=banned_once.ban_id).update(
+        is_life=False,
+        starts_on=gates.fixture.kickoff.date() - timedelta(days=400),
+        ends_on=gates.fixture.kickoff.date() - timedelta(days=1),
+    )
+    with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
+        assert upload(gates.key, scan("AWAY-2", gates.before_kickoff)).status_code == 200
+    assert [e.type for e in events if e.type == "entry.banned_admitted"] == []
 
 
 @pytest.mark.parametrize(("reentry", "inside_after"), [(False, True), (True, False)])

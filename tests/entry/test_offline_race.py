@@ -9,17 +9,10 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
-from django.utils import timezone
+from django.db import connections
 
-from safeground.accounts.models import Organisation
-from safeground.accounts.services import device_create
-from safeground.demo.season import demo_load
-from safeground.entry import lookups
 from safeground.entry.models import EntryConflict, Scan, Ticket
 from safeground.entry.services import offline_scans_upload, scan_decide
-from safeground.matches.models import Fixture
-from safeground.venues.models import Block
 
 RACES = int(os.environ.get("SAFEGROUND_OFFLINE_RACES", "300"))
 
@@ -27,37 +20,8 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def postgres_only() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "real concurrency needs PostgreSQL (SQLite serialises writers): "
-            "set DATABASE_URL=postgres://... to run it"
-        )
-
-
-@pytest.fixture
-def tickets(postgres_only, settings):
-    settings.SAFEGROUND_DEMO_TICKETS = "none"
-    settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 0
-    lookups.caches_clear()
-    demo_load()
-    cup = Fixture.objects.get(away_club__name="Chelsea")
-    block = Block.objects.get(ground=cup.ground, code="S-L2")
-    now = timezone.now()
-    Ticket.objects.bulk_create(
-        Ticket(fixture=cup, barcode=f"RACE-{i:05d}", holder_name="Racer", holder_dob=now.date(),
-               block=block, row="A", seat=str(i), end="away", imported_at=now, updated_at=now)
-        for i in range(RACES)
-    )  # fmt: skip
-    club = Organisation.objects.get(name="West Ham United")
-    devices = [
-        lookups.device_for_key(
-            device_create(organisation=club, name=f"Scanner {n}", profile="scanner")[1]
-        )
-        for n in (1, 2)
-    ]
-    yield cup, devices
-    lookups.caches_clear()
+def tickets(race_tickets):
+    return race_tickets(RACES, "scanner")
 
 
 def offline(barcodes: list[str], turnstile: str, at) -> dict:
@@ -107,13 +71,13 @@ def test_an_earlier_offline_admission_racing_an_online_scan_stands_each_time(tic
     offline_at = online_at - timedelta(minutes=1)
 
     def online(i: int) -> str:
-        result = scan_decide(device=turnstile, turnstile="F03", barcode=f"RACE-{i:05d}",  # type: ignore[arg-type]
+        result = scan_decide(device=turnstile, turnstile="F03", barcode=f"RACE-{i:05d}",
                              scanned_at=online_at, nonce=uuid.uuid4())  # fmt: skip
         return result.reason or "admit"
 
     def upload(i: int) -> bool:
         data = offline([f"RACE-{i:05d}"], "F07", offline_at)
-        return offline_scans_upload(device=scanner, data=data)[0].conflict  # type: ignore[arg-type]
+        return offline_scans_upload(device=scanner, data=data)[0].conflict
 
     decisions, conflicts = race(RACES, [online, upload])
     # Online first: it admits, and the offline upload raises a conflict it wins (scanned first).
@@ -139,12 +103,12 @@ def test_uploads_naming_the_same_tickets_in_opposite_orders_do_not_deadlock(tick
         return [f"RACE-{n:05d}" for n in range(i * batch, (i + 1) * batch)]
 
     def forwards(i: int) -> int:
-        results = offline_scans_upload(device=first, data=offline(names(i), "F03", at))  # type: ignore[arg-type]
+        results = offline_scans_upload(device=first, data=offline(names(i), "F03", at))
         return sum(r.conflict for r in results)
 
     def backwards(i: int) -> int:
         data = offline(names(i)[::-1], "F07", at + timedelta(seconds=30))
-        return sum(r.conflict for r in offline_scans_upload(device=second, data=data))  # type: ignore[arg-type]
+        return sum(r.conflict for r in offline_scans_upload(device=second, data=data))
 
     race(rounds, [forwards, backwards])
     admitted = rounds * batch
@@ -167,7 +131,7 @@ def test_the_same_upload_sent_twice_at_once_is_stored_once(tickets) -> None:
     ]
 
     def send(i: int) -> list[bool]:
-        results = offline_scans_upload(device=scanner, data=uploads[i])  # type: ignore[arg-type]
+        results = offline_scans_upload(device=scanner, data=uploads[i])
         return [r.replayed for r in results]
 
     first, second = race(rounds, [send, send])

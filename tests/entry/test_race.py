@@ -10,49 +10,17 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, connections
-from django.utils import timezone
 
-from safeground.accounts.models import Organisation
-from safeground.accounts.services import device_create
-from safeground.demo.season import demo_load
-from safeground.entry import lookups
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.services import scan_decide
-from safeground.matches.models import Fixture
-from safeground.venues.models import Block
 
 RACES = int(os.environ.get("SAFEGROUND_RACES", "10000"))
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def postgres_only() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "real concurrency needs PostgreSQL (SQLite serialises writers): "
-            "set DATABASE_URL=postgres://... to run it"
-        )
-
-
-def test_two_turnstiles_racing_on_each_ticket_admit_it_once(postgres_only, settings) -> None:
-    settings.SAFEGROUND_DEMO_TICKETS = "none"
-    demo_load()
-    cup = Fixture.objects.get(away_club__name="Chelsea")
-    block = Block.objects.get(ground=cup.ground, code="S-L2")
-    now = timezone.now()
-    Ticket.objects.bulk_create(
-        Ticket(fixture=cup, barcode=f"RACE-{i:05d}", holder_name="Racer", holder_dob=now.date(),
-               block=block, row="A", seat=str(i), end="away", imported_at=now, updated_at=now)
-        for i in range(RACES)
-    )  # fmt: skip
-    club = Organisation.objects.get(name="West Ham United")
-    devices = [
-        lookups.device_for_key(
-            device_create(organisation=club, name=f"T{n}", profile="turnstile")[1]
-        )
-        for n in (1, 2)
-    ]
+def test_two_turnstiles_racing_on_each_ticket_admit_it_once(race_tickets) -> None:
+    cup, devices = race_tickets(RACES, "turnstile")
     at = cup.kickoff - timedelta(minutes=30)
     barrier = threading.Barrier(2)
     decisions: list[list[str]] = [[], []]
@@ -66,7 +34,7 @@ def test_two_turnstiles_racing_on_each_ticket_admit_it_once(postgres_only, setti
             for i in range(RACES):
                 barrier.wait(timeout=30)  # both scans of ticket i leave together
                 result = scan_decide(
-                    device=devices[n],  # type: ignore[arg-type]
+                    device=devices[n],
                     turnstile=code,
                     barcode=f"RACE-{i:05d}",
                     scanned_at=at,

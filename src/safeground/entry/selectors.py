@@ -5,8 +5,9 @@ arrival replay all use (documented in docs/adr/0005-turnstile-decisions.md).
 """
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from safeground.accounts.permissions import can_open_control_room, require
+from safeground.bans.models import IN_FORCE, TicketFlag
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock
@@ -197,6 +199,25 @@ def ticket_seat(ticket_id: int) -> dict[str, Any] | None:
         return None
     block, seat_row, seat, area, end = row
     return {"block": block, "row": seat_row, "seat": seat, "area": area, "end": end}
+
+
+def banned_tickets(ticket_ids: Collection[int], day: date) -> dict[int, int]:
+    """Of these tickets, those under a confirmed flag of a ban in force on the match day, with
+    the first such flag: the tickets the online decision would refuse as `banned`."""
+    if not ticket_ids:
+        return {}
+    flags = (
+        TicketFlag.objects.filter(
+            ticket_id__in=ticket_ids,
+            status=TicketFlag.Status.CONFIRMED,
+            ban__status__in=IN_FORCE,
+            ban__starts_on__lte=day,
+        )
+        .exclude(ban__ends_on__lt=day)
+        .order_by("-pk")
+        .values_list("ticket_id", "pk")
+    )
+    return dict(flags)  # in descending order: the first flag of each ticket is the one kept
 
 
 SCAN_FIELDS = ("gate__name", "turnstile__code", "scanned_at", "offline")

@@ -21,7 +21,7 @@ from safeground.venues.models import Block
 
 from . import decisions, live_counts, lookups
 from .models import EntryConflict, Scan, Ticket
-from .selectors import entry_conflicts, ticket_seat
+from .selectors import banned_tickets, entry_conflicts, ticket_seat
 from .ticket_file import BlockInfo, Progress, TicketFileError, TicketRow, parse_tickets
 
 BATCH = 2000
@@ -612,6 +612,7 @@ def _offline_scans_store(
             device_id=device.id, nonce__in=[scan.nonce for scan in scans]
         ).values_list("nonce", "pk", "decision", "reason")
     }
+    banned = _banned_admissions(scans, fixtures, tickets, stored)
     results: list[OfflineResult] = []
     touched: set[int] = set()
     for scan in scans:
@@ -644,8 +645,38 @@ def _offline_scans_store(
             touched.add(fixture_id)
             if ticket_id is not None:
                 conflict = _offline_reconcile(scan, row, fixture_id, ticket_id, now)
+                if (flag_id := banned.get(ticket_id)) and _is_admission(scan):
+                    _publish_banned_admitted(scan, fixture_id, ticket_id, flag_id)
         results.append(OfflineResult(scan.nonce, scan.decision, scan.reason, conflict, False))
     return results, touched
+
+
+def _is_admission(scan: OfflineScan) -> bool:
+    return scan.direction == Scan.Direction.IN and scan.decision == Scan.Decision.ADMIT
+
+
+def _banned_admissions(
+    scans: Sequence[OfflineScan],
+    fixtures: dict[UUID, int | None],
+    tickets: dict[tuple[int, str], int],
+    stored: dict[UUID, Any],
+) -> dict[int, int]:
+    """The tickets this upload newly admits that are banned now (a flag confirmed after the
+    scanner's bundle was made), with the flag: one query per match, none without admissions."""
+    admitted: dict[int, set[int]] = {}
+    days: dict[int, date] = {}
+    for scan in scans:
+        fixture_id = fixtures[scan.nonce]
+        if fixture_id is None or scan.nonce in stored or not _is_admission(scan):
+            continue
+        if (ticket_id := tickets.get((fixture_id, scan.barcode))) is not None:
+            admitted.setdefault(fixture_id, set()).add(ticket_id)
+            if fixture_id not in days:
+                days[fixture_id] = lookups.gate_ends(fixture_id, scan.place.gate_id).day
+    banned: dict[int, int] = {}
+    for fixture_id, ticket_ids in admitted.items():
+        banned |= banned_tickets(ticket_ids, days[fixture_id])
+    return banned
 
 
 def _offline_reconcile(
@@ -710,6 +741,27 @@ def _publish_banned_offline(scan: OfflineScan, fixture_id: int, ticket_id: int) 
             "scanned_at": scan.scanned_at.isoformat(),
             "ticket": ticket_seat(ticket_id),
             "flag": decisions.confirmed_flag(ticket_id, day),
+            "offline": True,
+        },
+        audience=Audience(home_only=True),
+    )
+
+
+def _publish_banned_admitted(
+    scan: OfflineScan, fixture_id: int, ticket_id: int, flag_id: int
+) -> None:
+    """A scanner offline admitted a holder banned since its bundle was made: the control room
+    hears it when the scan arrives, to find them inside (the shape of entry.denied's offline
+    frame, without a reason; no name, as there)."""
+    publish(
+        fixture_id=fixture_id,
+        type="entry.banned_admitted",
+        data={
+            "gate": scan.place.gate_name,
+            "turnstile": scan.place.code,
+            "scanned_at": scan.scanned_at.isoformat(),
+            "ticket": ticket_seat(ticket_id),
+            "flag": flag_id,
             "offline": True,
         },
         audience=Audience(home_only=True),

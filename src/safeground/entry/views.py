@@ -23,7 +23,10 @@ SCANNER_ASSETS = [
     "safeground/scanner-1.css",
     "safeground/scanner-1.js",
     CAMERA_MODULE := "safeground/scanner-camera-1.js",
-    "vendor/zxing-library-0.23.0.min.js",  # the camera's reader where the browser has none
+    # The camera's reader where the browser has none. The page hands its URL to the camera
+    # module: with hashed static names (production), the module then imports the very file this
+    # worker keeps.
+    ZXING := "vendor/zxing-library-0.23.0.min.js",
 ]
 
 
@@ -43,6 +46,7 @@ def scanner_page(request: HttpRequest) -> HttpResponse:
         "serviceWorker": reverse("entry_scanner_sw"),
         "scope": reverse("entry_scanner"),
         "cameraModule": _static_url(CAMERA_MODULE),
+        "zxing": _static_url(ZXING),
     }
     return render(request, "entry/scanner.html", {"config": config})
 

@@ -6,12 +6,16 @@ const video = document.querySelector("[data-camera]");
 const scans = document.querySelector("[data-scans]");
 window.scans = [];
 try {
-  window.stopCamera = await startCamera(video, (barcode) => {
-    window.scans.push({ barcode, at: performance.now() });
-    const item = document.createElement("li");
-    item.textContent = barcode;
-    scans.append(item);
-  });
+  window.stopCamera = await startCamera(
+    video,
+    (barcode) => {
+      window.scans.push({ barcode, at: performance.now() });
+      const item = document.createElement("li");
+      item.textContent = barcode;
+      scans.append(item);
+    },
+    { zxing: "/static/vendor/zxing-library-0.23.0.min.js" },
+  );
   document.body.dataset.scanning = "on";
 } catch (error) {
   window.cameraError = { code: error.code, message: error.message };

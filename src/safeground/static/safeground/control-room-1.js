@@ -283,11 +283,8 @@ import { connectLive } from "./live-1.js";
     .then((r) => (r.ok ? r.json() : null))
     .then(drawCounts);
 
-  // A banned supporter turned away at a turnstile: the control room sees where and when.
-  function showBannedDenial(d) {
-    const list = document.querySelector("[data-banned-denials]");
-    if (!list) return;
-    list.querySelector(".muted")?.remove();
+  // A banned holder at a turnstile (entry.denied, entry.banned_admitted): where, when, the seat.
+  function bannedItem(d) {
     const li = document.createElement("li");
     const seat = d.ticket ? [d.ticket.block, d.ticket.row && `row ${d.ticket.row}`, d.ticket.seat && `seat ${d.ticket.seat}`].filter(Boolean).join(", ") : "";
     li.textContent = `${time(d.scanned_at)} ${d.gate}, turnstile ${d.turnstile}${d.offline ? " (offline)" : ""}${seat ? ` — ticket for ${seat}` : ""}`;
@@ -297,7 +294,28 @@ import { connectLive } from "./live-1.js";
       link.textContent = " (flag)";
       li.append(link);
     }
-    list.prepend(li);
+    return li;
+  }
+  function showBannedDenial(d) {
+    const list = document.querySelector("[data-banned-denials]");
+    if (!list) return;
+    list.querySelector(".muted")?.remove();
+    list.prepend(bannedItem(d));
+  }
+  // A scanner offline let in a holder banned after its ticket list was made: they are inside.
+  // Rare, so the list is made with the first one, above the turnstile refusals.
+  function showBannedAdmitted(d) {
+    const panel = document.querySelector("[data-entry-counts]");
+    if (!panel) return;
+    let list = panel.querySelector("[data-banned-admitted]");
+    if (!list) {
+      const heading = Object.assign(document.createElement("h3"), { textContent: "Banned holder admitted offline" });
+      list = Object.assign(document.createElement("ol"), { className: "list banned-admitted" });
+      list.dataset.bannedAdmitted = "";
+      list.setAttribute("role", "alert");
+      panel.querySelector("[data-banned-denials]").previousElementSibling.before(heading, list);
+    }
+    list.prepend(bannedItem(d));
   }
 
   function onOtherFrame(frame) {
@@ -305,6 +323,8 @@ import { connectLive } from "./live-1.js";
       drawCounts(frame.data);
     } else if (frame.type === "entry.denied") {
       showBannedDenial(frame.data);
+    } else if (frame.type === "entry.banned_admitted") {
+      showBannedAdmitted(frame.data);
     } else if (frame.type === "entry.conflict") {
       showConflicts([frame.data]);
     } else if (frame.type === "broadcast") {

@@ -1,5 +1,6 @@
 // The scanner page: a phone or tablet at a turnstile, paired with a device key.
 //
+// The steward scans people in, or out where the match allows re-entry (the bundle says which).
 // Online, every scan goes to POST /api/entry/scan and the server decides. With no network, the
 // page decides from the signed bundle (GET /api/entry/bundle) it keeps in IndexedDB, in the
 // order of ADR 0005, queues the scan (nonce, time scanned, its decision) and uploads the queue
@@ -104,6 +105,7 @@
   // ---- the bundle --------------------------------------------------------------------------
   let bundle = null; // {id, payload, tickets: Map(hash -> row), hashKey, expires}
   let mine = new Set(); // hashes of the tickets this scanner let in since the bundle was made
+  let left = new Set(); // ...and of those it let out since (re-entry: they may come back in)
 
   async function verify(record) {
     const publicKey = unb64(record.public_key);
@@ -130,13 +132,18 @@
       expires: new Date(payload.expires_at),
       tickets: new Map(payload.tickets.map((row) => [row[0], row])),
     };
-    // Admissions online since this bundle was made, and offline ones not uploaded yet (hashed
-    // again: each bundle has its own hash key).
-    mine = new Set((await getAll("mine")).filter((m) => m.bundle === bundle.id).map((m) => m.hash));
+    // Admissions and exits online since this bundle was made, then offline ones not uploaded
+    // yet, in the order scanned (hashed again: each bundle has its own hash key).
+    mine = new Set();
+    left = new Set();
+    for (const m of await getAll("mine")) {
+      if (m.bundle === bundle.id) (m.inside === false ? left : mine).add(m.hash);
+    }
     for (const item of await getAll("queue")) {
-      if (item.decision === "admit") mine.add(await hashOf(item.barcode));
+      if (item.decision === "admit") moved(await hashOf(item.barcode), item.direction !== "out");
     }
     drawBundle();
+    drawDirection();
   }
 
   async function fetchBundle() {
@@ -190,10 +197,35 @@
     return b64(new Uint8Array(mac).slice(0, bundle.payload.hash.bytes));
   }
 
-  async function rememberAdmission(hash) {
-    mine.add(hash);
-    await idb("mine", "readwrite", (s) => s.put({ hash, bundle: bundle.id }));
+  // A ticket came in, or went out: with no re-entry an exit changes nothing (the ticket stays
+  // used, as on the server). True if it changed what this scanner knows.
+  function moved(hash, inside) {
+    if (inside) {
+      mine.add(hash);
+      left.delete(hash);
+      return true;
+    }
+    if (!bundle.payload.reentry) return false;
+    mine.delete(hash);
+    left.add(hash);
+    return true;
   }
+
+  async function remember(hash, inside) {
+    if (moved(hash, inside)) await idb("mine", "readwrite", (s) => s.put({ hash, bundle: bundle.id, inside }));
+  }
+
+  // ---- in or out (exits only where the match allows re-entry) ------------------------------
+  const directionChoice = scanForm.elements.direction;
+  const outChoice = scanForm.querySelector('input[name="direction"][value="out"]');
+  function drawDirection() {
+    const noExits = Boolean(bundle) && !bundle.payload.reentry;
+    outChoice.disabled = noExits;
+    if (noExits) directionChoice.value = "in";
+    document.querySelector("[data-no-exits]").hidden = !noExits;
+  }
+  // Back to the barcode field: a handheld scanner types into whatever has the focus.
+  scanForm.querySelector("[data-direction]").addEventListener("change", () => barcodeInput.focus());
 
   // ---- deciding ----------------------------------------------------------------------------
   const decisionBox = document.querySelector("[data-decision]");
@@ -209,12 +241,13 @@
       "Do not admit: this ticket is not on this match's list. Offline, the scanner cannot tell an unknown ticket from one for another match (wrong_match). Send the holder to the ticket office.",
   };
 
-  function show({ decision, reason, message, offline }) {
+  // An exit is an "admit" to the server (the turnstile turns): the steward reads EXIT.
+  function show({ decision, reason, message, offline, direction = "in" }) {
     decisionBox.hidden = false;
     decisionBox.className = `decision decision-${decision === "admit" ? "admit" : decision === "deny" ? "deny" : "stop"}`;
     decisionBox.dataset.decision = decision;
     decisionBox.querySelector("[data-decision-word]").textContent =
-      decision === "admit" ? "ADMIT" : decision === "deny" ? "DO NOT ADMIT" : "CANNOT CHECK";
+      decision === "admit" ? (direction === "out" ? "EXIT" : "ADMIT") : decision === "deny" ? "DO NOT ADMIT" : "CANNOT CHECK";
     decisionBox.querySelector("[data-decision-reason]").textContent = reason || "";
     decisionBox.querySelector("[data-decision-message]").textContent = message;
     decisionBox.querySelector("[data-decision-mode]").textContent = offline ? `OFFLINE · queued (${queued})` : "";
@@ -225,7 +258,13 @@
     return seatRow || seat ? `block ${where}, row ${seatRow}, seat ${seat}` : where;
   }
 
-  async function decideOffline(barcode) {
+  function exitMessage() {
+    return bundle.payload.reentry
+      ? "Exit recorded. The ticket may be used to come back in."
+      : "Exit recorded. No re-entry at this match: the ticket will not admit again.";
+  }
+
+  async function decideOffline(barcode, direction) {
     if (!bundle) return { reason: "", message: "No ticket list on this scanner: connect to the network to load it." };
     if (new Date() > bundle.expires) {
       return { reason: "", message: `The ticket list expired at ${time(bundle.payload.expires_at)}: reconnect to the network to scan.` };
@@ -233,11 +272,16 @@
     const hash = await hashOf(barcode);
     const row = bundle.tickets.get(hash);
     const ends = bundle.payload.ends;
+    if (direction === "out") {
+      // As online: any ticket of this match may go out.
+      if (!row) return { decision: "deny", reason: "unknown_ticket", message: SAY.unknown_ticket, hash };
+      return { decision: "admit", reason: null, message: exitMessage(), hash };
+    }
     let reason = null;
     if (!row) reason = "unknown_ticket";
     else if (["banned", "cancelled", "flagged"].includes(row[2])) reason = row[2];
     else if ((row[1] === "h" && !ends.home) || (row[1] === "a" && !ends.away)) reason = "wrong_end";
-    else if (row[2] === "inside" || mine.has(hash)) reason = "already_inside";
+    else if ((row[2] === "inside" && !left.has(hash)) || mine.has(hash)) reason = "already_inside";
     if (!reason) return { decision: "admit", reason, message: `Admit: ${place(row)}.`, hash };
     let message = SAY[reason];
     if (reason === "wrong_end") {
@@ -268,12 +312,13 @@
       show({ decision: "deny", reason: "", message: "Not a ticket barcode (1 to 64 letters, digits or signs, no spaces). Scan again." });
       return;
     }
+    const direction = directionChoice.value;
     const body = {
       barcode,
       turnstile: pairing.turnstile,
       scanned_at: new Date().toISOString(),
       nonce: crypto.randomUUID(),
-      direction: "in",
+      direction,
     };
     if (navigator.onLine) {
       try {
@@ -282,8 +327,8 @@
         const data = await answer.json().catch(() => ({}));
         if (answer.ok) {
           online(true);
-          show({ ...data, offline: false });
-          if (data.decision === "admit" && bundle) await rememberAdmission(await hashOf(barcode));
+          show({ ...data, offline: false, direction });
+          if (data.decision === "admit" && bundle) await remember(await hashOf(barcode), direction === "in");
           return;
         }
         if (answer.status < 500) {
@@ -297,17 +342,17 @@
       }
     }
     online(false);
-    const outcome = await decideOffline(barcode);
+    const outcome = await decideOffline(barcode, direction);
     if (!outcome.decision) {
       show({ decision: "stop", reason: "", message: outcome.message, offline: true });
       return;
     }
-    if (outcome.decision === "admit") mine.add(outcome.hash); // the queue remembers it
+    if (outcome.decision === "admit") moved(outcome.hash, direction === "in"); // the queue remembers it
     await idb("queue", "readwrite", (s) =>
       s.add({ ...body, decision: outcome.decision, reason: outcome.reason, offline: true }),
     );
     await drawQueue();
-    show({ decision: outcome.decision, reason: outcome.reason, message: outcome.message, offline: true });
+    show({ decision: outcome.decision, reason: outcome.reason, message: outcome.message, offline: true, direction });
   }
 
   scanForm.addEventListener("submit", (event) => {
@@ -436,7 +481,7 @@
     try {
       const { startCamera } = await import(config.cameraModule);
       video.hidden = false;
-      stopCamera = await startCamera(video, scan);
+      stopCamera = await startCamera(video, scan, { zxing: config.zxing });
       cameraButton.textContent = "Stop camera";
     } catch (error) {
       video.hidden = true;

@@ -1,12 +1,13 @@
 // The turnstile scanner's camera: reads ticket barcodes (QR and Code 128) from the rear camera.
 //
 //   import { startCamera } from "./scanner-camera-1.js";
-//   const stop = await startCamera(videoElement, (barcode) => { ... });
+//   const stop = await startCamera(videoElement, (barcode) => { ... }, { zxing: zxingUrl });
 //   stop();  // releases the camera
 //
 // The browser's own BarcodeDetector is used where it reads both formats (Chrome on Android,
-// for example); elsewhere the vendored ZXing library, loaded only then. A page that works offline
-// must cache vendor/zxing-library-0.23.0.min.js too.
+// for example); elsewhere the vendored ZXing library, loaded only then, from `zxing`: the URL of
+// vendor/zxing-library-0.23.0.min.js as the page resolves it ({% static %}: a hashed name in
+// production). A page that works offline must cache that same URL.
 //
 // A barcode is reported once while it stays in view, and again only after it has been out of
 // view for 2 s: one ticket held to the lens is one scan, a ticket shown again is a new scan.
@@ -58,9 +59,10 @@ async function nativeReader() {
 
 let zxingLoading = null;
 
-async function zxingReader() {
+async function zxingReader(url) {
+  if (!url) throw new Error("startCamera was not given the ZXing library's URL");
   // The UMD build, imported as a module, defines globalThis.ZXing.
-  zxingLoading ??= import("../vendor/zxing-library-0.23.0.min.js").then(() => globalThis.ZXing);
+  zxingLoading ??= import(url).then(() => globalThis.ZXing);
   const ZXing = await zxingLoading;
   const reader = new ZXing.MultiFormatReader();
   reader.setHints(
@@ -93,9 +95,9 @@ async function zxingReader() {
   };
 }
 
-async function barcodeReader() {
+async function barcodeReader(zxing) {
   try {
-    return (await nativeReader()) ?? (await zxingReader());
+    return (await nativeReader()) ?? (await zxingReader(zxing));
   } catch (error) {
     console.error(error);
     throw cameraError(
@@ -105,14 +107,14 @@ async function barcodeReader() {
   }
 }
 
-export async function startCamera(video, onBarcode) {
+export async function startCamera(video, onBarcode, { zxing } = {}) {
   if (!navigator.mediaDevices?.getUserMedia) {
     throw cameraError(
       "insecure_page",
       "The camera only works on a secure page. Open the scanner from its https:// address.",
     );
   }
-  const reading = barcodeReader(); // loads while the camera starts
+  const reading = barcodeReader(zxing); // loads while the camera starts
   reading.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
   let stream;
   try {
