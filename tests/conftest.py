@@ -98,7 +98,7 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
         port=port,
         ws="websockets-sansio",
         ws_per_message_deflate=False,
-        lifespan="off",
+        lifespan="on",  # its shutdown closes the pools before the test database is dropped
         log_level="warning",
     )
     instance = uvicorn.Server(config)

@@ -35,8 +35,35 @@ def build_application():
     return django_app
 
 
-from safeground.entry.asgi import gates_router  # noqa: E402  (needs Django set up)
+from safeground.entry.asgi import Receive, Scope, Send, gates_router  # noqa: E402  (needs Django)
 from safeground.live.websocket import live_router  # noqa: E402
 
 # Turnstile scans and live sockets take lean routes of their own; everything else is Django.
-application = gates_router(live_router(build_application()))
+routed = gates_router(live_router(build_application()))
+
+
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+    else:
+        await routed(scope, receive, send)
+
+
+async def lifespan(receive: Receive, send: Send) -> None:
+    """A worker shutting down closes the database connections it holds open (the scans' async
+    pool and Django's pool), so PostgreSQL sees them go at once."""
+    from django.db import connections
+
+    from safeground.entry.decisions import scan_pool_close
+
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await scan_pool_close()
+            for connection in connections.all(initialized_only=True):
+                if hasattr(connection, "close_pool"):
+                    connection.close_pool()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
