@@ -7,11 +7,11 @@ sockets to the cup tie from separate client processes, then POSTs log entries to
 client. "lost" = not received within 5 s. The reference peer is a plain `websockets` broadcast
 server (in this file) triggered over a local TCP socket, measured the same way.
 
-Layers: `inprocess` (one process, no Redis), `plain` (the reference), `redis-1proc` (one process
-through Redis) and `redis-2proc`: `safeground serve --workers 2` through Redis, each worker with
-its own subscription and its own sockets. That last one is the Redis path as shipped for a full
-ground, and its line closes the output:
-`live fanout clients=N layer=redis-2proc p50_ms=X p99_ms=Y lost=Z`.
+Layers: `inprocess` (one process, no Redis), `plain` (the reference), `redis-2proc`
+(`safeground serve --workers 2` through Redis, each worker with its own subscription and its own
+sockets: the scale-out) and `redis-1proc`: one server process through Redis, the issue's measure,
+whose line closes the output:
+`live fanout clients=N layer=redis-1proc p50_ms=X p99_ms=Y lost=Z`.
 
     flock /tmp/bench.lock .venv/bin/python bench/bench_live.py    # every layer (~8 min)
     .venv/bin/python bench/bench_live.py --clients 500 --seconds 20 --layers redis-2proc
@@ -59,8 +59,9 @@ PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
 PG_BENCH_DB = os.environ.get("BENCH_LIVE_PG_DB", "safeground_bench")
 REDIS_URL = os.environ.get("BENCH_LIVE_REDIS_URL", "redis://127.0.0.1:6379/0")
 PUBLISHERS = 4  # concurrent POST connections
-# Redis as shipped (two processes) last: its line closes the output.
-LAYERS = ("inprocess", "plain", "redis-1proc", "redis-2proc")
+# The measure last, so its line closes the output: 2,000 clients on one server process,
+# through Redis.
+LAYERS = ("inprocess", "plain", "redis-2proc", "redis-1proc")
 WORKERS = {"redis-1proc": 1, "redis-2proc": 2}
 
 # The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:

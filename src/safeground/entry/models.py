@@ -90,7 +90,9 @@ class Scan(models.Model):
         UNKNOWN_TICKET = "unknown_ticket", "Unknown ticket"
         FLAGGED = "flagged", "Check identity (flagged)"
 
-    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="+")
+    # No index of its own for device or fixture: (device, nonce) and (fixture, decision) lead with
+    # them, and every index is one more write for each of thousands of scans a minute.
+    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="+", db_index=False)
     nonce = models.UUIDField()
     # The ticket of this match the barcode belongs to; null for wrong_match and unknown_ticket.
     ticket = models.ForeignKey(
@@ -99,7 +101,12 @@ class Scan(models.Model):
     barcode = models.CharField(max_length=64)
     # The match the scan was for (null: no match at the ground around that time).
     fixture = models.ForeignKey(
-        Fixture, null=True, blank=True, on_delete=models.PROTECT, related_name="scans"
+        Fixture,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="scans",
+        db_index=False,
     )
     turnstile = models.ForeignKey(Turnstile, on_delete=models.PROTECT, related_name="+")
     gate = models.ForeignKey(Gate, on_delete=models.PROTECT, related_name="+")
