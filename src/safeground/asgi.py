@@ -51,10 +51,10 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def lifespan(receive: Receive, send: Send) -> None:
     """A worker shutting down closes the database connections it holds open (the scans' async
-    pool and Django's pool), so PostgreSQL sees them go at once."""
+    pool, the scan threads' own, Django's pool), so PostgreSQL sees them go at once."""
     from django.db import connections
 
-    from safeground.entry.decisions import scan_pool_close
+    from safeground.entry.decisions import scan_pool_close, scan_threads_close
 
     while True:
         message = await receive()
@@ -62,6 +62,7 @@ async def lifespan(receive: Receive, send: Send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await scan_pool_close()
+            await scan_threads_close()
             for connection in connections.all(initialized_only=True):
                 if hasattr(connection, "close_pool"):
                     connection.close_pool()

@@ -340,6 +340,7 @@ _cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncC
 )
 DECIDE_SQL_BYTES = DECIDE_SQL.encode()
 _threads: ThreadPoolExecutor | None = None
+_thread_connections: list[Any] = []  # each scan thread's Django connection, closed at shutdown
 
 
 @functools.cache
@@ -412,5 +413,26 @@ async def in_scan_thread[T](work: Callable[..., T], *args: Any) -> T:
     """`work(*args)` on one of the process's scan threads, which keep their Django connection."""
     global _threads
     if _threads is None:
-        _threads = ThreadPoolExecutor(THREADS, thread_name_prefix="scan")
+        _threads = ThreadPoolExecutor(
+            THREADS, thread_name_prefix="scan", initializer=_remember_connection
+        )
     return await asyncio.get_running_loop().run_in_executor(_threads, _in_thread, work, *args)
+
+
+def _remember_connection() -> None:
+    _thread_connections.append(connections["default"])
+
+
+async def scan_threads_close() -> None:
+    """Stop the scan threads and close the connections they kept (a worker shutting down)."""
+    global _threads
+    threads, _threads = _threads, None
+    if threads is not None:
+        await asyncio.get_running_loop().run_in_executor(None, threads.shutdown)
+    while _thread_connections:
+        kept = _thread_connections.pop()
+        kept.inc_thread_sharing()  # its thread has ended: closing it from here is safe
+        try:
+            kept.close()
+        finally:
+            kept.dec_thread_sharing()
