@@ -17,7 +17,7 @@ import functools
 import os
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -26,6 +26,7 @@ from uuid import UUID
 
 import psycopg
 from django.db import Error, IntegrityError, connection, connections, transaction
+from django.db.models import QuerySet
 from psycopg_pool import AsyncConnectionPool
 
 from safeground.bans.models import IN_FORCE, TicketFlag
@@ -230,13 +231,8 @@ def _flags(ticket_id: int, day: date | None) -> tuple[int, int | None]:
     """The level: 2, a confirmed flag on a ban in force that day (banned), 1, an open one (check
     identity), 0, none; and the first confirmed flag (for the control room's event)."""
     flags = list(
-        TicketFlag.objects.filter(
-            ticket_id=ticket_id,
-            status__in=[TicketFlag.Status.CONFIRMED, TicketFlag.Status.OPEN],
-            ban__status__in=IN_FORCE,
-            ban__starts_on__lte=day,
-        )
-        .exclude(ban__ends_on__lt=day)
+        flags_in_force([ticket_id], day)
+        .filter(status__in=[TicketFlag.Status.CONFIRMED, TicketFlag.Status.OPEN])
         .order_by("pk")
         .values_list("pk", "status")
     )
@@ -244,6 +240,14 @@ def _flags(ticket_id: int, day: date | None) -> tuple[int, int | None]:
     if confirmed:
         return 2, confirmed[0]
     return (1 if flags else 0), None
+
+
+def flags_in_force(ticket_ids: Collection[int], day: date | None) -> QuerySet[TicketFlag]:
+    """The flags of these tickets on bans in force on the match day (the ORM's reading of the
+    statement's `flag` part)."""
+    return TicketFlag.objects.filter(
+        ticket_id__in=ticket_ids, ban__status__in=IN_FORCE, ban__starts_on__lte=day
+    ).exclude(ban__ends_on__lt=day)
 
 
 def confirmed_flag(ticket_id: int, day: date | None) -> int | None:

@@ -15,11 +15,12 @@ from django.db.models import Count
 from django.utils import timezone
 
 from safeground.accounts.permissions import can_open_control_room, require
-from safeground.bans.models import IN_FORCE, TicketFlag
+from safeground.bans.models import TicketFlag
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock
 
+from . import decisions
 from .models import EntryConflict, Scan, Ticket
 
 Reason = Scan.Reason
@@ -207,13 +208,8 @@ def banned_tickets(ticket_ids: Collection[int], day: date) -> dict[int, int]:
     if not ticket_ids:
         return {}
     flags = (
-        TicketFlag.objects.filter(
-            ticket_id__in=ticket_ids,
-            status=TicketFlag.Status.CONFIRMED,
-            ban__status__in=IN_FORCE,
-            ban__starts_on__lte=day,
-        )
-        .exclude(ban__ends_on__lt=day)
+        decisions.flags_in_force(ticket_ids, day)
+        .filter(status=TicketFlag.Status.CONFIRMED)
         .order_by("-pk")
         .values_list("ticket_id", "pk")
     )

@@ -731,19 +731,10 @@ def _publish_banned_offline(scan: OfflineScan, fixture_id: int, ticket_id: int) 
     """A banned holder turned away by a scanner offline: the control room hears it when the scan
     arrives, with the time it happened (the same frame as an online one, marked offline)."""
     day = lookups.gate_ends(fixture_id, scan.place.gate_id).day
+    flag_id = decisions.confirmed_flag(ticket_id, day)
+    data = {"reason": scan.reason, **_offline_frame(scan, ticket_id, flag_id)}
     publish(
-        fixture_id=fixture_id,
-        type="entry.denied",
-        data={
-            "reason": scan.reason,
-            "gate": scan.place.gate_name,
-            "turnstile": scan.place.code,
-            "scanned_at": scan.scanned_at.isoformat(),
-            "ticket": ticket_seat(ticket_id),
-            "flag": decisions.confirmed_flag(ticket_id, day),
-            "offline": True,
-        },
-        audience=Audience(home_only=True),
+        fixture_id=fixture_id, type="entry.denied", data=data, audience=Audience(home_only=True)
     )
 
 
@@ -751,18 +742,22 @@ def _publish_banned_admitted(
     scan: OfflineScan, fixture_id: int, ticket_id: int, flag_id: int
 ) -> None:
     """A scanner offline admitted a holder banned since its bundle was made: the control room
-    hears it when the scan arrives, to find them inside (the shape of entry.denied's offline
-    frame, without a reason; no name, as there)."""
+    hears it when the scan arrives, to find them inside (entry.denied's offline frame without a
+    reason; no name, as there)."""
     publish(
         fixture_id=fixture_id,
         type="entry.banned_admitted",
-        data={
-            "gate": scan.place.gate_name,
-            "turnstile": scan.place.code,
-            "scanned_at": scan.scanned_at.isoformat(),
-            "ticket": ticket_seat(ticket_id),
-            "flag": flag_id,
-            "offline": True,
-        },
+        data=_offline_frame(scan, ticket_id, flag_id),
         audience=Audience(home_only=True),
     )
+
+
+def _offline_frame(scan: OfflineScan, ticket_id: int, flag_id: int | None) -> dict[str, Any]:
+    return {
+        "gate": scan.place.gate_name,
+        "turnstile": scan.place.code,
+        "scanned_at": scan.scanned_at.isoformat(),
+        "ticket": ticket_seat(ticket_id),
+        "flag": flag_id,
+        "offline": True,
+    }

@@ -227,7 +227,8 @@ def flashpoint_check(
     building = [(zone, reason) for zone, reason in building if reason]
     if not building:
         return []
-    warned = warned_zone_ids(fixture, quiet_since, at)
+    # The candidates were already read without the zones warned within the cooldown.
+    warned = warned_zone_ids(fixture, quiet_since, at) if candidates is None else set()
     written = []
     for zone, reason in building:
         if zone.zone_id in warned:
