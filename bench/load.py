@@ -34,6 +34,7 @@ import math
 import os
 import re
 import resource
+import secrets
 import shutil
 import socket
 import subprocess
@@ -361,9 +362,11 @@ ok = 0
 refused = 0
 used = 0
 span = 0
-math.randomseed(os.time())
 
 function init(args)
+  -- Each thread its own seed: seeded alike (os.time() at the same second), wrk's threads would
+  -- send the same nonces, and a scan sent again under a used nonce is a replay, not a scan.
+  math.randomseed(SEED + tid * 7919)
   local all = {}
   for line in io.lines(BARCODES) do
     if #line > 0 then table.insert(all, line) end
@@ -434,6 +437,7 @@ def wrk_closed_loop(
         [
             f"BARCODES = {lua_string(str(barcodes_file))}",
             f"NTHREADS = {threads}",
+            f"SEED = {secrets.randbelow(2**31)}",
             f"PATH = {lua_string(target.path)}",
             f"BODY = {lua_string(target.body)}",
             f"OKPATTERN = {lua_string(ok_pattern)}",
