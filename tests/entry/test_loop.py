@@ -4,6 +4,7 @@ stops a revoked key within the cache time, tells the control room only after the
 and costs one prepared statement per scan when the caches hold what it needs."""
 
 import asyncio
+import dataclasses
 import json
 import os
 import tempfile
@@ -15,7 +16,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 from django.utils import timezone
-from psycopg import pq
+from psycopg import IntegrityError, pq
 
 from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
@@ -189,7 +190,7 @@ def test_a_scan_on_the_loop_is_one_prepared_statement(gates, monkeypatch) -> Non
 
     async def traced() -> str:
         assert (await post(gates.key, scan_of(gates, "AWAY-1")))[1]["decision"] == "admit"
-        pool = decisions._pool[1]  # type: ignore[index]
+        pool = decisions._batches[1].pool  # type: ignore[index]
         with tempfile.TemporaryFile("w+") as trace:
             async with pool.connection() as conn:
                 conn.pgconn.trace(trace.fileno())
@@ -206,7 +207,11 @@ def test_a_scan_on_the_loop_is_one_prepared_statement(gates, monkeypatch) -> Non
     assert "Parse" not in sent and "Query" not in sent
 
 
-def test_two_turnstiles_racing_on_each_ticket_admit_it_once_on_the_loop(gates) -> None:
+def test_two_turnstiles_racing_on_each_ticket_admit_it_once_on_the_loop(
+    gates, monkeypatch, batch_sizes
+) -> None:
+    """Two statements in flight at once: batches holding the same tickets meet at their rows."""
+    monkeypatch.setattr(decisions, "CONNECTIONS", 2)
     block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
     now = timezone.now()
     Ticket.objects.bulk_create(
@@ -223,7 +228,7 @@ def test_two_turnstiles_racing_on_each_ticket_admit_it_once_on_the_loop(gates) -
     warm(gates, "F03", "F07")
     lookups.device_for_key(other_key)
     at = (gates.fixture.kickoff - timedelta(minutes=30)).isoformat()
-    at_once = 4  # tickets raced at the same time, each by two turnstiles
+    at_once = 8  # tickets raced at the same time, each by two turnstiles
 
     async def race(i: int) -> list[str]:
         answers = await asyncio.gather(
@@ -240,6 +245,7 @@ def test_two_turnstiles_racing_on_each_ticket_admit_it_once_on_the_loop(gates) -
         return pairs
 
     pairs = run(races)
+    assert max(batch_sizes) > 2
     assert len(pairs) == RACES
     assert all(pair == ["admit", "already_inside"] for pair in pairs)
     assert Ticket.objects.filter(barcode__startswith="RACE-", inside=True).count() == RACES
@@ -260,3 +266,165 @@ def test_the_scan_threads_prepare_the_statement_too(gates) -> None:
         trace.seek(0)
         sent = [line.split("\t")[2] for line in trace.read().splitlines() if line[:2] == "F\t"]
     assert sent.count("Bind") == 1 and "Parse" not in sent and "Query" not in sent
+
+
+@pytest.fixture
+def batch_sizes(monkeypatch) -> list[int]:
+    """The size of every statement the loop sends."""
+    sizes: list[int] = []
+    statement = decisions._Batches.statement
+
+    async def counted(self, batch):
+        sizes.append(len(batch))
+        return await statement(self, batch)
+
+    monkeypatch.setattr(decisions._Batches, "statement", counted)
+    return sizes
+
+
+def test_scans_that_wait_together_are_answered_as_each_alone(gates, monkeypatch, batch_sizes):
+    """One statement in flight: the scans arriving meanwhile go in the next, together, and each
+    gets the answer it would have had alone (the ninja route's, one at a time)."""
+    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    warm(gates, "F03", "A01")
+    again = scan_of(gates, "AWAY-1")
+    scans = [scan_of(gates, *case) for case in CASES] + [again, again]
+
+    async def together():
+        return await asyncio.gather(*(post(gates.key, scan) for scan in scans))
+
+    answers = run(together)
+    # the first alone, then the rest together but for AWAY-1 at F03 (AWAY-1 is in the batch,
+    # at A01) and its nonce sent again: each waits for the next statement
+    assert batch_sizes == [1, 7, 1, 1]
+    assert [answer.get("reason") for _, answer in answers] == [
+        "banned", "cancelled", "flagged", "wrong_end", "wrong_end", "wrong_match",
+        "unknown_ticket", None, None, None,
+    ]  # fmt: skip
+    # the nonce sent twice: the second waited for the next statement and is that scan, replayed
+    assert [answer["replayed"] for _, answer in answers[-2:]] == [False, True]
+    assert Scan.objects.count() == len(scans) - 1
+    lookups.caches_clear()
+    for barcode in ("AWAY-1", "AWAY-2"):
+        Ticket.objects.filter(barcode=barcode).update(inside=False)
+    Scan.objects.all().delete()
+    alone = [(r.status_code, r.json()) for r in (gates.scan(*case) for case in CASES)]
+    assert without_ids(answers[:-2]) == without_ids(alone)
+
+
+def without_ids(answers: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    return [
+        (status, {k: v for k, v in answer.items() if k != "scan_id"}) for status, answer in answers
+    ]
+
+
+def test_a_ticket_scanned_twice_while_waiting_is_admitted_once(gates, monkeypatch, batch_sizes):
+    """Two turnstiles' scans of one ticket waiting together go in different statements: one
+    admits it, the other finds it inside."""
+    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    warm(gates, "F03", "F07")
+
+    async def together():
+        return await asyncio.gather(
+            post(gates.key, scan_of(gates, "AWAY-2")),  # alone: the others wait behind it
+            post(gates.key, scan_of(gates, "AWAY-1", "F03")),
+            post(gates.key, scan_of(gates, "AWAY-1", "F07")),
+        )
+
+    answers = [answer.get("reason") or answer["decision"] for _, answer in run(together)]
+    assert answers == ["admit", "admit", "already_inside"]
+    assert batch_sizes == [1, 1, 1]
+    assert Scan.objects.filter(barcode="AWAY-1", decision="admit").count() == 1
+
+
+def test_one_scan_failing_in_a_statement_leaves_the_others_decided(gates, monkeypatch, batch_sizes):
+    """A statement that fails writes nothing; its scans are decided again one by one, so only the
+    scan at fault fails (here one whose turnstile has gone from the database)."""
+    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    warm(gates, "F03")
+    device = lookups.device_for_key(gates.key)
+
+    def context(barcode: str):
+        return scan_check(device=device, turnstile="F03", barcode=barcode, nonce=uuid.uuid4(),
+                          scanned_at=gates.before_kickoff, cached_only=True).context  # fmt: skip
+
+    first, good, bad = context("HOME-1"), context("AWAY-1"), context("AWAY-2")
+    bad = dataclasses.replace(bad, turnstile_id=10**9)
+
+    async def together():
+        return await asyncio.gather(
+            *(decisions.decide_async(ctx) for ctx in (first, good, bad)), return_exceptions=True
+        )
+
+    wrong_end, admitted, failed = run(together)
+    assert batch_sizes == [1, 2, 1, 1]  # the two together, then each again alone
+    assert (wrong_end.reason, admitted.decision) == ("wrong_end", "admit")
+    assert isinstance(failed, IntegrityError)
+    assert sorted(Scan.objects.values_list("barcode", flat=True)) == ["AWAY-1", "HOME-1"]
+    assert not Ticket.objects.get(barcode="AWAY-2").inside
+
+
+def test_the_scan_connections_keep_one_plan_and_use_the_indexes(gates) -> None:
+    """The pool's connections run the decision only: its plan is made once (not for each batch
+    size), with index lookups even when made while the scans table was empty."""
+    warm(gates, "F03")
+
+    async def settings():
+        await post(gates.key, scan_of(gates, "AWAY-1"))
+        async with decisions._batches[1].pool.connection() as conn:  # type: ignore[index]
+            return [
+                (await (await conn.execute(f"SHOW {name}")).fetchone())[0]
+                for name in ("plan_cache_mode", "enable_seqscan")
+            ]
+
+    assert run(settings) == ["force_generic_plan", "off"]
+
+
+def deadlocks() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def test_batches_holding_the_same_tickets_in_opposite_orders_never_deadlock(
+    gates, monkeypatch
+) -> None:
+    """Each statement locks its tickets in ticket order, so two batches with the same tickets
+    listed the other way round wait for each other instead of deadlocking."""
+    monkeypatch.setattr(decisions, "CONNECTIONS", 2)
+    block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
+    now = timezone.now()
+    pairs = int(os.environ.get("SAFEGROUND_CROSSED", "100"))
+    Ticket.objects.bulk_create(
+        Ticket(fixture=gates.fixture, barcode=f"CROSS-{i:04d}", holder_name="Crosser",
+               holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
+               imported_at=now, updated_at=now)
+        for i in range(2 * pairs)
+    )  # fmt: skip
+    warm(gates, "F03", "F07")
+    device = lookups.device_for_key(gates.key)
+
+    def context(i: int, turnstile: str):
+        return scan_check(device=device, turnstile=turnstile, barcode=f"CROSS-{i:04d}",
+                          nonce=uuid.uuid4(), scanned_at=gates.before_kickoff,
+                          cached_only=True).context  # fmt: skip
+
+    async def crossed():
+        batches = await decisions._batches_open()
+        answers = []
+        for x in range(0, 2 * pairs, 2):
+            y = x + 1
+            answers += await asyncio.gather(
+                batches.statement([context(x, "F03"), context(y, "F03")]),
+                batches.statement([context(y, "F07"), context(x, "F07")]),
+            )
+        return answers
+
+    before = deadlocks()
+    answers = run(crossed)  # the pool is closed after: its sessions have reported their figures
+    time.sleep(0.5)
+    assert deadlocks() == before
+    reasons = [outcome.reason or outcome.decision for batch in answers for outcome in batch]
+    assert sorted(set(reasons)) == ["admit", "already_inside"]
+    assert reasons.count("admit") == reasons.count("already_inside") == 2 * pairs
+    assert Ticket.objects.filter(barcode__startswith="CROSS-", inside=True).count() == 2 * pairs

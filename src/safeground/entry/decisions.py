@@ -7,13 +7,17 @@ it as one statement (a CTE); other databases (SQLite, the laptop case) run the s
 the ORM in one transaction (SQLite's writes are serialised, so the conditional UPDATE is as safe).
 Both are exercised by the same tests (docs/adr/0005-turnstile-decisions.md).
 
-`decide_async(...)` runs the same statement from the event loop, on a small pool of async
-connections per process (entry/asgi.py): no hop to a thread and back for a scan. What the loop
-cannot do without Django's database access runs on the scan threads (`in_scan_thread`).
+`decide_async(...)` runs the same statement from the event loop, on an async connection of the
+process's own (entry/asgi.py): no hop to a thread and back for a scan. Scans that arrive while the
+statement is running wait and go together in the next one (group commit): one statement, one
+commit for all of them. What the loop cannot do without Django's database access runs on the scan
+threads (`in_scan_thread`).
 """
 
 import asyncio
+import collections
 import functools
+import json
 import os
 import sys
 import weakref
@@ -88,99 +92,136 @@ def decide(ctx: ScanContext) -> Outcome:
 
 IN_FORCE_SQL = ", ".join(f"'{status}'" for status in sorted(IN_FORCE))
 
+# One statement for a batch of scans (one, from a thread; as many as were waiting, from the loop):
+# each array holds one value per scan, and every row answered carries its scan's place `n`.
+# - `looked`: each scan's lookups one row at a time (LIMIT and the aggregate keep them out of any
+#   join), so index probes per scan whatever the generic plan guesses of a batch's size.
+# - A batch never holds two scans of one ticket or one nonce (_Batches.take), so it moves each
+#   ticket at most once; `moving` locks the rows in ticket order, so two batches sharing tickets
+#   wait for each other (as two single scans do) and never deadlock.
 DECIDE_SQL = f"""
-WITH prior AS (
-    SELECT s.id, s.decision, s.reason, s.ticket_id
-    FROM entry_scan s WHERE s.device_id = %(device)s AND s.nonce = %(nonce)s
+WITH s AS MATERIALIZED (
+    SELECT * FROM json_to_recordset(%(scans)s::json) AS s(n int, device bigint, nonce uuid,
+        fixture bigint, barcode text, day date, direction text, home_ok bool, away_ok bool,
+        reentry bool, scanned_at timestamptz, stored_at timestamptz, turnstile bigint,
+        gate bigint)
 ),
-ticket AS (
-    SELECT t.id, t.status, t."end"
-    FROM entry_ticket t WHERE t.fixture_id = %(fixture)s AND t.barcode = %(barcode)s
+looked AS MATERIALIZED (
+    SELECT s.*, p.id AS prior_id, p.decision AS prior_decision, p.reason AS prior_reason,
+        p.ticket_id AS prior_ticket, t.id AS ticket_id, t.status, t."end", f.level,
+        f.confirmed_id
+    FROM s
+    LEFT JOIN LATERAL (
+        SELECT p.id, p.decision, p.reason, p.ticket_id FROM entry_scan p
+        WHERE p.device_id = s.device AND p.nonce = s.nonce LIMIT 1
+    ) p ON true
+    LEFT JOIN LATERAL (
+        SELECT t.id, t.status, t."end" FROM entry_ticket t
+        WHERE t.fixture_id = s.fixture AND t.barcode = s.barcode LIMIT 1
+    ) t ON true
+    LEFT JOIN LATERAL (
+        SELECT max(CASE WHEN f.status = 'confirmed' THEN 2 ELSE 1 END) AS level,
+            min(f.id) FILTER (WHERE f.status = 'confirmed') AS confirmed_id
+        FROM bans_ticketflag f JOIN bans_ban b ON b.id = f.ban_id
+        WHERE f.ticket_id = t.id AND f.status IN ('confirmed', 'open')
+          AND b.status IN ({IN_FORCE_SQL}) AND b.starts_on <= s.day
+          AND (b.ends_on IS NULL OR b.ends_on >= s.day)
+    ) f ON true
 ),
-flag AS (
-    SELECT max(CASE WHEN f.status = 'confirmed' THEN 2 ELSE 1 END) AS level,
-        min(f.id) FILTER (WHERE f.status = 'confirmed') AS confirmed_id
-    FROM bans_ticketflag f JOIN bans_ban b ON b.id = f.ban_id
-    WHERE f.ticket_id = (SELECT id FROM ticket) AND f.status IN ('confirmed', 'open')
-      AND b.status IN ({IN_FORCE_SQL}) AND b.starts_on <= %(day)s
-      AND (b.ends_on IS NULL OR b.ends_on >= %(day)s)
-),
-pre AS (
-    SELECT t.id AS ticket_id, CASE
-        WHEN t.id IS NULL THEN CASE
-            WHEN EXISTS (SELECT 1 FROM entry_ticket o WHERE o.barcode = %(barcode)s)
+pre AS MATERIALIZED (
+    SELECT l.*, CASE
+        WHEN l.ticket_id IS NULL THEN CASE
+            WHEN EXISTS (SELECT 1 FROM entry_ticket o WHERE o.barcode = l.barcode)
             THEN 'wrong_match' ELSE 'unknown_ticket' END
-        WHEN %(direction)s = 'out' THEN ''
-        WHEN f.level = 2 THEN 'banned'
-        WHEN t.status = 'cancelled' THEN 'cancelled'
-        WHEN f.level = 1 THEN 'flagged'
-        WHEN t."end" = 'home' AND NOT %(home_ok)s THEN 'wrong_end'
-        WHEN t."end" = 'away' AND NOT %(away_ok)s THEN 'wrong_end'
+        WHEN l.direction = 'out' THEN ''
+        WHEN l.level = 2 THEN 'banned'
+        WHEN l.status = 'cancelled' THEN 'cancelled'
+        WHEN l.level = 1 THEN 'flagged'
+        WHEN l."end" = 'home' AND NOT l.home_ok THEN 'wrong_end'
+        WHEN l."end" = 'away' AND NOT l.away_ok THEN 'wrong_end'
         ELSE '' END AS reason
-    FROM (SELECT 1) AS one LEFT JOIN ticket t ON true LEFT JOIN flag f ON true
-    WHERE NOT EXISTS (SELECT 1 FROM prior)
+    FROM looked l WHERE l.prior_id IS NULL
+),
+moving AS (
+    SELECT e.id FROM entry_ticket e
+    WHERE e.id IN (SELECT ticket_id FROM pre WHERE reason = '') ORDER BY e.id FOR NO KEY UPDATE
 ),
 moved AS (
-    UPDATE entry_ticket SET
-        inside = (%(direction)s = 'in'),
-        entered_at = CASE WHEN %(direction)s = 'in' THEN %(scanned_at)s ELSE entered_at END,
-        entered_gate_id = CASE WHEN %(direction)s = 'in' THEN %(gate)s ELSE entered_gate_id END
-    WHERE id = (SELECT ticket_id FROM pre WHERE reason = '')
-      AND ((%(direction)s = 'in' AND NOT inside)
-        OR (%(direction)s = 'out' AND %(reentry)s AND inside))
-    RETURNING id
-),
-decided AS (
-    SELECT pre.ticket_id, CASE
-        WHEN pre.reason <> '' THEN pre.reason
-        WHEN %(direction)s = 'in' AND NOT EXISTS (SELECT 1 FROM moved) THEN 'already_inside'
-        ELSE '' END AS reason
+    UPDATE entry_ticket e SET
+        inside = (pre.direction = 'in'),
+        entered_at = CASE WHEN pre.direction = 'in' THEN pre.scanned_at ELSE e.entered_at END,
+        entered_gate_id = CASE WHEN pre.direction = 'in' THEN pre.gate ELSE e.entered_gate_id END
     FROM pre
+    WHERE pre.reason = '' AND e.id = pre.ticket_id AND e.id IN (SELECT id FROM moving)
+      AND ((pre.direction = 'in' AND NOT e.inside)
+        OR (pre.direction = 'out' AND pre.reentry AND e.inside))
+    RETURNING pre.n
 ),
 stored AS (
     INSERT INTO entry_scan (device_id, nonce, ticket_id, barcode, fixture_id, turnstile_id,
         gate_id, direction, decision, reason, scanned_at, stored_at)
-    SELECT %(device)s, %(nonce)s, d.ticket_id, %(barcode)s, %(fixture)s, %(turnstile)s, %(gate)s,
-        %(direction)s, CASE WHEN d.reason = '' THEN 'admit' ELSE 'deny' END, d.reason,
-        %(scanned_at)s, %(stored_at)s
-    FROM decided d
+    SELECT d.device, d.nonce, d.ticket_id, d.barcode, d.fixture, d.turnstile, d.gate,
+        d.direction, CASE WHEN d.decided = '' THEN 'admit' ELSE 'deny' END, d.decided,
+        d.scanned_at, d.stored_at
+    FROM (
+        SELECT pre.*, CASE
+            WHEN pre.reason <> '' THEN pre.reason
+            WHEN pre.direction = 'in' AND NOT EXISTS (SELECT 1 FROM moved WHERE moved.n = pre.n)
+                THEN 'already_inside'
+            ELSE '' END AS decided
+        FROM pre
+    ) d
     ON CONFLICT (device_id, nonce) DO NOTHING
-    RETURNING id, decision, reason, ticket_id
+    RETURNING id, device_id, nonce, decision, reason, ticket_id
 ),
 result AS (
-    SELECT false AS replayed, id, decision, reason, ticket_id FROM stored
-    UNION ALL SELECT true, id, decision, reason, ticket_id FROM prior
+    SELECT pre.n, false AS replayed, st.id, st.decision, st.reason, st.ticket_id,
+        pre.confirmed_id
+    FROM stored st JOIN pre ON pre.device = st.device_id AND pre.nonce = st.nonce
+    UNION ALL
+    SELECT n, true, prior_id, prior_decision, prior_reason, prior_ticket, NULL
+    FROM looked WHERE prior_id IS NOT NULL
 )
-SELECT r.id, r.replayed, r.decision, r.reason, r.ticket_id, t.block_id, t.row, t.seat, t.area,
-    t."end", t.entered_at, t.entered_gate_id,
-    CASE WHEN r.reason = 'banned' AND NOT r.replayed THEN (SELECT confirmed_id FROM flag) END
+SELECT r.n, r.id, r.replayed, r.decision, r.reason, r.ticket_id, t.block_id, t.row, t.seat,
+    t.area, t."end", t.entered_at, t.entered_gate_id,
+    CASE WHEN r.reason = 'banned' THEN r.confirmed_id END
 FROM result r LEFT JOIN entry_ticket t ON t.id = r.ticket_id
 """
+# Spaces squeezed: psycopg caches its parse of a statement of up to 4,096 bytes only.
+DECIDE_SQL = " ".join(DECIDE_SQL.split())
+
+# The statement's columns for each scan, and the ScanContext field each is read from.
+COLUMNS = {
+    "device": "device_id", "nonce": "nonce", "fixture": "fixture_id", "barcode": "barcode",
+    "day": "day", "direction": "direction", "home_ok": "home_ok", "away_ok": "away_ok",
+    "reentry": "reentry", "scanned_at": "scanned_at", "stored_at": "stored_at",
+    "turnstile": "turnstile_id", "gate": "gate_id",
+}  # fmt: skip
 
 
-def _params(ctx: ScanContext) -> dict[str, Any]:
-    return {
-        "device": ctx.device_id,
-        "nonce": ctx.nonce,
-        "fixture": ctx.fixture_id,
-        "barcode": ctx.barcode,
-        "day": ctx.day,
-        "direction": ctx.direction,
-        "home_ok": ctx.home_ok,
-        "away_ok": ctx.away_ok,
-        "reentry": ctx.reentry,
-        "scanned_at": ctx.scanned_at,
-        "stored_at": ctx.stored_at,
-        "turnstile": ctx.turnstile_id,
-        "gate": ctx.gate_id,
-    }
+def _params(batch: list[ScanContext]) -> dict[str, str]:
+    """The batch as one JSON parameter: one value to adapt, however many scans (a list per
+    column costs psycopg more than the statement's own work for a single scan)."""
+    scans = []
+    for n, ctx in enumerate(batch, 1):
+        scan: dict[str, Any] = {column: getattr(ctx, field) for column, field in COLUMNS.items()}
+        scan["n"] = n
+        scans.append(scan)
+    return {"scans": json.dumps(scans, default=str)}
+
+
+def _outcomes(batch: list[ScanContext], rows: list[tuple[Any, ...]]) -> list[Outcome | None]:
+    """Each scan's outcome in the batch's order; None for a scan whose nonce a concurrent request
+    stored between this statement's read and its insert (it changed nothing for that scan)."""
+    found = {row[0]: Outcome(*row[1:]) for row in rows}
+    return [found.get(n) for n in range(1, len(batch) + 1)]
 
 
 def _decide_sql(ctx: ScanContext) -> Outcome | None:
     with _prepared_cursor() as cursor:
-        cursor.execute(DECIDE_SQL, _params(ctx))
-        row = cursor.fetchone()
-    return None if row is None else Outcome(*row)
+        cursor.execute(DECIDE_SQL, _params([ctx]))
+        rows = cursor.fetchall()
+    return _outcomes([ctx], rows)[0]
 
 
 # Django opens connections with prepare_threshold=None, which makes psycopg ignore prepare=True;
@@ -328,17 +369,112 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
 
 # --- PostgreSQL from the event loop -------------------------------------------------------------
 
-# Connections per process for scans decided on the loop: as many as scans in flight at a busy
-# process (16 for 32 turnstile connections over 2 workers), since a scan that waits for a
-# connection in the pool cost ~15% more CPU (measured: docs/adr/0005-turnstile-decisions.md).
-CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "16")))
+# Statements in flight per process for scans decided on the loop, each on its own connection.
+# Scans that arrive while they are all busy wait, and go together in the next statement: its fixed
+# cost (starting the executor, the foreign-key checks, the commit) is then shared. One per process
+# was the fastest measured (docs/adr/0005-turnstile-decisions.md); at a light load a scan finds
+# the connection free and goes alone.
+CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "1")))
+BATCH_LIMIT = 64  # scans in one statement at most
 # Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
 # each keeps its Django connection from scan to scan.
 THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
 
-_pool: tuple[asyncio.AbstractEventLoop, AsyncConnectionPool] | None = None
+
+@dataclass(eq=False)
+class _Waiting:
+    ctx: ScanContext
+    answer: asyncio.Future[Outcome | None]
+
+
+class _Batches:
+    """Scans waiting on one event loop, and the statements deciding them."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self.pool = pool
+        self.waiting: collections.deque[_Waiting] = collections.deque()
+        self.running: set[asyncio.Task[None]] = set()
+
+    def decide(self, ctx: ScanContext) -> asyncio.Future[Outcome | None]:
+        answer = asyncio.get_running_loop().create_future()
+        self.waiting.append(_Waiting(ctx, answer))
+        self.start()
+        return answer
+
+    def start(self) -> None:
+        while self.waiting and len(self.running) < CONNECTIONS:
+            task = asyncio.create_task(self.run(self.take()))
+            self.running.add(task)
+            task.add_done_callback(self.done)
+
+    def done(self, task: asyncio.Task[None]) -> None:
+        self.running.discard(task)
+        self.start()
+
+    def take(self) -> list[_Waiting]:
+        """The next batch, in order of arrival; a second scan of a ticket (or a nonce sent
+        again) waits for the next, so a statement moves each ticket at most once."""
+        batch: list[_Waiting] = []
+        later: list[_Waiting] = []
+        seen: set[tuple[Any, ...]] = set()
+        while self.waiting and len(batch) < BATCH_LIMIT:
+            waiting = self.waiting.popleft()
+            ctx = waiting.ctx
+            keys = (("ticket", ctx.fixture_id, ctx.barcode), ("nonce", ctx.device_id, ctx.nonce))
+            if seen.intersection(keys):
+                later.append(waiting)
+                continue
+            seen.update(keys)
+            batch.append(waiting)
+        self.waiting.extendleft(reversed(later))
+        return batch
+
+    async def run(self, batch: list[_Waiting]) -> None:
+        try:
+            try:
+                outcomes = await self.statement([waiting.ctx for waiting in batch])
+            except psycopg.Error:
+                if len(batch) == 1:
+                    raise
+                # Nothing was written (one statement); one scan's failure must not be the
+                # others': each goes again on its own.
+                for waiting in batch:
+                    try:
+                        _answer(waiting, (await self.statement([waiting.ctx]))[0])
+                    except Exception as error:
+                        _fail(waiting, error)
+                return
+            for waiting, outcome in zip(batch, outcomes, strict=True):
+                _answer(waiting, outcome)
+        except BaseException as error:
+            for waiting in batch:
+                _fail(waiting, error)
+            if not isinstance(error, Exception):
+                raise
+
+    async def statement(self, batch: list[ScanContext]) -> list[Outcome | None]:
+        async with self.pool.connection() as conn:
+            cursor = _cursors.get(conn)
+            if cursor is None:
+                cursor = _cursors[conn] = conn.cursor()
+            await cursor.execute(DECIDE_SQL_BYTES, _params(batch), prepare=True)
+            rows = await cursor.fetchall()
+        return _outcomes(batch, rows)
+
+
+def _answer(waiting: _Waiting, outcome: Outcome | None) -> None:
+    if not waiting.answer.done():  # its request may have gone (the client hung up)
+        waiting.answer.set_result(outcome)
+
+
+def _fail(waiting: _Waiting, error: BaseException) -> None:
+    if not waiting.answer.done():
+        waiting.answer.set_exception(error)
+
+
+_batches: tuple[asyncio.AbstractEventLoop, _Batches] | None = None
 # One cursor kept per connection (it keeps the adapters it found for each parameter's type), and
-# the statement as bytes (not encoded again for every scan).
+# the statement as bytes (not encoded again for every batch).
 _cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncCursor[Any]] = (
     weakref.WeakKeyDictionary()
 )
@@ -360,30 +496,34 @@ def on_loop() -> bool:
 
 
 async def decide_async(ctx: ScanContext) -> Outcome:
-    """`decide` for the event loop: the same prepared statement on an async connection, in
-    autocommit, so it has committed when this returns."""
-    pool = _pool[1] if _pool is not None and _pool[0] is asyncio.get_running_loop() else None
-    async with (pool or await _pool_open()).connection() as conn:
-        cursor = _cursors.get(conn)
-        if cursor is None:
-            cursor = _cursors[conn] = conn.cursor()
-        await cursor.execute(DECIDE_SQL_BYTES, _params(ctx), prepare=True)
-        row = await cursor.fetchone()
-    if row is not None:
-        return Outcome(*row)
+    """`decide` for the event loop: the same statement on an async connection, in autocommit,
+    with whatever other scans were waiting for one; it has committed when this returns."""
+    batches = (
+        _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
+    )
+    outcome = await (batches or await _batches_open()).decide(ctx)
+    if outcome is not None:
+        return outcome
     # The same nonce stored meanwhile by a concurrent request (see decide).
     prior = await in_scan_thread(_prior, ctx)
     return prior  # type: ignore[return-value]
 
 
-async def _pool_open() -> AsyncConnectionPool:
-    """The process's pool, made on its event loop at the first scan (uvicorn has one loop per
-    worker; tests run a loop each)."""
-    global _pool
+async def _batches_open() -> _Batches:
+    """The process's pool and batches, made on its event loop at the first scan (uvicorn has
+    one loop per worker; tests run a loop each)."""
+    global _batches
     params = connections["default"].get_connection_params()
     params.pop("cursor_factory", None)  # Django's sync cursor class; the pool's are async
     params["autocommit"] = True
     params["prepare_threshold"] = ONLY_WHEN_ASKED
+    # These connections run the decision only. Its plan is made once per connection (else
+    # PostgreSQL plans it afresh for each batch size), and every lookup in it has a unique index:
+    # a sequential scan, chosen while the scans table was small, would stay in that plan as the
+    # table grew.
+    params["options"] = " ".join(
+        (params.get("options", ""), "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off")
+    ).strip()
     pool = AsyncConnectionPool(
         kwargs=params,
         min_size=CONNECTIONS,
@@ -392,17 +532,18 @@ async def _pool_open() -> AsyncConnectionPool:
         open=False,
         name="entry-scans",
     )
-    _pool = (asyncio.get_running_loop(), pool)
+    batches = _Batches(pool)
+    _batches = (asyncio.get_running_loop(), batches)
     await pool.open()
-    return pool
+    return batches
 
 
 async def scan_pool_close() -> None:
     """Close the pool of the running loop (tests; a worker shutting down closes its sockets)."""
-    global _pool
-    if _pool is not None and _pool[0] is asyncio.get_running_loop():
-        pool, _pool = _pool[1], None
-        await pool.close()
+    global _batches
+    if _batches is not None and _batches[0] is asyncio.get_running_loop():
+        batches, _batches = _batches[1], None
+        await batches.pool.close()
 
 
 def _in_thread[T](work: Callable[..., T], *args: Any) -> T:
