@@ -364,6 +364,28 @@ def test_one_scan_failing_in_a_statement_leaves_the_others_decided(gates, monkey
     assert not Ticket.objects.get(barcode="AWAY-2").inside
 
 
+def test_scans_fail_together_when_no_connection_comes(gates, monkeypatch, batch_sizes):
+    """A statement that never reached the server (the pool had no connection in time) is not
+    tried again scan by scan, which would multiply the wait: its scans fail at once, 500 and
+    'scan again', and nothing is stored."""
+    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    monkeypatch.setattr(decisions, "POOL_TIMEOUT", 0.3)
+    warm(gates, "F03")
+
+    async def starved():
+        batches = await decisions._batches_open()
+        async with batches.pool.connection():  # the process's only connection, held
+            return await asyncio.gather(
+                *(post(gates.key, scan_of(gates, code)) for code in ("HOME-1", "AWAY-1", "AWAY-2"))
+            )
+
+    answers = run(starved)
+    assert [status for status, _ in answers] == [500, 500, 500]
+    assert answers[0][1] == {"detail": "The scan could not be decided: scan again."}
+    assert batch_sizes == [1, 2]
+    assert not Scan.objects.exists()
+
+
 def test_the_scan_connections_keep_one_plan_and_use_the_indexes(gates) -> None:
     """The pool's connections run the decision only: its plan is made once (not for each batch
     size), with index lookups even when made while the scans table was empty."""

@@ -376,6 +376,7 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
 # the connection free and goes alone.
 CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "1")))
 BATCH_LIMIT = 64  # scans in one statement at most
+POOL_TIMEOUT = 10.0  # seconds a statement waits for a connection before its scans fail
 # Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
 # each keeps its Django connection from scan to scan.
 THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
@@ -433,11 +434,12 @@ class _Batches:
         try:
             try:
                 outcomes = await self.statement([waiting.ctx for waiting in batch])
-            except psycopg.Error:
-                if len(batch) == 1:
+            except psycopg.Error as error:
+                # The server refused the statement (no sqlstate: the connection or the pool
+                # failed, and would fail each scan again). Nothing was written (one statement);
+                # one scan's fault must not be the others': each goes again on its own.
+                if len(batch) == 1 or error.sqlstate is None:
                     raise
-                # Nothing was written (one statement); one scan's failure must not be the
-                # others': each goes again on its own.
                 for waiting in batch:
                     try:
                         _answer(waiting, (await self.statement([waiting.ctx]))[0])
@@ -528,7 +530,7 @@ async def _batches_open() -> _Batches:
         kwargs=params,
         min_size=CONNECTIONS,
         max_size=CONNECTIONS,
-        timeout=10,
+        timeout=POOL_TIMEOUT,
         open=False,
         name="entry-scans",
     )
