@@ -22,7 +22,7 @@ from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
 from safeground.entry import asgi, decisions, lookups
 from safeground.entry.models import Scan, Ticket
-from safeground.entry.services import scan_check
+from safeground.entry.services import scan_check, scan_decide
 from safeground.live import events
 from safeground.venues.models import Block
 
@@ -265,7 +265,8 @@ def test_the_scan_threads_prepare_the_statement_too(gates) -> None:
         raw.pgconn.untrace()
         trace.seek(0)
         sent = [line.split("\t")[2] for line in trace.read().splitlines() if line[:2] == "F\t"]
-    assert sent.count("Bind") == 1 and "Parse" not in sent and "Query" not in sent
+    # the planner's settings on, the statement, the settings back: each bound, none parsed again
+    assert sent.count("Bind") == 3 and "Parse" not in sent and "Query" not in sent
 
 
 @pytest.fixture
@@ -402,6 +403,21 @@ def test_the_scan_connections_keep_one_plan_and_use_the_indexes(gates) -> None:
     assert run(settings) == ["force_generic_plan", "off"]
 
 
+def test_the_scan_threads_plan_the_statement_so_and_leave_their_connection_as_it_was(gates):
+    warm(gates, "F03")
+    names = ("plan_cache_mode", "enable_seqscan", "enable_hashjoin", "enable_mergejoin")
+
+    def settings() -> list[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setting FROM pg_settings WHERE name = ANY(%s) ORDER BY name",
+                           [list(names)])  # fmt: skip
+            return [row[0] for row in cursor.fetchall()]
+
+    before = settings()
+    assert gates.scan("AWAY-1").json()["decision"] == "admit"
+    assert settings() == before == ["on", "on", "on", "auto"]
+
+
 def deadlocks() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
@@ -450,3 +466,53 @@ def test_batches_holding_the_same_tickets_in_opposite_orders_never_deadlock(
     assert sorted(set(reasons)) == ["admit", "already_inside"]
     assert reasons.count("admit") == reasons.count("already_inside") == 2 * pairs
     assert Ticket.objects.filter(barcode__startswith="CROSS-", inside=True).count() == 2 * pairs
+
+
+def table_scans() -> tuple[int, int]:
+    """Sequential and index scans of tickets and scans so far, as PostgreSQL counts them (this
+    connection's own figures included: they are flushed first)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT sum(seq_scan), sum(idx_scan) FROM pg_stat_user_tables "
+            "WHERE relname IN ('entry_ticket', 'entry_scan')"
+        )
+        seq, idx = cursor.fetchone()
+    return int(seq), int(idx or 0)
+
+
+def test_a_scan_threads_plan_uses_the_indexes_while_the_tables_fill(gates) -> None:
+    """A scan thread's statement is planned with index lookups even when the tables' statistics
+    say they are small (tickets just imported, no scans yet), so the plan stays right as they
+    fill: once it is made, a scan reads no table from end to end."""
+    block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
+    now = timezone.now()
+    Ticket.objects.bulk_create(
+        Ticket(fixture=gates.fixture, barcode=f"FILL-{i:05d}", holder_name="Filler",
+               holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
+               imported_at=now, updated_at=now)
+        for i in range(3000)
+    )  # fmt: skip
+    warm(gates, "F03")
+    device = lookups.device_for_key(gates.key)
+
+    def scans(first: int, last: int) -> None:
+        for i in range(first, last):
+            scan_decide(device=device, turnstile="F03", barcode=f"FILL-{i:05d}",
+                        scanned_at=gates.before_kickoff, nonce=uuid.uuid4())  # fmt: skip
+
+    def on_a_thread() -> tuple[tuple[int, int], tuple[int, int]]:
+        try:  # a Django connection of its own, as a scan thread's
+            scans(0, 10)  # the plan is made (and the caches filled)
+            before = table_scans()
+            scans(10, 60)
+            return before, table_scans()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(1) as thread:
+        (seq_before, idx_before), (seq_after, idx_after) = thread.submit(on_a_thread).result()
+    assert idx_after >= idx_before + 100  # two index probes a scan at least: the figures are in
+    assert seq_after == seq_before
+    assert Scan.objects.filter(barcode__startswith="FILL-", decision="admit").count() == 60

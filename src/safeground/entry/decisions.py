@@ -217,10 +217,34 @@ def _outcomes(batch: list[ScanContext], rows: list[tuple[Any, ...]]) -> list[Out
     return [found.get(n) for n in range(1, len(batch) + 1)]
 
 
+# How the statement is planned. The planner takes a batch for ~100 scans and tables just filled
+# or emptied for tiny: left to itself it chose hash joins over whole tables, a plan that stays
+# cached as they fill (a scan then reads every ticket). With these, every lookup is an index probe.
+# The loop's connections keep them for good (they run nothing else, _batches_open); Django's
+# connection sets them around the statement only, so whenever PostgreSQL plans it there (first
+# use, or after new statistics) it plans it so.
+PLAN_SETTINGS = {
+    "plan_cache_mode": "force_generic_plan",
+    "enable_seqscan": "off",
+    "enable_hashjoin": "off",
+    "enable_mergejoin": "off",
+}
+PLAN_ON = "SELECT " + ", ".join(
+    f"set_config('{k}', '{v}', false)" for k, v in PLAN_SETTINGS.items()
+)
+PLAN_OFF = "SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name = ANY(%s)"
+
+
 def _decide_sql(ctx: ScanContext) -> Outcome | None:
     with _prepared_cursor() as cursor:
-        cursor.execute(DECIDE_SQL, _params([ctx]))
-        rows = cursor.fetchall()
+        cursor.execute(PLAN_ON)
+        try:
+            cursor.execute(DECIDE_SQL, _params([ctx]))
+            rows = cursor.fetchall()
+        finally:
+            # In a failed transaction the settings go back with its rollback.
+            if cursor.connection.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
+                cursor.execute(PLAN_OFF, (list(PLAN_SETTINGS),))
     return _outcomes([ctx], rows)[0]
 
 
@@ -523,9 +547,8 @@ async def _batches_open() -> _Batches:
     # PostgreSQL plans it afresh for each batch size), and every lookup in it has a unique index:
     # a sequential scan, chosen while the scans table was small, would stay in that plan as the
     # table grew.
-    params["options"] = " ".join(
-        (params.get("options", ""), "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off")
-    ).strip()
+    settings = " ".join(f"-c {name}={value}" for name, value in PLAN_SETTINGS.items())
+    params["options"] = " ".join((params.get("options", ""), settings)).strip()
     pool = AsyncConnectionPool(
         kwargs=params,
         min_size=CONNECTIONS,
