@@ -93,6 +93,18 @@ def warm(gates, *turnstiles: str) -> None:
                    nonce=uuid.uuid4())  # fmt: skip
 
 
+def away_tickets(gates, prefix: str, count: int) -> None:
+    """`count` away tickets for the cup tie, PREFIX-00000 onwards, in one insert."""
+    block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
+    now = timezone.now()
+    Ticket.objects.bulk_create(
+        Ticket(fixture=gates.fixture, barcode=f"{prefix}-{i:05d}", holder_name=f"{prefix} holder",
+               holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
+               imported_at=now, updated_at=now)
+        for i in range(count)
+    )  # fmt: skip
+
+
 CASES = [
     ("BANNED-1", "F03"),
     ("CANCELLED-1", "F03"),
@@ -212,14 +224,7 @@ def test_two_turnstiles_racing_on_each_ticket_admit_it_once_on_the_loop(
 ) -> None:
     """Two statements in flight at once: batches holding the same tickets meet at their rows."""
     monkeypatch.setattr(decisions, "CONNECTIONS", 2)
-    block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
-    now = timezone.now()
-    Ticket.objects.bulk_create(
-        Ticket(fixture=gates.fixture, barcode=f"RACE-{i:05d}", holder_name="Racer",
-               holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
-               imported_at=now, updated_at=now)
-        for i in range(RACES)
-    )  # fmt: skip
+    away_tickets(gates, "RACE", RACES)
     _, other_key = device_create(
         organisation=Organisation.objects.get(name="West Ham United"),
         name="Gate F turnstile 7",
@@ -430,20 +435,13 @@ def test_batches_holding_the_same_tickets_in_opposite_orders_never_deadlock(
     """Each statement locks its tickets in ticket order, so two batches with the same tickets
     listed the other way round wait for each other instead of deadlocking."""
     monkeypatch.setattr(decisions, "CONNECTIONS", 2)
-    block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
-    now = timezone.now()
     pairs = int(os.environ.get("SAFEGROUND_CROSSED", "100"))
-    Ticket.objects.bulk_create(
-        Ticket(fixture=gates.fixture, barcode=f"CROSS-{i:04d}", holder_name="Crosser",
-               holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
-               imported_at=now, updated_at=now)
-        for i in range(2 * pairs)
-    )  # fmt: skip
+    away_tickets(gates, "CROSS", 2 * pairs)
     warm(gates, "F03", "F07")
     device = lookups.device_for_key(gates.key)
 
     def context(i: int, turnstile: str):
-        return scan_check(device=device, turnstile=turnstile, barcode=f"CROSS-{i:04d}",
+        return scan_check(device=device, turnstile=turnstile, barcode=f"CROSS-{i:05d}",
                           nonce=uuid.uuid4(), scanned_at=gates.before_kickoff,
                           cached_only=True).context  # fmt: skip
 
@@ -486,14 +484,7 @@ def test_a_scan_threads_plan_uses_the_indexes_while_the_tables_fill(gates) -> No
     """A scan thread's statement is planned with index lookups even when the tables' statistics
     say they are small (tickets just imported, no scans yet), so the plan stays right as they
     fill: once it is made, a scan reads no table from end to end."""
-    block = Block.objects.get(ground=gates.fixture.ground, code="S-L2")
-    now = timezone.now()
-    Ticket.objects.bulk_create(
-        Ticket(fixture=gates.fixture, barcode=f"FILL-{i:05d}", holder_name="Filler",
-               holder_dob=now.date(), block=block, row="A", seat=str(i), end="away",
-               imported_at=now, updated_at=now)
-        for i in range(3000)
-    )  # fmt: skip
+    away_tickets(gates, "FILL", 3000)
     warm(gates, "F03")
     device = lookups.device_for_key(gates.key)
 
