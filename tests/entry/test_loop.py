@@ -507,3 +507,53 @@ def test_a_scan_threads_plan_uses_the_indexes_while_the_tables_fill(gates) -> No
     assert idx_after >= idx_before + 100  # two index probes a scan at least: the figures are in
     assert seq_after == seq_before
     assert Scan.objects.filter(barcode__startswith="FILL-", decision="admit").count() == 60
+
+
+def test_a_turnstile_scanning_steadily_never_waits_for_a_reload(gates, settings, monkeypatch):
+    """Past half its time an entry is reloaded on a scan thread while it still answers: scans
+    stay on the loop across many expiries, and what the reload read counts at once (a key revoked
+    meanwhile stops before the old entry would have expired)."""
+    settings.SAFEGROUND_ENTRY_CACHE_SECONDS = 0.4
+    warm(gates, "F03")
+    sent_to_threads: list[str] = []
+    over_http = asgi.scan_over_http
+
+    def counted(key, body):
+        sent_to_threads.append(json.loads(body)["barcode"])
+        return over_http(key, body)
+
+    monkeypatch.setattr(asgi, "scan_over_http", counted)
+    away_tickets(gates, "STEADY", 60)
+
+    async def steadily():
+        answers = []
+        for i in range(60):  # 1.2 s: three times the entries' time
+            answers.append(await post(gates.key, scan_of(gates, f"STEADY-{i:05d}")))
+            await asyncio.sleep(0.02)
+        return answers
+
+    answers = run(steadily)
+    assert [answer["decision"] for _, answer in answers] == ["admit"] * 60
+    assert sent_to_threads == []
+
+    async def revoked_meanwhile():
+        started = time.monotonic()
+        await asyncio.sleep(1.1)  # past half the entry's time (warmed just now)
+        await decisions.in_scan_thread(
+            lambda: device_revoke(device=Device.objects.get(pk=gates.device_id))
+        )
+        before = await post(gates.key, scan_of(gates, "AWAY-1"))  # the old entry; asks a reload
+        for _ in range(50):
+            await asyncio.sleep(0.002)
+            after = await post(gates.key, scan_of(gates, "AWAY-2"))
+            if after[0] == 401:
+                break
+        return before, after, time.monotonic() - started
+
+    settings.SAFEGROUND_ENTRY_CACHE_SECONDS = 2.0
+    lookups.caches_clear()
+    warm(gates, "F03")  # entries loaded now
+    before, after, took = run(revoked_meanwhile)
+    assert before[0] == 200 and after[0] == 401
+    assert took < 2.0  # the reload's reading, not the entry's expiry
+    assert sent_to_threads == ["AWAY-2"]  # once the key was gone from the cache

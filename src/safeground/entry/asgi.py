@@ -80,6 +80,9 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
     except Exception:
         logger.exception("scan failed")
         return FAILED
+    finally:
+        for reload in lookups.reloads_due():
+            decisions.in_scan_thread_soon(reload)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

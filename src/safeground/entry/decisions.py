@@ -16,6 +16,7 @@ threads (`in_scan_thread`).
 
 import asyncio
 import collections
+import contextlib
 import functools
 import json
 import os
@@ -579,14 +580,27 @@ def _in_thread[T](work: Callable[..., T], *args: Any) -> T:
         raise
 
 
-async def in_scan_thread[T](work: Callable[..., T], *args: Any) -> T:
-    """`work(*args)` on one of the process's scan threads, which keep their Django connection."""
+def _scan_threads() -> ThreadPoolExecutor:
     global _threads
     if _threads is None:
         _threads = ThreadPoolExecutor(
             THREADS, thread_name_prefix="scan", initializer=_remember_connection
         )
-    return await asyncio.get_running_loop().run_in_executor(_threads, _in_thread, work, *args)
+    return _threads
+
+
+async def in_scan_thread[T](work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` on one of the process's scan threads, which keep their Django connection."""
+    threads = _scan_threads()
+    return await asyncio.get_running_loop().run_in_executor(threads, _in_thread, work, *args)
+
+
+def in_scan_thread_soon(work: Callable[[], None]) -> None:
+    """`work()` on a scan thread, not waited for (the loop's cache reloads, which handle their
+    own errors)."""
+    # RuntimeError: the threads are stopping with the worker; the entry expires instead.
+    with contextlib.suppress(RuntimeError):
+        _scan_threads().submit(_in_thread, work)
 
 
 def _remember_connection() -> None:

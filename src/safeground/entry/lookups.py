@@ -10,11 +10,16 @@ Only found things are kept; an unknown key or turnstile is looked up again each 
 
 On the event loop (entry/asgi.py on PostgreSQL) every lookup is asked for with `cached_only=True`:
 a hit is answered at once, without the database; a miss raises NotCached and the scan goes to a
-thread, which loads it through Django and fills the cache for the scans after it.
+thread, which loads it through Django and fills the cache for the scans after it. So that a
+turnstile scanning steadily never meets an expired entry (and a scan never waits for its reload),
+the loop has an entry reloaded on a scan thread once it is past REFRESH_AT of its time
+(`reloads_due`), while the entry still answers.
 """
 
+import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -28,7 +33,21 @@ from safeground.accounts.services import device_key_hash
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
 
+logger = logging.getLogger(__name__)
+
 MAX_ENTRIES = 10_000  # per cache; past it a cache starts again (keys are few in practice)
+# Share of SAFEGROUND_ENTRY_CACHE_SECONDS after which a hit on the loop has its entry reloaded.
+REFRESH_AT = 0.5
+
+_reloads: deque[Callable[[], None]] = deque()  # asked for on the loop, run on a scan thread
+
+
+def reloads_due() -> list[Callable[[], None]]:
+    """The reloads the loop has asked for since the last call, for a scan thread to run."""
+    due = []
+    while _reloads:
+        due.append(_reloads.popleft())
+    return due
 
 
 class NotCached(Exception):
@@ -45,6 +64,9 @@ class TTLCache:
     def __init__(self) -> None:
         self._data: dict[Hashable, tuple[float, Any]] = {}
         self._loading: set[Hashable] = set()
+        # Asked for ahead of time; apart from _loading, so that one never run lets the entry
+        # expire as it would have.
+        self._reloading: set[Hashable] = set()
         self._lock = threading.Lock()
 
     def get[V](
@@ -56,7 +78,13 @@ class TTLCache:
             if cached_only:
                 raise NotCached(key)
         else:
-            if now - hit[0] < settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
+            age = now - hit[0]
+            if age < settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
+                if cached_only and age >= REFRESH_AT * settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
+                    with self._lock:
+                        if key not in self._reloading:
+                            self._reloading.add(key)
+                            _reloads.append(lambda: self._reload(key, load))
                 value: V = hit[1]
                 return value
             with self._lock:
@@ -66,6 +94,9 @@ class TTLCache:
                 if cached_only:
                     raise NotCached(key)
                 self._loading.add(key)
+        return self._load(key, load, now)
+
+    def _load[V](self, key: Hashable, load: Callable[[], V | None], now: float) -> V | None:
         try:
             loaded = load()
             if loaded is not None:
@@ -76,12 +107,22 @@ class TTLCache:
                 self._data.pop(key, None)
             return loaded
         finally:
-            if hit is not None:
-                with self._lock:
-                    self._loading.discard(key)
+            with self._lock:
+                self._loading.discard(key)
+                self._reloading.discard(key)
+
+    def _reload(self, key: Hashable, load: Callable[[], Any]) -> None:
+        """An entry reloaded ahead of its time (on a scan thread, for the loop)."""
+        try:
+            self._load(key, load, time.monotonic())
+        except Exception:
+            # The next scan that needs it loads it itself, and meets the error there.
+            self._data.pop(key, None)
+            logger.warning("reloading %r failed", key, exc_info=True)
 
     def clear(self) -> None:
         self._data.clear()
+        self._reloading.clear()
 
 
 @dataclass(frozen=True)
