@@ -1,6 +1,9 @@
 """Counts at the gates: admitted per gate, stand and zone against capacity, denials by reason and
 gate, the "prevented from attending" figure, the capacity warning, and the throttled live event."""
 
+import asyncio
+import contextlib
+
 import pytest
 from django.test import Client
 
@@ -8,7 +11,8 @@ from safeground.accounts.models import User
 from safeground.entry import live_counts
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.selectors import entry_counts
-from safeground.live.events import capture_events
+from safeground.live import bus
+from safeground.live.events import Viewer, capture_events
 from safeground.venues.models import Block
 
 from .conftest import make_ticket
@@ -127,9 +131,35 @@ def test_slow_counts_are_published_less_often(settings, monkeypatch) -> None:
     assert FakeTimer.made[1].interval == pytest.approx(0.2 * live_counts.COST_SHARE)
 
 
-def test_the_counts_event_carries_the_counts(gates, django_capture_on_commit_callbacks) -> None:
+@contextlib.contextmanager
+def control_room_socket(fixture_id: int):
+    """A control-room socket open on this process's in-process hub while the block runs."""
+    hub = bus.Hub(redis_url="")
+
+    async def open_socket() -> None:
+        async def send(message) -> None:
+            pass
+
+        viewer = Viewer(user_id=1, organisation_ids=frozenset(), roles=frozenset({"safety"}),
+                        home_staff=True)  # fmt: skip
+        await hub.subscribe(bus.Subscriber(fixture_id=fixture_id, viewer=viewer, send=send))
+
+    asyncio.run(open_socket())
+    try:
+        yield
+    finally:
+        asyncio.run(hub.close())
+
+
+def test_the_counts_event_carries_the_counts(
+    gates, settings, django_capture_on_commit_callbacks, django_assert_num_queries
+) -> None:
+    settings.REDIS_URL = ""  # in-process fan-out: only this process's sockets can hear
     gates.scan("AWAY-1")
     with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
-        live_counts.counts_publish(gates.fixture.pk)
+        with django_assert_num_queries(0):  # no control room open here: nothing read
+            live_counts.counts_publish(gates.fixture.pk)
+        with control_room_socket(gates.fixture.pk):
+            live_counts.counts_publish(gates.fixture.pk)
     assert [e.type for e in events] == ["entry.counts"]
     assert events[0].data["admitted"] == 1 and not events[0].audience.home_only

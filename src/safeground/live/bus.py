@@ -323,6 +323,16 @@ def get_hub() -> Hub:
     return hub
 
 
+def heard(fixture_id: int) -> bool:
+    """Whether an event of this fixture sent now could reach a socket: in Redis mode any
+    process's may hold one; in-process, only this process's hubs can."""
+    if settings.REDIS_URL:
+        return True
+    with _registry_lock:
+        hubs = list(_local_hubs)
+    return any(hub.subscriber_count(fixture_id) for hub in hubs)
+
+
 def send(event: Event) -> None:
     """Deliver a committed event: to Redis when configured, else to this process's hubs."""
     url: str = settings.REDIS_URL
