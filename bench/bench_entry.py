@@ -17,6 +17,7 @@ The Safeground side runs once `src/safeground/entry/api.py` defines the scan rou
     .venv/bin/python bench/bench_entry.py            # both databases, 20 s runs
     .venv/bin/python bench/bench_entry.py --quick    # 5 s runs, 20,000 tickets, PostgreSQL only
     .venv/bin/python bench/bench_entry.py --no-sqlite --seconds 30 --tickets 200000
+    .venv/bin/python bench/bench_entry.py --no-sqlite --only safeground --control-room 4
 
 Last line (PostgreSQL figures; `n/a` where the Safeground side is not built):
 `entry scans_per_s=N p99_ms_at_500=X pretix_scans_per_s=M ratio=R`.
@@ -25,6 +26,7 @@ Last line (PostgreSQL figures; `n/a` where the Safeground side is not built):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import math
@@ -34,6 +36,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -77,6 +80,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=500.0, help="rate: scans/s offered")
     parser.add_argument("--rate-connections", type=int, default=64, help="rate: connection pool")
     parser.add_argument("--only", choices=["pretix", "safeground"], help="one system only")
+    parser.add_argument(
+        "--control-room",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Safeground: N control-room sockets open on the match while it is measured, so its "
+        "live counts are read and sent as on match day (default 0)",
+    )
     parser.add_argument(
         "--pg-db",
         default=SG_PG_DB,
@@ -397,8 +408,66 @@ def safeground_setup(tickets: int, out: str) -> None:
         organisation=organisation, name=f"bench turnstile {moment:%H%M%S}", profile="turnstile"
     )
     Path(out).write_text(
-        json.dumps({"device_key": key, "turnstile": turnstile.code, "barcodes": barcodes})
+        json.dumps(
+            {
+                "device_key": key,
+                "turnstile": turnstile.code,
+                "barcodes": barcodes,
+                "fixture_id": fixture.pk,
+            }
+        )
     )
+
+
+@contextlib.contextmanager
+def control_room(port: int, fixture_id: int, sockets: int) -> Iterator[dict[str, int]]:
+    """`sockets` control-room sockets on the match (logged in as the demo loggist), read on a
+    thread of this process while the block runs; counts the `entry.counts` frames they get."""
+    heard = {"sockets": 0, "counts": 0}
+    if not sockets:
+        yield heard
+        return
+    from bench_live import ApiPublisher
+
+    cookie = ApiPublisher(port).cookie
+    stop = threading.Event()
+
+    async def listen() -> None:
+        from websockets.asyncio.client import connect
+
+        url = f"ws://127.0.0.1:{port}/ws/fixtures/{fixture_id}/"
+        opened = [
+            await connect(url, origin=f"http://127.0.0.1:{port}",  # type: ignore[arg-type]
+                          additional_headers={"Cookie": cookie}, ping_interval=None)
+            for _ in range(sockets)
+        ]  # fmt: skip
+        heard["sockets"] = len(opened)
+
+        async def read(ws: Any) -> None:
+            with contextlib.suppress(Exception):
+                async for message in ws:
+                    if json.loads(message).get("type") == "entry.counts":
+                        heard["counts"] += 1
+
+        readers = [asyncio.create_task(read(ws)) for ws in opened]
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+        for ws in opened:
+            await ws.close()
+        await asyncio.gather(*readers)
+
+    thread = threading.Thread(target=asyncio.run, args=(listen(),), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while heard["sockets"] < sockets and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if heard["sockets"] < sockets:
+        raise RuntimeError(f"control room: {heard['sockets']} of {sockets} sockets opened")
+    try:
+        yield heard
+    finally:
+        stop.set()
+        thread.join(timeout=10)
 
 
 def free_port() -> int:
@@ -438,20 +507,29 @@ def measure_safeground(args: argparse.Namespace, backend: str, tickets: int) -> 
             server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
             try:
                 pretix.wait_for_port(port, server)
+                room = control_room(port, seeded["fixture_id"], args.control_room)
                 body = (
                     '{"barcode": "{barcode}", "turnstile": "' + seeded["turnstile"] + '", '
                     '"scanned_at": "{now}", "nonce": "{nonce}"}'
                 )
-                return measure(
-                    args,
-                    f"safeground db={backend} tickets={tickets}",
-                    f"http://127.0.0.1:{port}{SG_SCAN_PATH}",
-                    [f"X-Device-Key: {seeded['device_key']}"],
-                    body,
-                    "decision=admit",
-                    seeded["barcodes"],
-                    [server.pid],
-                )
+                with room as heard:
+                    results = measure(
+                        args,
+                        f"safeground db={backend} tickets={tickets}",
+                        f"http://127.0.0.1:{port}{SG_SCAN_PATH}",
+                        [f"X-Device-Key: {seeded['device_key']}"],
+                        body,
+                        "decision=admit",
+                        seeded["barcodes"],
+                        [server.pid],
+                    )
+                if args.control_room:
+                    print(
+                        f"entry safeground control room: sockets={heard['sockets']} "
+                        f"counts_frames={heard['counts']}",
+                        flush=True,
+                    )
+                return results
             finally:
                 server.terminate()
                 try:
