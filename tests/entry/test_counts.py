@@ -3,6 +3,8 @@ gate, the "prevented from attending" figure, the capacity warning, and the throt
 
 import asyncio
 import contextlib
+import os
+import time
 
 import pytest
 from django.test import Client
@@ -149,6 +151,47 @@ def control_room_socket(fixture_id: int):
         yield
     finally:
         asyncio.run(hub.close())
+
+
+def test_a_process_whose_interval_another_took_tries_again_after_it(settings) -> None:
+    settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 1.0
+    FakeTimer.made = []
+    answers = iter([0.3, None])  # another process read them; 0.3 s of its interval left
+    published: list[int] = []
+
+    def publish(fixture_id: int) -> float | None:
+        published.append(fixture_id)
+        return next(answers)
+
+    throttle = live_counts.Throttle(publish=publish, timer=FakeTimer)
+    throttle.touch(7)
+    FakeTimer.made[0].fire()
+    assert [t.interval for t in FakeTimer.made] == [1.0, 0.3]
+    throttle.touch(7)  # a scan meanwhile: already due
+    FakeTimer.made[1].fire()
+    assert published == [7, 7] and len(FakeTimer.made) == 2
+
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="Redis mode needs REDIS_URL (redis://127.0.0.1:6379/0)")
+def test_in_redis_mode_one_process_reads_the_counts_an_interval(
+    gates, settings, django_capture_on_commit_callbacks
+) -> None:
+    settings.REDIS_URL = REDIS_URL
+    gates.scan("AWAY-1")  # (its own timer is off: SAFEGROUND_ENTRY_COUNTS_EVERY is 0 until now)
+    settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 2.0
+    bus.redis_client(REDIS_URL).delete(f"safeground:entry-counts:{gates.fixture.pk}")
+    with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
+        first = live_counts.counts_publish(gates.fixture.pk)  # this process takes the interval
+        second = live_counts.counts_publish(gates.fixture.pk)  # as another process would
+    assert first is None and second is not None and 0 < second <= 2.0
+    assert [e.type for e in events] == ["entry.counts"]
+    time.sleep(second + 0.05)
+    with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
+        assert live_counts.counts_publish(gates.fixture.pk) is None
+    assert [e.type for e in events] == ["entry.counts"]
 
 
 def test_the_counts_event_carries_the_counts(

@@ -8,11 +8,14 @@ The counts are read on the timer's thread, never on a scan's, and never take mor
 1/COST_SHARE of the time: a match whose counts take 80 ms to read publishes at most every 1.6 s.
 A process that no one could hear (in-process fan-out, no control-room socket open in it) does not
 read them: at 200,000 tickets a read takes ~90 ms of the database's time, and on a 2-core
-server it held up the scans around it.
-0 switches the event off (tests).
+server it held up the scans around it. In Redis mode every process's sockets get every publish,
+so one process per interval reads them (the first to claim it in Redis); another whose timer
+fires meanwhile tries again when that interval ends, so its scans are in a publish at most two
+intervals later. 0 switches the event off (tests).
 """
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -25,9 +28,11 @@ logger = logging.getLogger(__name__)
 COST_SHARE = 20  # the interval is at least 20 times what the last read of the counts took
 
 
-def counts_publish(fixture_id: int) -> None:
+def counts_publish(fixture_id: int) -> float | None:
     """Read a match's counts and send them to everyone in its control room (not stewards); not
-    read at all while no one could hear them (a process with no control-room socket open)."""
+    read at all while no one could hear them (a process with no control-room socket open). In
+    Redis mode one process reads them per interval: the others get the seconds until they may
+    try again, and try then (so their own scans are in a publish read after them)."""
     from safeground.live.bus import heard
     from safeground.live.events import publish
     from safeground.matches.models import Fixture
@@ -35,16 +40,38 @@ def counts_publish(fixture_id: int) -> None:
     from .selectors import entry_counts
 
     if not heard(fixture_id):
-        return  # the control room reads them afresh when it opens
+        return None  # the control room reads them afresh when it opens
+    wait = _claim(fixture_id)
+    if wait:
+        return wait
     fixture = Fixture.objects.filter(pk=fixture_id).first()
     if fixture is not None:
         publish(fixture_id=fixture_id, type="entry.counts", data=entry_counts(fixture))
+    return None
+
+
+def _claim(fixture_id: int) -> float:
+    """0 if this process may read the match's counts now; else the seconds until it may. In Redis
+    mode the counts reach every process's sockets and are the same whoever reads them, so the
+    first process of each interval takes it (SET NX with the interval as its expiry)."""
+    url = settings.REDIS_URL
+    if not url:
+        return 0.0
+    from safeground.live.bus import redis_client
+
+    client = redis_client(url)
+    key = f"safeground:entry-counts:{fixture_id}"
+    every_ms = max(1, round(1000 * float(settings.SAFEGROUND_ENTRY_COUNTS_EVERY)))
+    if client.set(key, os.getpid(), nx=True, px=every_ms):
+        return 0.0
+    left_ms = client.pttl(key)  # -2: expired meanwhile
+    return max(int(left_ms), 10) / 1000
 
 
 class Throttle:
     def __init__(
         self,
-        publish: Callable[[int], None] = counts_publish,
+        publish: Callable[[int], float | None] = counts_publish,
         timer: Callable[..., Any] = threading.Timer,
     ) -> None:
         self.publish = publish
@@ -53,7 +80,7 @@ class Throttle:
         self._took: dict[int, float] = {}  # seconds the last publish of a match took
         self._lock = threading.Lock()
 
-    def touch(self, fixture_id: int) -> None:
+    def touch(self, fixture_id: int, delay: float | None = None) -> None:
         every = float(settings.SAFEGROUND_ENTRY_COUNTS_EVERY)
         if every <= 0:
             return
@@ -61,7 +88,8 @@ class Throttle:
             if fixture_id in self._pending:
                 return
             self._pending.add(fixture_id)
-        delay = max(every, COST_SHARE * self._took.get(fixture_id, 0.0))
+        if delay is None:
+            delay = max(every, COST_SHARE * self._took.get(fixture_id, 0.0))
         timer = self.timer(delay, self._fire, args=(fixture_id,))
         timer.daemon = True
         timer.start()
@@ -70,13 +98,17 @@ class Throttle:
         with self._lock:
             self._pending.discard(fixture_id)
         started = time.monotonic()
+        retry = None
         try:
-            self.publish(fixture_id)
-            self._took[fixture_id] = time.monotonic() - started
+            retry = self.publish(fixture_id)
+            if retry is None:
+                self._took[fixture_id] = time.monotonic() - started
         except Exception:  # a failed publish must not kill the timer thread silently
             logger.exception("entry.counts for fixture %s not published", fixture_id)
         finally:
             connection.close()  # this thread's own connection (back to the pool)
+        if retry is not None:  # another process reads them this interval: try after it
+            self.touch(fixture_id, delay=retry)
 
 
 throttle = Throttle()

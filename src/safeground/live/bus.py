@@ -337,7 +337,7 @@ def send(event: Event) -> None:
     """Deliver a committed event: to Redis when configured, else to this process's hubs."""
     url: str = settings.REDIS_URL
     if url:
-        _redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), _encode(event))
+        redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), _encode(event))
         return
     with _registry_lock:
         hubs = list(_local_hubs)
@@ -350,7 +350,8 @@ def _encode(event: Event) -> str:
     return json.dumps({"seq": event.seq, **event.audience.to_wire()}) + "\n" + event.frame
 
 
-def _redis_client(url: str) -> redis.Redis:
+def redis_client(url: str) -> redis.Redis:
+    """The process's (blocking) client for this Redis."""
     with _registry_lock:
         client = _redis_clients.get(url)
         if client is None:
