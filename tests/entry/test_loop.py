@@ -557,3 +557,31 @@ def test_a_turnstile_scanning_steadily_never_waits_for_a_reload(gates, settings,
     assert before[0] == 200 and after[0] == 401
     assert took < 2.0  # the reload's reading, not the entry's expiry
     assert sent_to_threads == ["AWAY-2"]  # once the key was gone from the cache
+
+
+def test_a_reload_that_fails_drops_the_entry_and_the_next_scan_meets_the_error(gates, settings):
+    """A second ground of the organisation gets a turnstile F03 too: the reload of F03 fails
+    (the code no longer names one turnstile), and the next scan is refused naming the field."""
+    from safeground.venues.models import Gate, Ground, Turnstile
+
+    settings.SAFEGROUND_ENTRY_CACHE_SECONDS = 2.0
+    lookups.caches_clear()
+    warm(gates, "F03")
+    other = Ground.objects.create(organisation=gates.fixture.ground.organisation,
+                                  code="training-ground", name="Training Ground")  # fmt: skip
+    Turnstile.objects.create(gate=Gate.objects.create(ground=other, code="T", name="T"), code="F03")
+
+    async def scans():
+        await asyncio.sleep(1.1)  # past half the entries' time
+        first = await post(gates.key, scan_of(gates, "AWAY-1"))  # the old entry; asks a reload
+        for _ in range(100):  # until the reload has run; well before the entry's expiry
+            await asyncio.sleep(0.005)
+            if lookups._turnstiles._data.get((gates.fixture.ground.organisation_id, "F03")) is None:
+                break
+        return first, await post(gates.key, scan_of(gates, "AWAY-2"))
+
+    first, second = run(scans)
+    assert first[1]["decision"] == "admit"
+    assert second[0] == 400 and second[1]["field"] == "turnstile"
+    assert "several grounds" in second[1]["detail"]
+    assert list(Scan.objects.values_list("barcode", flat=True)) == ["AWAY-1"]

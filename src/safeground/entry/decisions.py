@@ -596,8 +596,9 @@ async def in_scan_thread[T](work: Callable[..., T], *args: Any) -> T:
 
 
 def in_scan_thread_soon(work: Callable[[], None]) -> None:
-    """`work()` on a scan thread, not waited for (the loop's cache reloads, which handle their
-    own errors)."""
+    """`work()` on a scan thread, not waited for (the loop's cache reloads, which report their
+    own errors): what it raises is dropped, after a database error has closed the thread's
+    connection as `in_scan_thread` does."""
     # RuntimeError: the threads are stopping with the worker; the entry expires instead.
     with contextlib.suppress(RuntimeError):
         _scan_threads().submit(_in_thread, work)

@@ -119,6 +119,7 @@ class TTLCache:
             # The next scan that needs it loads it itself, and meets the error there.
             self._data.pop(key, None)
             logger.warning("reloading %r failed", key, exc_info=True)
+            raise  # a scan thread drops a connection that failed (decisions.in_scan_thread_soon)
 
     def clear(self) -> None:
         self._data.clear()
