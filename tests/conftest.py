@@ -47,6 +47,14 @@ def no_second_factor(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_counts_timers(request, settings):
+    """Unit tests start no live-counts timer threads: one firing as the test database is dropped
+    holds a connection to it. Browser tests keep them (the control room's counts go live)."""
+    if request.node.get_closest_marker("browser") is None:
+        settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 0
+
+
+@pytest.fixture(autouse=True)
 def _log_triggers_around_flush(request):
     """SQLite only: after a transactional test Django empties every table with DELETE, which the
     append-only triggers (the log's, entry conflicts') refuse. Lift them just for that flush; put

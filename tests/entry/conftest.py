@@ -23,9 +23,9 @@ from tests.bans.conftest import club, cup, register  # noqa: F401  (the same lig
 
 
 @pytest.fixture(autouse=True)
-def _fresh_caches(settings):
-    """Each test starts with empty entry caches, and no live-counts timer threads."""
-    settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 0
+def _fresh_caches():
+    """Each test starts with empty entry caches (and, as every unit test, no live-counts timer
+    threads: tests/conftest.py)."""
     lookups.caches_clear()
     yield
     lookups.caches_clear()
