@@ -78,9 +78,9 @@ class TTLCache:
             if cached_only:
                 raise NotCached(key)
         else:
-            age = now - hit[0]
-            if age < settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
-                if cached_only and age >= REFRESH_AT * settings.SAFEGROUND_ENTRY_CACHE_SECONDS:
+            age, lifetime = now - hit[0], settings.SAFEGROUND_ENTRY_CACHE_SECONDS
+            if age < lifetime:
+                if cached_only and age >= REFRESH_AT * lifetime:
                     with self._lock:
                         if key not in self._reloading:
                             self._reloading.add(key)
