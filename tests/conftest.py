@@ -57,7 +57,7 @@ def _no_counts_timers(request, settings):
 @pytest.fixture(autouse=True)
 def _log_triggers_around_flush(request):
     """SQLite only: after a transactional test Django empties every table with DELETE, which the
-    append-only triggers (the log's, entry conflicts') refuse. Lift them just for that flush; put
+    append-only triggers (safeground.append_only) refuse. Lift them just for that flush; put
     them back before the next test. (PostgreSQL empties tables with TRUNCATE, which row triggers
     do not see.)"""
     marker = request.node.get_closest_marker("django_db")
@@ -69,8 +69,7 @@ def _log_triggers_around_flush(request):
         return
     from django.db import connection
 
-    from safeground.entry import db as entry_db
-    from safeground.incidents import db as log_db
+    from safeground.append_only import AppendOnlyTriggers
 
     if transactional:
         request.getfixturevalue("transactional_db")
@@ -79,13 +78,13 @@ def _log_triggers_around_flush(request):
     if connection.vendor != "sqlite":
         yield
         return
-    for triggers in (log_db, entry_db):
-        triggers.install_append_only_triggers(connection)
+    tables = AppendOnlyTriggers.every()
+    for triggers in tables:
+        triggers.install(connection)
     yield
     if transactional:
-        with connection.cursor() as cursor:
-            for statement in log_db.DROP_SQLITE + entry_db.DROP_SQLITE:
-                cursor.execute(statement)
+        for triggers in tables:
+            triggers.drop(connection)
 
 
 def _free_port() -> int:

@@ -1,35 +1,94 @@
-"""The machine API under /api/ (schema at /api/openapi.json); each app adds its router."""
+"""The machine API under /api/ (schema at /api/openapi.json); each app adds its router.
+
+Every 4xx answer has one JSON shape, `{"code", "field", "detail"}` (`safeground.errors`), mapped
+here once: a refused input (`SafegroundError`), a body that does not fit the schema, a missing
+login, a role that may not, and a missing object.
+"""
+
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI, Schema
+from ninja.errors import HttpError, ValidationError
 
 from safeground.accounts.api import router as accounts_router
 from safeground.entry.api import router as entry_router
-from safeground.entry.services import ScanError
+from safeground.errors import SafegroundError, error_body
 from safeground.incidents.api import router as log_router
-from safeground.incidents.services import LogEntryError
 from safeground.matches.api import router as matches_router
 
-api = NinjaAPI(title="Safeground", version="1", urls_namespace="api")
+
+class ErrorOut(Schema):
+    code: str
+    field: str
+    detail: str
+
+
+ERROR_ANSWERS = {
+    "400": "Refused input: `field` names what is wrong",
+    "401": "No login or device key",
+    "403": "Your role may not do this",
+    "404": "No such object, or not one you may see",
+    "422": "The body or query does not fit the schema",
+}
+
+
+class SafegroundAPI(NinjaAPI):
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        """Every operation documents the error answers, all with the one error shape."""
+        schema = super().get_openapi_schema(**kwargs)
+        schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = (
+            ErrorOut.model_json_schema()
+        )
+        ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                answers = operation.setdefault("responses", {})
+                for status, description in ERROR_ANSWERS.items():
+                    answers.setdefault(status, {"description": description, **ref})
+        return schema
+
+
+api = SafegroundAPI(title="Safeground", version="1", urls_namespace="api")
 api.add_router("/", accounts_router)
 api.add_router("/", matches_router)
 api.add_router("/", log_router)
 api.add_router("/", entry_router)
 
 
+def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:
+    return api.create_response(request, error_body(code, field, detail), status=status)
+
+
+@api.exception_handler(SafegroundError)
+def refused(request: HttpRequest, exc: SafegroundError) -> HttpResponse:
+    return _answer(request, exc.status, exc.code, exc.field, exc.message)
+
+
 @api.exception_handler(PermissionDenied)
 def permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
-    return api.create_response(
-        request, {"code": "forbidden", "detail": "Your role may not do this."}, status=403
-    )
+    return _answer(request, 403, "forbidden", "", str(exc) or "Your role may not do this.")
 
 
-@api.exception_handler(LogEntryError)
-def log_entry_error(request: HttpRequest, exc: LogEntryError) -> HttpResponse:
-    return api.create_response(request, {"field": exc.field, "detail": exc.message}, status=400)
+@api.exception_handler(Http404)
+def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _answer(request, 404, "not_found", "", str(exc) or "Not found.")
 
 
-@api.exception_handler(ScanError)
-def scan_error(request: HttpRequest, exc: ScanError) -> HttpResponse:
-    return api.create_response(request, {"field": exc.field, "detail": exc.message}, status=400)
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    code = {401: "unauthorized", 403: "forbidden", 404: "not_found"}.get(exc.status_code, "refused")
+    return _answer(request, exc.status_code, code, "", str(exc))
+
+
+@api.exception_handler(ValidationError)
+def schema_mismatch(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    """Pydantic's errors, each as `field: message`; `field` is the first one's."""
+    problems = [
+        (".".join(str(part) for part in error.get("loc", ())[1:]), error.get("msg", "invalid"))
+        for error in exc.errors
+    ]
+    field = problems[0][0] if problems else ""
+    detail = "; ".join(f"{name}: {message}" if name else message for name, message in problems)
+    return _answer(request, 422, "invalid_request", field, detail or "invalid request")

@@ -5,7 +5,8 @@ from datetime import date
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from safeground.bans.models import AccessRecord, AppendOnlyError, Ban, BanStep
+from safeground.append_only import AppendOnlyError
+from safeground.bans.models import AccessRecord, Ban, BanStep
 from safeground.bans.selectors import person_read, register_search
 from safeground.bans.services import (
     BanError,

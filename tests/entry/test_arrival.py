@@ -31,7 +31,7 @@ def test_the_arrival_admits_most_and_turns_the_banned_away(cup_tie) -> None:
     assert counts["admitted"] == admitted and counts["prevented"] == 8
     assert f"Inside: {admitted:,} of" in text and "Prevented from attending: 8" in text
 
-    # Again without --again: every scan answered from the stored ones, nothing new stored.
+    # Again: every scan answered from the stored ones, nothing new stored.
     stored = Scan.objects.count()
     again = StringIO()
     call_command("replay_arrival", speed=0, share=1.0, lanes=1, stdout=again)

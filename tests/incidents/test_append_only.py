@@ -8,8 +8,8 @@ from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
 from safeground.accounts.models import User
-from safeground.incidents.db import DROP_SQLITE, install_append_only_triggers
-from safeground.incidents.models import AppendOnlyError, LogEntry
+from safeground.append_only import AppendOnlyError
+from safeground.incidents.models import LogEntry
 from safeground.incidents.services import Place, log_entry_append
 
 pytestmark = pytest.mark.django_db
@@ -99,10 +99,9 @@ def _tamper(sql: str, params: list) -> None:
     """Change a row behind the application's back, as an attacker with database access would."""
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            for statement in DROP_SQLITE:
-                cursor.execute(statement)
+            LogEntry.triggers().drop(connection)
             cursor.execute(sql, params)
-            install_append_only_triggers(connection)
+            LogEntry.triggers().install(connection)
         else:
             # A superuser can switch user triggers off for the session; the chain still tells.
             cursor.execute("SET session_replication_role = replica")

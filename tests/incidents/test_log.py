@@ -157,6 +157,7 @@ def test_acting_on_an_entry_of_another_match_is_refused(cup_tie, league_match, l
     response = post(loggist, url, {"to": "police"})
     assert response.status_code == 400
     assert response.json() == {
+        "code": "log_entry_refused",
         "field": "entry_id",
         "detail": f"entry {entry.pk} belongs to another match",
     }

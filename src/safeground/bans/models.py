@@ -7,29 +7,12 @@ A ban's history (BanStep) and the access records are append-only: the query sets
 delete, and only retention blanks what must be erased.
 """
 
-from typing import Any, NoReturn
-
 from django.conf import settings
 from django.db import models
 
 from safeground.accounts.models import Organisation
+from safeground.append_only import AppendOnlyModel
 from safeground.venues.models import Ground
-
-
-class AppendOnlyError(Exception):
-    """History and access records, once written, are never changed or deleted."""
-
-
-class AppendOnlyQuerySet(models.QuerySet):
-    def update(self, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError(f"{self.model.__name__} rows are append-only")
-
-    def delete(self) -> NoReturn:
-        raise AppendOnlyError(f"{self.model.__name__} rows are never deleted")
-
-    def retention_blank(self, **fields: str) -> int:
-        """Retention only: blank free-text fields that may carry personal data."""
-        return super().update(**fields)
 
 
 class Person(models.Model):
@@ -136,8 +119,11 @@ IN_FORCE = frozenset({Ban.Status.ACTIVE, Ban.Status.APPEALED, Ban.Status.UPHELD}
 ENDED = frozenset({Ban.Status.REJECTED, Ban.Status.REVOKED, Ban.Status.EXPIRED})
 
 
-class BanStep(models.Model):
-    """One step of a ban's life: who did it, when, why. Append-only."""
+class BanStep(AppendOnlyModel):
+    """One step of a ban's life: who did it, when, why. Append-only; retention may erase the
+    reason (it can name the person)."""
+
+    erasable = ("reason",)
 
     ban = models.ForeignKey(Ban, on_delete=models.PROTECT, related_name="steps")
     action = models.CharField(max_length=20)
@@ -150,21 +136,14 @@ class BanStep(models.Model):
     at = models.DateTimeField()
     reason = models.TextField()
 
-    objects = AppendOnlyQuerySet.as_manager()
-
     class Meta:
         ordering = ["at", "pk"]
 
     def __str__(self) -> str:
         return f"{self.ban_id}: {self.action} by {self.by_name}"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is not None:
-            raise AppendOnlyError("ban steps are append-only")
-        super().save(*args, **kwargs)
 
-
-class AccessRecord(models.Model):
+class AccessRecord(AppendOnlyModel):
     """Who read or changed what in the register, when, and the reason they gave. Append-only."""
 
     class Action(models.TextChoices):
@@ -200,18 +179,11 @@ class AccessRecord(models.Model):
     reason = models.TextField()
     detail = models.CharField(max_length=300, blank=True)
 
-    objects = AppendOnlyQuerySet.as_manager()
-
     class Meta:
         ordering = ["-at", "-pk"]
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is not None:
-            raise AppendOnlyError("access records are append-only")
-        super().save(*args, **kwargs)
 
 
 class TicketFlag(models.Model):

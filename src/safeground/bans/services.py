@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from safeground.accounts.models import Organisation, User
 from safeground.entry.services import ticket_cancel
+from safeground.errors import SafegroundError
 from safeground.venues.models import Ground
 
 from .flagging import ban_match
@@ -25,13 +26,10 @@ SCHEDULED = "scheduled task"
 MAX_TEXT = 4000
 
 
-class BanError(ValueError):
+class BanError(SafegroundError):
     """Input the register refuses; `field` names what is wrong (a 400 or a form error)."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+    code = "ban_refused"
 
 
 def access_record_write(
@@ -369,7 +367,7 @@ def retention_apply(*, today: date | None = None, days: int | None = None) -> Re
         )  # fmt: skip
         their_bans = Ban.objects.filter(person=person)
         bans += their_bans.update(grounds="", reporting_conditions="", control_periods="")
-        BanStep.objects.filter(ban__person=person).retention_blank(reason="(erased by retention)")
+        BanStep.objects.filter(ban__person=person).erase(reason="(erased by retention)")
         access_record_write(
             user=None, action=Action.ERASE, organisation=person.organisation_id, person=person,
             reason=f"retention: every ban ended on or before {cutoff.isoformat()} ({days} days)",

@@ -11,13 +11,13 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Router, Schema
 from ninja.security import django_auth
 
 from safeground.accounts.devices import DeviceKey
 
 from . import lookups
-from .bundle import NoMatch, bundle_for, public_key_json
+from .bundle import bundle_for, public_key_json
 from .models import Scan
 from .selectors import entry_counts_for
 from .services import (
@@ -65,11 +65,6 @@ class ScanOut(Schema):
     message: str = Field(description="what the steward at the turnstile should do")
     ticket: TicketOut | None
     replayed: bool = Field(description="true: this nonce was decided before; nothing stored")
-
-
-class ErrorOut(Schema):
-    field: str
-    detail: str
 
 
 SCAN_BODY = {
@@ -133,7 +128,7 @@ async def scan_answer_async(device: lookups.DeviceInfo, body: bytes) -> tuple[in
 
 
 def _refused(error: ScanError) -> tuple[int, bytes]:
-    return 400, json.dumps({"field": error.field, "detail": error.message}).encode()
+    return error.status, json.dumps(error.to_json()).encode()
 
 
 def _answered(result: ScanResult) -> tuple[int, bytes]:
@@ -144,7 +139,7 @@ def _answered(result: ScanResult) -> tuple[int, bytes]:
     "/entry/scan",
     auth=CachedDeviceKey(),
     url_name="entry_scan",
-    response={200: ScanOut, 400: ErrorOut},
+    response={200: ScanOut},
     openapi_extra=SCAN_BODY,
 )
 def entry_scan(request: HttpRequest) -> HttpResponse:
@@ -173,24 +168,17 @@ class BundleKeyOut(Schema):
     public_key: str = Field(description="base64url of the raw 32-byte Ed25519 public key")
 
 
-class DetailOut(Schema):
-    detail: str
-
-
 @router.get(
     "/entry/bundle",
     auth=BundleDeviceKey(),
     url_name="entry_bundle",
-    response={200: BundleOut, 400: ErrorOut, 404: DetailOut},
+    response={200: BundleOut},
 )
 def entry_bundle(request: HttpRequest, turnstile: str = "") -> Any:
     """The signed offline bundle for a turnstile: the match it works now (or next, when entry
     opens within SAFEGROUND_ENTRY_OPENS_HOURS), its tickets as keyed hashes with their end,
     state and seat, and the gate's ends. No names, dates of birth or barcodes."""
-    try:
-        return bundle_for(device=request.auth, turnstile=turnstile).to_json()  # type: ignore[attr-defined]
-    except NoMatch as error:
-        return Status(404, {"detail": str(error)})
+    return bundle_for(device=request.auth, turnstile=turnstile).to_json()  # type: ignore[attr-defined]
 
 
 @router.get(
@@ -226,7 +214,7 @@ class OfflineScansOut(Schema):
     "/entry/offline-scans",
     auth=CachedDeviceKey(),
     url_name="entry_offline_scans",
-    response={200: OfflineScansOut, 400: ErrorOut},
+    response={200: OfflineScansOut},
     openapi_extra={
         "requestBody": {
             "required": True,

@@ -25,6 +25,7 @@ from typing import Any
 from django.db import connection
 
 from safeground.accounts.devices import PROFILES
+from safeground.errors import error_body
 
 from . import decisions, lookups
 from .api import scan_answer, scan_answer_async
@@ -40,15 +41,19 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-UNAUTHORIZED = (401, b'{"detail": "Unauthorized"}')
-FAILED = (500, b'{"detail": "The scan could not be decided: scan again."}')
+# The API's one error shape (safeground.errors), written here because this route bypasses ninja.
+UNAUTHORIZED = (401, json.dumps(error_body("unauthorized", "", "Unauthorized")).encode())
+FAILED = (
+    500,
+    json.dumps(error_body("failed", "", "The scan could not be decided: scan again.")).encode(),
+)
 
 
 def _forbidden(device: lookups.DeviceInfo) -> tuple[int, bytes] | None:
     if ROUTE in PROFILES.get(device.profile, frozenset()):
         return None
     detail = f"A {device.profile_label} device may not call {ROUTE}."
-    return 403, json.dumps({"detail": detail}).encode()
+    return 403, json.dumps(error_body("forbidden", "", detail)).encode()
 
 
 def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:

@@ -30,6 +30,7 @@ from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
 
 from safeground.bans.models import IN_FORCE, TicketFlag
+from safeground.errors import NotFound
 from safeground.matches.models import Fixture
 
 from . import lookups
@@ -44,8 +45,10 @@ ENDS: dict[str, str] = {Ticket.End.HOME: "h", Ticket.End.AWAY: "a"}
 HKDF_INFO = b"safeground offline bundle signing key v1"
 
 
-class NoMatch(LookupError):
+class NoMatch(NotFound):
     """No match at the turnstile's ground now or soon: nothing to bundle."""
+
+    code = "no_match"
 
 
 def b64url(data: bytes) -> str:
@@ -251,7 +254,8 @@ def bundle_for(
     fixture_id = bundle_fixture(place.ground_id, now)
     if fixture_id is None:
         raise NoMatch(
+            "turnstile",
             f"no match at this ground now or with entry opening in the next"
-            f" {settings.SAFEGROUND_ENTRY_OPENS_HOURS:g} hours: ask again nearer the match"
+            f" {settings.SAFEGROUND_ENTRY_OPENS_HOURS:g} hours: ask again nearer the match",
         )
     return bundle_sign(bundle_payload(turnstile=place, fixture_id=fixture_id, now=now))

@@ -1,11 +1,10 @@
 """Tickets for a match, as the ticketing system exported them (see entry/ticket_file.py), and
 every scan at the turnstiles (docs/adr/0005-turnstile-decisions.md)."""
 
-from typing import Any, NoReturn
-
 from django.db import models
 
 from safeground.accounts.models import Device
+from safeground.append_only import AppendOnlyModel
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Gate, Turnstile
 
@@ -69,7 +68,7 @@ class Ticket(models.Model):
         return f"{code} row {self.row} seat {self.seat}"
 
 
-class Scan(models.Model):
+class Scan(AppendOnlyModel):
     """One scan at a turnstile, admitted or refused: stored with its reason, device, turnstile,
     the time it happened and the time the server stored it. Written by entry.services only."""
 
@@ -138,20 +137,7 @@ class Scan(models.Model):
         return f"{self.barcode} {self.direction} {self.decision} {self.reason}".strip()
 
 
-class AppendOnlyError(Exception):
-    """An entry conflict, once raised, is never changed or deleted (entry/db.py: in the database
-    too)."""
-
-
-class EntryConflictQuerySet(models.QuerySet["EntryConflict"]):
-    def update(self, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError("entry conflicts are append-only")
-
-    def delete(self) -> NoReturn:
-        raise AppendOnlyError("entry conflicts are append-only")
-
-
-class EntryConflict(models.Model):
+class EntryConflict(AppendOnlyModel):
     """A ticket admitted twice: two scanners, at least one offline, each let it in. The admission
     scanned first stands (the ticket's entered_at and gate are its); the later one is the
     conflict the control room must look at. Append-only: written by entry.services only."""
@@ -161,8 +147,6 @@ class EntryConflict(models.Model):
     first_scan = models.ForeignKey(Scan, on_delete=models.PROTECT, related_name="+")
     second_scan = models.ForeignKey(Scan, on_delete=models.PROTECT, related_name="+")
     raised_at = models.DateTimeField()
-
-    objects = EntryConflictQuerySet.as_manager()
 
     class Meta:
         ordering = ["raised_at", "pk"]
@@ -175,11 +159,3 @@ class EntryConflict(models.Model):
 
     def __str__(self) -> str:
         return f"ticket {self.ticket_id}: scan {self.first_scan_id}, then {self.second_scan_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("entry conflicts are append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError("entry conflicts are append-only")

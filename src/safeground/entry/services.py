@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from safeground.bans.flagging import MatchReport, fixture_match
+from safeground.errors import SafegroundError
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
@@ -165,13 +166,10 @@ DIRECTIONS = frozenset(Scan.Direction.values)  # `.values` builds a new list at 
 Reason = Scan.Reason
 
 
-class ScanError(ValueError):
+class ScanError(SafegroundError):
     """A scan the gates refuse to decide; `field` names what is wrong (HTTP 400, nothing stored)."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+    code = "scan_refused"
 
 
 @dataclass(frozen=True)
@@ -433,18 +431,6 @@ def _publish_banned(
         },
         audience=Audience(home_only=True),
     )
-
-
-@transaction.atomic
-def arrival_reset(*, fixture: Fixture, device_id: int) -> int:
-    """The demo only: forget one device's scans at a match; the tickets it admitted are outside
-    again. Returns how many scans were forgotten."""
-    admitted = Scan.objects.filter(
-        fixture=fixture, device_id=device_id, decision=Scan.Decision.ADMIT
-    ).values("ticket_id")
-    Ticket.objects.filter(pk__in=admitted).update(inside=False, entered_at=None, entered_gate=None)
-    forgotten, _ = Scan.objects.filter(fixture=fixture, device_id=device_id).delete()
-    return forgotten
 
 
 # --- offline scanners (docs/adr/0006-offline-scanners.md) ---------------------------------------

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import NamedTuple
 
+from safeground.errors import FileRefused
+
 Progress = Callable[[str, int, int], None]
 
 ALIASES: dict[str, str] = {
@@ -60,12 +62,10 @@ UK_DATE = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{2,4})$")
 PROGRESS_EVERY = 5000
 
 
-class TicketFileError(Exception):
+class TicketFileError(FileRefused):
     """The file is refused; `errors` lists every problem as `line N: field: message`."""
 
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("\n".join(errors))
-        self.errors = errors
+    code = "ticket_file_refused"
 
 
 @dataclass(frozen=True)

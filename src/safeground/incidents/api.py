@@ -30,11 +30,6 @@ from .selectors import broadcast_json, broadcasts, entry_json, fixture_log, post
 router = Router(tags=["log"], auth=django_auth)
 
 
-class ErrorOut(Schema):
-    field: str
-    detail: str
-
-
 class EntryIn(Schema):
     category: str = Field(max_length=40)
     text: str = Field("", max_length=services.MAX_TEXT)
@@ -107,7 +102,7 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
 
 @router.post(
     "/fixtures/{fixture_id}/log",
-    response={201: dict[str, Any], 400: ErrorOut},
+    response={201: dict[str, Any]},
     url_name="log_append",
 )
 def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Status[Any]:
@@ -178,7 +173,7 @@ def _act(
     return fixture, entry
 
 
-ACTION_RESPONSES = {200: dict[str, Any], 400: ErrorOut}
+ACTION_RESPONSES = {200: dict[str, Any]}
 
 
 @router.post(
@@ -285,7 +280,7 @@ def log_task(request: HttpRequest, fixture_id: int, entry_id: int, payload: Task
 
 @router.post(
     "/fixtures/{fixture_id}/log/{entry_id}/photo",
-    response={201: dict[str, Any], 400: ErrorOut},
+    response={201: dict[str, Any]},
     url_name="log_photo",
 )
 def log_photo(
@@ -312,7 +307,7 @@ class PostIn(Schema):
 
 @router.post(
     "/fixtures/{fixture_id}/posts",
-    response={201: dict[str, Any], 400: ErrorOut},
+    response={201: dict[str, Any]},
     url_name="post_assign",
 )
 def post_assign(request: HttpRequest, fixture_id: int, payload: PostIn) -> Status[Any]:
@@ -341,7 +336,7 @@ class BroadcastIn(Schema):
 
 @router.post(
     "/fixtures/{fixture_id}/broadcasts",
-    response={201: dict[str, Any], 400: ErrorOut},
+    response={201: dict[str, Any]},
     url_name="broadcast_send",
 )
 def broadcast_send(request: HttpRequest, fixture_id: int, payload: BroadcastIn) -> Status[Any]:
@@ -372,7 +367,7 @@ def broadcast_list(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]
 
 @router.post(
     "/fixtures/{fixture_id}/broadcasts/{broadcast_id}/ack",
-    response={200: dict[str, Any], 400: ErrorOut},
+    response={200: dict[str, Any]},
     url_name="broadcast_ack",
 )
 def broadcast_ack(request: HttpRequest, fixture_id: int, broadcast_id: int) -> Any:

@@ -5,11 +5,10 @@ escalation, status and corrections are new entries that point at the entry they 
 incident's current state is derived from them (selectors.incident_state).
 """
 
-from typing import Any, NoReturn
-
 from django.conf import settings
 from django.db import models
 
+from safeground.append_only import AppendOnlyModel
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Concourse, Gate, Zone
 
@@ -32,19 +31,7 @@ class Category(models.Model):
         return self.name
 
 
-class AppendOnlyError(Exception):
-    """A log entry, once written, is never changed or deleted."""
-
-
-class LogEntryQuerySet(models.QuerySet["LogEntry"]):
-    def update(self, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError("log entries are append-only: write a new entry instead")
-
-    def delete(self) -> NoReturn:
-        raise AppendOnlyError("log entries are append-only: they are never deleted")
-
-
-class LogEntry(models.Model):
+class LogEntry(AppendOnlyModel):
     class Kind(models.TextChoices):
         REPORT = "report", "Report"
         ASSIGNMENT = "assignment", "Assignment"
@@ -107,8 +94,6 @@ class LogEntry(models.Model):
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
 
-    objects = LogEntryQuerySet.as_manager()
-
     class Meta:
         ordering = ["fixture", "seq"]
         verbose_name_plural = "log entries"
@@ -127,14 +112,6 @@ class LogEntry(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.seq} {self.get_kind_display()}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("log entries are append-only: write a correction instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError("log entries are append-only: they are never deleted")
 
 
 class StewardPost(models.Model):

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from django.contrib.auth import get_user_model
 
+from safeground.errors import SafegroundError
 from safeground.matches.models import Fixture
 
 from . import services
@@ -26,8 +27,13 @@ SHIPPED = {"seed": SCENARIOS / "seed-2016-10-26.yaml"}
 PLACE_FIELDS = ("block", "first_row", "last_row", "zone", "gate", "concourse", "outside")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(SafegroundError):
     """A scenario that cannot be replayed; the message names the entry and field."""
+
+    code = "scenario_refused"
+
+    def __init__(self, message: str) -> None:
+        super().__init__("scenario", message)
 
 
 @dataclass(frozen=True)

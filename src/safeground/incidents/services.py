@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import memberships
+from safeground.errors import SafegroundError
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Concourse, Gate, Zone
@@ -55,13 +56,10 @@ TRANSITIONS: dict[str, set[str]] = {
 }
 
 
-class LogEntryError(ValueError):
+class LogEntryError(SafegroundError):
     """Input the log refuses; `field` names what is wrong, for a 4xx a person can act on."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+    code = "log_entry_refused"
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,16 @@ from datetime import datetime
 from django.db import transaction
 
 from safeground.accounts.models import Organisation
+from safeground.errors import SafegroundError
 from safeground.venues.models import Ground, Zone
 
 from .models import Club, Competition, Fixture, FixtureShare, FixtureZone
 
 
-class FixtureError(ValueError):
-    """A fixture that cannot be made as asked; the message names what is wrong."""
+class FixtureError(SafegroundError):
+    """A fixture that cannot be made as asked; `field` names what is wrong."""
+
+    code = "fixture_refused"
 
 
 def club_ensure(
@@ -43,11 +46,11 @@ def fixture_create(
 ) -> Fixture:
     """Make a fixture with its zone layout (ground zone code -> use) and who works it."""
     if home_club == away_club:
-        raise FixtureError("home_club: a club cannot play itself")
+        raise FixtureError("home_club", "a club cannot play itself")
     found = {z.code: z for z in Zone.objects.filter(ground=ground, code__in=zones)}
     unknown = sorted(set(zones) - set(found))
     if unknown:
-        raise FixtureError(f"zones: {', '.join(unknown)} not at {ground.name}")
+        raise FixtureError("zones", f"{', '.join(unknown)} not at {ground.name}")
     fixture = Fixture.objects.create(
         ground=ground,
         home_club=home_club,

@@ -38,15 +38,17 @@ from typing import Any
 
 import yaml
 
+from safeground.errors import FileRefused
+
 from .models import Block, Concourse, Gate, Ground, Stand, Tier, Turnstile, Zone, ZoneBlock
 
 ZONE_KINDS = tuple(Zone.Kind.values)
 
 
-class VenueFileError(Exception):
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("\n".join(errors))
-        self.errors = errors
+class VenueFileError(FileRefused):
+    """The venue file is refused; `errors` lists every problem as `file:line: field: message`."""
+
+    code = "venue_file_refused"
 
 
 @dataclass(frozen=True)

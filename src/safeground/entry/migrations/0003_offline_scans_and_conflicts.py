@@ -3,11 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-
-def install_triggers(apps, schema_editor):
-    from safeground.entry.db import install_append_only_triggers
-
-    install_append_only_triggers(schema_editor.connection)
+from safeground.append_only import AppendOnlyTriggers
 
 
 class Migration(migrations.Migration):
@@ -78,5 +74,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunPython(install_triggers, migrations.RunPython.noop),
+        AppendOnlyTriggers("entry_entryconflict"),
     ]

@@ -1,10 +1,6 @@
 from django.db import migrations
 
-
-def install_triggers(apps, schema_editor):
-    from safeground.incidents.db import install_append_only_triggers
-
-    install_append_only_triggers(schema_editor.connection)
+from safeground.append_only import AppendOnlyTriggers
 
 
 def seed_categories(apps, schema_editor):
@@ -27,6 +23,6 @@ class Migration(migrations.Migration):
     dependencies = [("incidents", "0001_initial")]
 
     operations = [
-        migrations.RunPython(install_triggers, migrations.RunPython.noop),
+        AppendOnlyTriggers("incidents_logentry"),
         migrations.RunPython(seed_categories, migrations.RunPython.noop),
     ]

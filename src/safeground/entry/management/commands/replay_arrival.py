@@ -17,7 +17,6 @@ from safeground.entry import live_counts, lookups
 from safeground.entry.arrival import Tally, arrival_plan, arrival_replay
 from safeground.entry.models import Ticket
 from safeground.entry.selectors import entry_counts
-from safeground.entry.services import arrival_reset
 from safeground.matches.models import Fixture
 
 DEVICE_NAME = "Arrival replay"
@@ -38,14 +37,11 @@ class Command(BaseCommand):
             help="ban flags confirmed before the gates open, in all (best first; default 4)",
         )  # fmt: skip
         parser.add_argument(
-            "--again", action="store_true", help="forget an earlier replay's scans first"
-        )
-        parser.add_argument(
             "--lanes", type=int, default=0,
             help="turnstiles scanning side by side (default 4 on PostgreSQL, 1 on SQLite)",
         )  # fmt: skip
 
-    def handle(self, *args: Any, speed: float, share: float, confirm: int, again: bool,
+    def handle(self, *args: Any, speed: float, share: float, confirm: int,
                lanes: int, **options: Any) -> None:  # fmt: skip
         if speed < 0 or not 0 < share <= 1:
             raise CommandError("--speed must be 0 or more; --share between 0 and 1")
@@ -61,8 +57,6 @@ class Command(BaseCommand):
                 "the cup tie has no tickets: load the demo with SAFEGROUND_DEMO_TICKETS=all"
             )
         device = self._device(fixture)
-        if again:
-            self.stdout.write(f"Forgot {arrival_reset(fixture=fixture, device_id=device.id)} scans")
         self._confirm_flags(fixture, confirm)
         plan = arrival_plan(fixture, share=share)
         self.stdout.write(
