@@ -1,9 +1,11 @@
-"""Shared test data: the demo ground and season, and a logged-in client per demo role."""
+"""Shared test data: the factories' cast and match day (tests/factories.py), a logged-in client
+per member of the cast; and the demo ground and season, for browser tests, for tests of the
+demo's own story and for the suites not yet moved to the factories."""
 
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import uvicorn
@@ -12,6 +14,27 @@ from django.test import Client
 from safeground.accounts.models import User
 from safeground.demo.season import demo_load
 from safeground.matches.models import Fixture
+from tests import factories
+
+
+@pytest.fixture
+def cast(db) -> factories.Cast:
+    return factories.cast()
+
+
+@pytest.fixture
+def match_day(cast) -> factories.MatchDay:
+    return factories.match_day(cast)
+
+
+@pytest.fixture
+def client_for(cast) -> Callable[[str], Client]:
+    """A test client logged in as one of the cast, by username (the second factor not yet)."""
+
+    def login(username: str) -> Client:
+        return factories.logged_in(cast[username])
+
+    return login
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Every route by every demo role, with the status each must get. A route without a row fails.
+"""Every route by every role of the cast (tests/factories.py: the demo's logins), with the status
+each must get. A route without a row fails.
 
 The table is the specification of who may open what; later work adds its routes here.
 """
@@ -12,7 +13,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
 from safeground.bans.models import Ban, TicketFlag
-from safeground.demo.season import LOGINS
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.services import (
     Place,
@@ -22,6 +22,7 @@ from safeground.incidents.services import (
     steward_post_assign,
 )
 from safeground.matches.models import Fixture
+from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
 A_SCAN = {
@@ -30,7 +31,7 @@ A_SCAN = {
     "scanned_at": "2016-10-26T18:00:00Z",
     "nonce": "00000000-0000-4000-8000-000000000001",
 }
-ROLES = ["anonymous", *[login.username for login in LOGINS]]
+ROLES = ["anonymous", *[username for username, _, _ in factories.CAST]]
 CLUB = ["safety", "loggist", "supervisor", "steward", "banofficer", "auditor", "security"]
 POLICE = ["police", "spotter"]
 GROUND_STAFF = ["safety", "loggist", "supervisor", "banofficer", "auditor", "security"]
@@ -48,11 +49,11 @@ def only(anonymous: int, allowed: list[str], yes: int, no: int) -> dict[str, int
 
 
 def cup_tie() -> Fixture:
-    return Fixture.objects.get(away_club__name="Chelsea")
+    return Fixture.objects.get(away_club__name=factories.AWAY_CLUB)
 
 
 def league_match() -> Fixture:
-    return Fixture.objects.get(away_club__name="Middlesbrough")
+    return Fixture.objects.get(away_club__name=factories.OTHER_CLUB)
 
 
 def a_report() -> LogEntry:
@@ -87,7 +88,7 @@ def stewards_posted() -> Fixture:
             fixture=fixture,
             steward=User.objects.get(username=name),
             assigned_by=safety,
-            zone="away-se-cup",
+            zone="away-south-cup",
         )
     return fixture
 
@@ -117,8 +118,21 @@ REGISTER = ["safety", "banofficer", "security"]
 BAN_OFFICERS = ["banofficer", "security"]
 
 
+@pytest.fixture
+def match_day_with_register(match_day):
+    """The match day, and on the home club's register a ban in each status the routes act on
+    (each proposed by banofficer and approved by safety) and a flagged ticket of the cup tie."""
+    cast = match_day.cast
+    for status in ("proposed", "active", "appealed"):
+        factories.ban(
+            cast.home, status=status, proposed_by=cast["banofficer"], approved_by=cast["safety"]
+        )
+    factories.flag(factories.ticket(match_day.cup_tie, block="S-L2"), a_ban("active"))
+    return match_day
+
+
 def a_ban(status: str) -> Ban:
-    """A demo ban: proposed, active or appealed (all proposed by banofficer, approved by safety)."""
+    """A ban: proposed, active or appealed (all proposed by banofficer, approved by safety)."""
     return Ban.objects.filter(status=status).order_by("pk").first()  # type: ignore[return-value]
 
 
@@ -138,7 +152,7 @@ TABLE: dict[str, list[Row]] = {
     "home": [(lambda: reverse("home"), expect(302, 200))],
     "ground": [
         (
-            lambda: reverse("ground", args=["london-stadium"]),
+            lambda: reverse("ground", args=["riverside-park"]),
             only(302, GROUND_STAFF, 200, 403),
         )
     ],
@@ -257,7 +271,7 @@ TABLE: dict[str, list[Row]] = {
         (
             lambda: reverse("api:post_assign", args=[cup_tie().pk]),
             only(401, ["safety", "loggist", "supervisor"], 201, 403),
-            {"steward": "steward", "zone": "away-se-cup"},
+            {"steward": "steward", "zone": "away-south-cup"},
         )
     ],
     "api:broadcast_send": [
@@ -279,14 +293,14 @@ TABLE: dict[str, list[Row]] = {
     ],
     "api:openapi-json": [(lambda: reverse("api:openapi-json"), expect(200, 200))],
     "api:openapi-view": [(lambda: reverse("api:openapi-view"), expect(200, 200))],
-    # The liaison is Chelsea's safety officer: Chelsea's own (empty) register, nothing of ours.
+    # The liaison is the away club's safety officer: its own (empty) register, nothing of ours.
     "register": [(lambda: reverse("register"), only(302, [*REGISTER, "liaison"], 200, 403))],
     "ban_propose": [(lambda: reverse("ban_propose"), only(302, BAN_OFFICERS, 200, 403))],
     # The reason form; the record itself only after a reason (tests/bans/test_pages.py).
     "person": [
         (lambda: reverse("person", args=[a_ban("active").person_id]), only(302, REGISTER, 200, 403))
     ],
-    # Approval: never by the proposer (banofficer proposed every demo ban).
+    # Approval: never by the proposer (banofficer proposed every ban here).
     "ban_decide": [
         (
             lambda: reverse("ban_decide", args=[a_ban("proposed").pk]),
@@ -312,7 +326,7 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
-    # The admin site is for superusers only; no demo role is one.
+    # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }
 
@@ -353,10 +367,12 @@ def test_unnamed_routes_do_not_exist() -> None:
 
 
 @pytest.mark.parametrize("route", sorted(TABLE))
-def test_route_status_for_every_role(route: str, demo, no_second_factor, login_as) -> None:
+def test_route_status_for_every_role(
+    route: str, match_day_with_register, no_second_factor, client_for
+) -> None:
     wrong = []
     for role in ROLES:
-        client = Client() if role == "anonymous" else login_as(role)
+        client = Client() if role == "anonymous" else client_for(role)
         for url_of, expected, *body in TABLE[route]:
             url = url_of()
             if body and callable(body[0]):  # a multipart upload, made fresh for each request

@@ -2,15 +2,16 @@ import pytest
 from django.test import Client
 
 from safeground.accounts import devices
-from safeground.accounts.models import Device, Organisation
+from safeground.accounts.models import Device
 from safeground.accounts.services import device_create, device_revoke
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def turnstile(demo) -> tuple[Device, str]:
-    club = Organisation.objects.get(name="West Ham United")
+def turnstile(db) -> tuple[Device, str]:
+    club = factories.organisation(name="Riverside Athletic")
     return device_create(organisation=club, name="Gate F turnstile 3", profile="turnstile")
 
 
@@ -25,7 +26,7 @@ def test_a_device_key_identifies_its_device(turnstile) -> None:
     assert response.status_code == 200
     assert response.json() == {
         "name": "Gate F turnstile 3",
-        "organisation": "West Ham United",
+        "organisation": "Riverside Athletic",
         "profile": "turnstile",
     }
 

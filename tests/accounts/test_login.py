@@ -4,14 +4,14 @@ from django.urls import reverse
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from safeground.accounts.models import User
-from safeground.demo.season import DEMO_PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.mark.parametrize("username", ["safety", "police", "banofficer", "auditor"])
-def test_privileged_roles_are_held_at_the_second_factor(username, login_as) -> None:
-    client = login_as(username)
+def test_privileged_roles_are_held_at_the_second_factor(username, client_for) -> None:
+    client = client_for(username)
     response = client.get("/")
     assert response.status_code == 302
     assert response["Location"] == "/account/2fa/?next=%2F"
@@ -21,12 +21,12 @@ def test_privileged_roles_are_held_at_the_second_factor(username, login_as) -> N
 
 
 @pytest.mark.parametrize("username", ["loggist", "supervisor", "steward", "spotter"])
-def test_other_roles_need_no_second_factor(username, login_as) -> None:
-    assert login_as(username).get("/").status_code == 200
+def test_other_roles_need_no_second_factor(username, client_for) -> None:
+    assert client_for(username).get("/").status_code == 200
 
 
-def test_a_confirmed_totp_code_lets_the_safety_officer_in(login_as) -> None:
-    client = login_as("safety")
+def test_a_confirmed_totp_code_lets_the_safety_officer_in(client_for) -> None:
+    client = client_for("safety")
     assert client.get("/account/2fa/").status_code == 200  # makes the unconfirmed device
     device = TOTPDevice.objects.get(user__username="safety")
     assert not device.confirmed
@@ -47,8 +47,8 @@ def test_a_confirmed_totp_code_lets_the_safety_officer_in(login_as) -> None:
     assert client.get("/").status_code == 200
 
 
-def test_the_second_factor_page_never_redirects_off_site(login_as) -> None:
-    client = login_as("safety")
+def test_the_second_factor_page_never_redirects_off_site(client_for) -> None:
+    client = client_for("safety")
     client.get("/account/2fa/")
     device = TOTPDevice.objects.get(user__username="safety")
     from django_otp.oath import TOTP
@@ -58,19 +58,19 @@ def test_the_second_factor_page_never_redirects_off_site(login_as) -> None:
     assert response["Location"] == "/"
 
 
-def test_repeated_wrong_passwords_lock_the_login(demo, settings) -> None:
+def test_repeated_wrong_passwords_lock_the_login(cast, settings) -> None:
     client = Client()
     for _ in range(settings.AXES_FAILURE_LIMIT):
         response = client.post(reverse("login"), {"username": "loggist", "password": "wrong"})
         assert response.status_code in {200, 429}
-    locked = client.post(reverse("login"), {"username": "loggist", "password": DEMO_PASSWORD})
+    locked = client.post(reverse("login"), {"username": "loggist", "password": PASSWORD})
     assert locked.status_code == 429
     assert "Too many failed log-ins" in locked.content.decode()
     assert "_auth_user_id" not in client.session
 
 
-def test_the_right_password_logs_in(demo) -> None:
+def test_the_right_password_logs_in(cast) -> None:
     client = Client()
-    response = client.post(reverse("login"), {"username": "loggist", "password": DEMO_PASSWORD})
+    response = client.post(reverse("login"), {"username": "loggist", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == "/"
     assert client.session["_auth_user_id"] == str(User.objects.get(username="loggist").pk)

@@ -1,5 +1,6 @@
-"""The demo register without the 55,000 cup-tie tickets (tests that need tickets import their
-own), and helpers to make people, bans and tickets."""
+"""The home club of the factories' cast, with an empty register (tests/factories.py); the demo
+register without the 55,000 cup-tie tickets, for tests/bans/test_flags.py and tests/entry (tests
+that need tickets import their own); and helpers to propose bans and find the cast's users."""
 
 from datetime import date
 
@@ -10,6 +11,12 @@ from safeground.bans.models import Ban
 from safeground.bans.services import ban_propose
 from safeground.demo.season import demo_load
 from safeground.matches.models import Fixture
+
+
+@pytest.fixture
+def home(cast) -> Organisation:
+    """The club whose register it is: its staff are the cast's (banofficer, safety, security)."""
+    return cast.home
 
 
 @pytest.fixture

@@ -4,25 +4,19 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord, Ban
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
-def client_for(username: str) -> Client:
-    client = Client()
-    client.force_login(User.objects.get(username=username))
-    return client
-
-
 @pytest.fixture
-def officer(register, no_second_factor) -> Client:
+def officer(client_for, no_second_factor) -> Client:
     return client_for("banofficer")
 
 
-def test_a_record_is_shown_only_after_a_reason_and_each_showing_is_recorded(officer) -> None:
-    ban = Ban.objects.filter(status="active").first()
+def test_a_record_is_shown_only_after_a_reason_and_each_showing_is_recorded(home, officer) -> None:
+    ban = factories.ban(home)
     url = reverse("person", args=[ban.person_id])
     page = officer.get(url)
     assert b"Why do you need this record?" in page.content
@@ -75,7 +69,9 @@ def test_a_bad_proposal_is_a_form_error_naming_the_field(officer) -> None:
     assert Ban.objects.count() == before
 
 
-def test_the_auditor_searches_the_access_records(register, no_second_factor) -> None:
+def test_the_auditor_searches_the_access_records(home, client_for, no_second_factor) -> None:
+    factories.ban(home)  # proposed by banofficer, approved by safety
+    factories.ban(home, status="proposed")
     auditor = client_for("auditor")
     page = auditor.get(reverse("access_records"), {"username": "safety", "action": "approve"})
     assert page.status_code == 200

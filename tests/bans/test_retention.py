@@ -14,6 +14,7 @@ from safeground.bans.services import (
     bans_roll_forward,
     retention_apply,
 )
+from tests import factories
 
 from .conftest import propose, user
 
@@ -22,8 +23,25 @@ TODAY = date(2026, 6, 1)
 DAYS = 730
 
 
-def ended_ban(club, first: str, last: str, ended: date) -> Ban:
-    ban = propose(club, first, last, date(1980, 1, 1), starts_on=ended - timedelta(days=365),
+@pytest.fixture
+def historic(home) -> set[int]:
+    """Two people whose bans ended in 2013 and 2014, as on the demo's register: ids."""
+    ids = set()
+    for first, last, ended in [
+        ("Terry", "Oldcastle-Venn", date(2013, 5, 31)),
+        ("Glen", "Pashworth", date(2014, 6, 30)),
+    ]:
+        starts = ended.replace(year=ended.year - 3)
+        ban = factories.ban(
+            home, status="expired", first_names=first, last_name=last, starts_on=starts,
+            ends_on=ended,
+        )  # fmt: skip
+        ids.add(ban.person_id)
+    return ids
+
+
+def ended_ban(home, first: str, last: str, ended: date) -> Ban:
+    ban = propose(home, first, last, date(1980, 1, 1), starts_on=ended - timedelta(days=365),
                   ends_on=ended)  # fmt: skip
     ban_approve(ban=ban, by=user("safety"), reason="ok")
     bans_roll_forward(today=ended + timedelta(days=1))
@@ -32,27 +50,22 @@ def ended_ban(club, first: str, last: str, ended: date) -> Ban:
     return ban
 
 
-def test_retention_erases_what_it_must_and_nothing_else(club, settings) -> None:
+def test_retention_erases_what_it_must_and_nothing_else(home, historic, settings) -> None:
     settings.SAFEGROUND_BAN_RETENTION_DAYS = DAYS
     cutoff = TODAY - timedelta(days=DAYS)
-    gone = ended_ban(club, "Old", "Ashvenner", cutoff - timedelta(days=1))
-    on_the_day = ended_ban(club, "Day", "Brellock", cutoff)
-    recent = ended_ban(club, "Recent", "Corrowin", cutoff + timedelta(days=1))
+    gone = ended_ban(home, "Old", "Ashvenner", cutoff - timedelta(days=1))
+    on_the_day = ended_ban(home, "Day", "Brellock", cutoff)
+    recent = ended_ban(home, "Recent", "Corrowin", cutoff + timedelta(days=1))
     # Ended long ago, but has another ban still in force: kept whole.
-    twice = ended_ban(club, "Twice", "Dellamar", cutoff - timedelta(days=100))
-    again = propose(club, "Twice", "Dellamar", date(1980, 1, 1))
+    twice = ended_ban(home, "Twice", "Dellamar", cutoff - timedelta(days=100))
+    again = propose(home, "Twice", "Dellamar", date(1980, 1, 1))
     ban_approve(ban=again, by=user("safety"), reason="second offence")
     # A rejected proposal long ago: nothing to keep it for.
-    rejected = propose(club, "Never", "Ferrowby", date(1985, 5, 5))
+    rejected = propose(home, "Never", "Ferrowby", date(1985, 5, 5))
     ban_reject(ban=rejected, by=user("safety"), reason="no evidence", today=date(2020, 1, 1))
     # A proposal still waiting: kept.
-    waiting = propose(club, "Waiting", "Gallowent", date(1985, 5, 5))
-    # The demo's two people whose bans ended in 2013 and 2014 go too.
-    historic = set(
-        Person.objects.filter(last_name__in=["Oldcastle-Venn", "Pashworth"]).values_list(
-            "pk", flat=True
-        )
-    )
+    waiting = propose(home, "Waiting", "Gallowent", date(1985, 5, 5))
+    # The two people whose bans ended in 2013 and 2014 go too.
     people_before = Person.objects.count()
     bans_before = Ban.objects.count()
 
@@ -91,16 +104,17 @@ def test_retention_erases_what_it_must_and_nothing_else(club, settings) -> None:
     assert retention_apply(today=TODAY).people_erased == 0
 
 
-def test_the_command_rolls_bans_forward_and_applies_retention(register) -> None:
+def test_the_command_rolls_bans_forward_and_applies_retention(home, historic) -> None:
+    factories.ban(home)  # in force: its person is kept
     out = StringIO()
     call_command("apply_retention", "--today", "2017-01-01", stdout=out)
-    # The demo's two historic bans ended in 2013 and 2014: more than 730 days before.
+    # The two historic bans ended in 2013 and 2014: more than 730 days before.
     assert "2 people erased" in out.getvalue()
     with pytest.raises(Exception, match="--today"):
         call_command("apply_retention", "--today", "01/01/2017")
 
 
-def test_the_scheduled_task_runs_the_same_job(register, settings) -> None:
+def test_the_scheduled_task_runs_the_same_job(historic, settings) -> None:
     from safeground.bans.tasks import register_daily_task
 
     result = register_daily_task.enqueue()

@@ -7,6 +7,8 @@ import pytest
 from django.test import Client
 
 from safeground.errors import SafegroundError
+from safeground.matches.models import Fixture
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -19,8 +21,13 @@ def _post(client: Client, url: str, body: dict) -> tuple[int, dict]:
 
 
 @pytest.fixture
-def loggist(login_as, no_second_factor) -> Client:
-    return login_as("loggist")
+def cup_tie(match_day) -> Fixture:
+    return match_day.cup_tie
+
+
+@pytest.fixture
+def loggist(client_for, no_second_factor) -> Client:
+    return client_for("loggist")
 
 
 def test_a_refused_input_names_its_field_and_code(cup_tie, loggist) -> None:
@@ -43,29 +50,26 @@ def test_a_body_that_does_not_fit_the_schema_has_the_same_shape(cup_tie, loggist
 
 
 def test_no_login_a_forbidden_role_and_a_missing_object_have_the_same_shape(
-    cup_tie, login_as, no_second_factor
+    cup_tie, client_for, no_second_factor
 ) -> None:
     anonymous = Client().get(f"/api/fixtures/{cup_tie.pk}/log")
     assert anonymous.status_code == 401
     assert set(anonymous.json()) == SHAPE and anonymous.json()["code"] == "unauthorized"
 
-    missing = login_as("loggist").get("/api/fixtures/999999")
+    missing = client_for("loggist").get("/api/fixtures/999999")
     assert missing.status_code == 404
     assert set(missing.json()) == SHAPE and missing.json()["code"] == "not_found"
 
-    steward = login_as("steward")
+    steward = client_for("steward")
     status, body = _post(steward, f"/api/fixtures/{cup_tie.pk}/broadcasts", {"script": "all_clear"})
     assert status == 403
     assert set(body) == SHAPE and body["code"] == "forbidden"
 
 
-def test_a_device_without_the_right_has_the_same_shape(demo, monkeypatch) -> None:
+def test_a_device_without_the_right_has_the_same_shape(db, monkeypatch) -> None:
     from safeground.accounts import devices
-    from safeground.accounts.models import Organisation
-    from safeground.accounts.services import device_create
 
-    home = Organisation.objects.get(slug="west-ham-united")
-    _, key = device_create(organisation=home, name="Gate F turnstile 3", profile="turnstile")
+    _, key = factories.device(factories.ground().organisation, name="Gate F turnstile 3")
     monkeypatch.setitem(devices.PROFILES, "turnstile", frozenset({"device_whoami"}))
     for url in ("/api/entry/scan", "/api/entry/bundle?turnstile=F03"):
         call = Client().post if url.endswith("scan") else Client().get

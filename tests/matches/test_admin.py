@@ -6,11 +6,13 @@ from django.utils import timezone
 
 from safeground.accounts.models import User
 from safeground.matches.models import Fixture
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_admin_shows_and_sets_a_matchs_reentry_rule(cup_tie) -> None:
+def test_the_admin_shows_and_sets_a_matchs_reentry_rule() -> None:
+    cup_tie = factories.fixture(stage="Fourth round", away_allocation=2000)
     admin = User.objects.create_superuser("root-admin", "a@example.org", "long-enough-pw")
     client = Client()
     client.force_login(admin)

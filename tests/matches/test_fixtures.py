@@ -2,14 +2,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from safeground.accounts.models import Organisation
-from safeground.matches.models import Club, Competition, Fixture, FixtureZone
+from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixtures_visible_to
 from safeground.matches.services import FixtureError, fixture_create
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
+# The demo's own season: these two check the story `make run` and the browser tests show.
 def test_the_demo_season_runs_to_the_cup_tie(demo) -> None:
     fixtures = list(Fixture.objects.order_by("kickoff"))
     assert len(fixtures) == 9
@@ -33,37 +34,40 @@ def test_each_fixture_uses_a_layout_where_every_block_has_one_zone(demo) -> None
         assert uses == {"home", "away", "buffer"}
 
 
-def test_organisations_see_the_fixtures_they_work(demo, login_as) -> None:
-    from safeground.accounts.models import User
+def test_organisations_see_the_fixtures_they_work(match_day) -> None:
+    cast = match_day.cast
+    # A match at another club's ground, worked by nobody of the cast.
+    factories.fixture(factories.ground(factories.organisation(name="Millbrook Town")))
 
     def visible(username: str) -> set[str]:
-        user = User.objects.get(username=username)
-        return {f.away_club.name for f in fixtures_visible_to(user)}
+        return {str(f) for f in fixtures_visible_to(cast[username])}
 
-    assert len(visible("steward")) == 9
-    assert len(visible("spotter")) == 9
-    assert visible("liaison") == {"Chelsea"}
+    league, cup = "Riverside Athletic v Harbour Town", "Riverside Athletic v Eastport Rovers"
+    assert visible("steward") == {league, cup}  # all the home club's
+    assert visible("spotter") == {league, cup}  # all shared with their force
+    assert visible("liaison") == {cup}  # only the one shared with their club
 
 
-def test_a_fixture_with_an_unknown_zone_is_refused_and_nothing_written(demo) -> None:
-    home = Club.objects.get(name="West Ham United")
+def test_a_fixture_with_an_unknown_zone_is_refused_and_nothing_written(cast) -> None:
+    ground = factories.ground(cast.home)
+    home = factories.club(cast.home.name, organisation=cast.home)
     before = Fixture.objects.count()
     with pytest.raises(FixtureError, match="zones: nowhere not at"):
         fixture_create(
-            ground=demo,
+            ground=ground,
             home_club=home,
-            away_club=Club.objects.get(name="Watford"),
-            competition=Competition.objects.get(name="Premier League"),
+            away_club=factories.club("Harbour Town"),
+            competition=factories.competition(),
             kickoff=datetime(2017, 1, 1, 15, tzinfo=UTC),
             zones={"home-north": FixtureZone.Use.HOME, "nowhere": FixtureZone.Use.AWAY},
-            shares={Organisation.objects.get(name="Metropolitan Police Service"): "police"},
+            shares={cast.police: "police"},
         )
     with pytest.raises(FixtureError, match="cannot play itself"):
         fixture_create(
-            ground=demo,
+            ground=ground,
             home_club=home,
             away_club=home,
-            competition=Competition.objects.get(name="Premier League"),
+            competition=factories.competition(),
             kickoff=datetime(2017, 1, 1, 15, tzinfo=UTC),
             zones={},
             shares={},

@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 
 from safeground.accounts.models import Organisation
-from safeground.accounts.services import organisation_create
+from tests import factories
 
 
 @pytest.fixture
 def club(db: None) -> Organisation:
-    return organisation_create(name="Riverside Athletic", kind="club")
+    return factories.organisation(name="Riverside Athletic")
 
 
 @pytest.fixture

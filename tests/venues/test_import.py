@@ -27,6 +27,7 @@ from safeground.venues.models import (
 )
 from safeground.venues.services import venue_import
 from safeground.venues.venue_file import VenueFileError
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -66,6 +67,8 @@ def neighbours(code: str) -> set[str]:
 
 
 # --- the demo ground ----------------------------------------------------------------------------
+# These check the demo's own ground file (the one `make run` and the browser tests load), so they
+# import that file; the rest of this module uses small files of its own or the factories' ground.
 
 
 def test_demo_ground_imports_whole(club: Organisation) -> None:
@@ -165,13 +168,14 @@ def test_default_layout_is_the_league_one(club: Organisation) -> None:
     )
 
 
-def test_a_ground_is_imported_once(club: Organisation) -> None:
-    venue_import(path=DEMO_FILE, organisation=club)
+def test_a_ground_is_imported_once(club: Organisation, venue_file: WriteVenue) -> None:
+    path = venue_file(factories.venue_text())
+    venue_import(path=path, organisation=club)
 
-    with pytest.raises(VenueFileError, match="ground 'london-stadium' already exists"):
-        venue_import(path=DEMO_FILE, organisation=club)
+    with pytest.raises(VenueFileError, match="ground 'riverside-park' already exists"):
+        venue_import(path=path, organisation=club)
     assert Ground.objects.count() == 1
-    assert Block.objects.count() == 72
+    assert Block.objects.count() == 7
 
 
 # --- a small valid file, and the parts it can carry ---------------------------------------------
@@ -418,12 +422,13 @@ def test_a_file_that_is_not_there(club: Organisation, tmp_path: Path) -> None:
 # --- the command --------------------------------------------------------------------------------
 
 
-def test_command_imports_and_summarises(club: Organisation) -> None:
+def test_command_imports_and_summarises(club: Organisation, venue_file: WriteVenue) -> None:
     out = StringIO()
-    call_command("import_venue", str(DEMO_FILE), stdout=out)  # the only club: no --organisation
+    path = venue_file(factories.venue_text(turnstiles=4))
+    call_command("import_venue", str(path), stdout=out)  # the only club: no --organisation
 
     assert out.getvalue().strip() == (
-        "Imported London Stadium: 4 stands, 72 blocks, 57240 seats, 10 gates, 95 turnstiles"
+        "Imported Riverside Park: 2 stands, 7 blocks, 1400 seats, 3 gates, 12 turnstiles"
     )
     assert Ground.objects.get().organisation == club
 
@@ -447,10 +452,13 @@ def test_command_prints_every_error_and_fails(club: Organisation, venue_file: Wr
     assert Ground.objects.count() == 0
 
 
-def test_command_needs_the_club_named_when_there_are_several(club: Organisation) -> None:
+def test_command_needs_the_club_named_when_there_are_several(
+    club: Organisation, venue_file: WriteVenue
+) -> None:
     Organisation.objects.create(name="Other Club", slug="other-club", kind="club")
+    path = str(venue_file(factories.venue_text()))
 
     with pytest.raises(CommandError, match="name the club with --organisation"):
-        call_command("import_venue", str(DEMO_FILE))
+        call_command("import_venue", path)
     with pytest.raises(CommandError, match="unknown organisation 'nowhere'"):
-        call_command("import_venue", str(DEMO_FILE), organisation="nowhere")
+        call_command("import_venue", path, organisation="nowhere")
