@@ -31,7 +31,17 @@ What they build
     - `person()`, `ban(status=...)` through the register's services (propose, approve, appeal,
       decide, roll forward), `flag()` (confirmed and cleared through bans.services).
     - `ticket()`, `tickets()` (many at once), `device()` (a turnstile's key), `report()` (a log
-      entry through incidents.services).
+      entry through incidents.services), `categories()`.
+
+Moving a suite off the demo
+    `cup_tie`/`league_match` -> `match_day.cup_tie`/`.league_match` (same usernames, same
+    sharing); zone away-se-cup -> away-south-cup, buffer-se-cup-* -> buffer-south-cup, away-se ->
+    away-south; blocks N-L1..3 and S-L1..4, gates A and F and turnstiles F01..F10 exist as in the
+    demo. tests/entry's `gates`: `ticket(cup, barcode="AWAY-1", block="S-L2", seat="12")` and so
+    on, `flag(ticket)` / `flag(ticket, status="confirmed")`, `device(cast.home)`; `race_tickets`:
+    `tickets(cup, n, prefix="RACE")` and `device(..., profile=...)`; the `register` of
+    tests/bans: `ban(home, status=...)`. A transactional test's flush also empties the seeded
+    categories: match_day() and report() seed them again.
 
 Every name here is invented.
 """
@@ -62,6 +72,7 @@ from safeground.bans.services import (
     flag_confirm,
 )
 from safeground.entry.models import Ticket
+from safeground.incidents.categories import SEED as CATEGORY_SEED
 from safeground.incidents.models import Category, LogEntry
 from safeground.incidents.services import Place, categories_seed, log_entry_append
 from safeground.matches.models import Club, Competition, Fixture, FixtureShare, FixtureZone
@@ -427,7 +438,9 @@ class MatchDay:
 
 
 def match_day(cast_: Cast | None = None, /) -> MatchDay:
-    """The cast, the home club's ground, and two of its matches (the demo's two kinds)."""
+    """The cast, the home club's ground, and two of its matches (the demo's two kinds), with the
+    log's categories ready."""
+    categories()
     people = cast_ or cast()
     ground_ = ground(people.home)
     police = {people.police: FixtureShare.Purpose.POLICE}
@@ -700,6 +713,13 @@ def device(
 # --- the log ------------------------------------------------------------------------------------
 
 
+def categories() -> None:
+    """The log's categories. Migrations seed them, but the flush after a transactional test
+    (live sockets, races) empties them: seeded again when any is missing."""
+    if Category.objects.count() < len(CATEGORY_SEED):
+        categories_seed()
+
+
 def report(
     fixture_: Fixture,
     *,
@@ -711,8 +731,7 @@ def report(
 ) -> LogEntry:
     """A report in the match's log (incidents.services.log_entry_append); by default by the home
     club's control-room operator, in the first block of the away section."""
-    if not Category.objects.filter(code=category).exists():
-        categories_seed()  # migrations seed them, but a transactional test's flush empties them
+    categories()
     if author is None:
         author = member_of(fixture_.ground.organisation, Role.CONTROL_OPERATOR)
     if place is None:
