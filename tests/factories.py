@@ -370,10 +370,6 @@ def ground(
         return venue_import(path=path, organisation=owner)
 
 
-def block(ground_: Ground, code: str) -> Block:
-    return Block.objects.get(ground=ground_, code=code)
-
-
 # --- clubs and fixtures -------------------------------------------------------------------------
 
 
@@ -638,6 +634,7 @@ def _end_of(fixture_: Fixture, block_: Block) -> str:
 
 def ticket(
     fixture_: Fixture,
+    /,
     *,
     block: str = "N-L1",
     barcode: str = "",
@@ -652,12 +649,14 @@ def ticket(
 ) -> Ticket:
     """A ticket as the ticketing system exported it. Written directly: the import service
     (entry.services.tickets_write) also matches every holder against the register, which a test
-    asks for itself. The end (home/away) comes from the block's zone in this match's layout; an
-    unreserved ticket gives area= and end= (and block="")."""
+    asks for itself. A seat in N-L1 (home) unless told; the end (home/away) comes from the
+    block's zone in this match's layout; an unreserved ticket gives block="", area= and end=."""
     number = Ticket.objects.filter(fixture=fixture_).count() + 1
     barcode = barcode or f"T{fixture_.pk}-{number:05d}"
     seat_block = Block.objects.get(ground=fixture_.ground_id, code=block) if block else None
-    if seat_block is None and not (area and end):
+    if seat_block is not None:
+        end = end or _end_of(fixture_, seat_block)
+    elif not (area and end):
         raise ValueError("a ticket without a block needs area= and end=")
     now = timezone.now()
     return Ticket.objects.create(
@@ -669,7 +668,7 @@ def ticket(
         row=row if seat_block else "",
         seat=(seat or str(number)) if seat_block else "",
         area=area,
-        end=end or _end_of(fixture_, seat_block),  # type: ignore[arg-type]  (checked above)
+        end=end,
         status=status,
         imported_at=now,
         updated_at=now,
@@ -680,6 +679,7 @@ def ticket(
 def tickets(
     fixture_: Fixture,
     count: int,
+    /,
     *,
     block: str = "S-L2",
     end: str = "",
@@ -722,6 +722,7 @@ def categories() -> None:
 
 def report(
     fixture_: Fixture,
+    /,
     *,
     author: User | None = None,
     category: str = "missile",

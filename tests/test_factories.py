@@ -88,6 +88,8 @@ def test_a_ticket_takes_its_end_from_the_layout_and_refuses_a_buffer_block() -> 
     assert factories.ticket(day.league_match, block="N-L1").end == "home"
     with pytest.raises(ValueError, match="no home or away zone"):
         factories.ticket(day.league_match, block="S-L3")  # the league's buffer
+    terrace = factories.ticket(day.league_match, block="", area="Family terrace", end="home")
+    assert terrace.place == "Family terrace" and terrace.seat == ""
     assert len(factories.tickets(day.cup_tie, 5, prefix="RACE")) == 5
     assert Ticket.objects.filter(barcode__startswith="RACE-", end="away").count() == 5
 
