@@ -1,8 +1,8 @@
 """The control-room log: append-only entries per match, each chained to the one before by hash.
 
-Nothing here is ever updated or deleted (the database refuses it too, see db.py). Assignment,
-escalation, status and corrections are new entries that point at the entry they concern; an
-incident's current state is derived from them (selectors.incident_state).
+Nothing here is ever updated or deleted (the database refuses it too: safeground/append_only.py).
+Assignment, escalation, status and corrections are new entries that point at the entry they
+concern; an incident's current state is derived from them (selectors.incident_state).
 """
 
 from django.conf import settings
