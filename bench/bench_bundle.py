@@ -68,10 +68,9 @@ def main() -> None:
 
     from safeground.accounts.models import Organisation
     from safeground.accounts.services import device_create
-    from safeground.bans.models import TicketFlag
     from safeground.demo.season import demo_load
     from safeground.entry import bundle, lookups
-    from safeground.entry.models import Ticket
+    from safeground.entry.models import Ticket, TicketFlag
     from safeground.matches.models import Fixture
 
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

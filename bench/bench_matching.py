@@ -198,8 +198,8 @@ def peer(fixture: object, sample: int) -> tuple[float, int]:
     """Naive all-pairs with rapidfuzz cdist on a sample of holders; seconds for all holders."""
     from rapidfuzz import fuzz, process
 
-    from safeground.bans.flagging import bans_in_force_for
     from safeground.bans.matching import name_key, swapped
+    from safeground.entry.flagging import bans_in_force_for
     from safeground.entry.models import Ticket
 
     bans = list(
@@ -241,7 +241,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import transaction
 
-    from safeground.bans.flagging import fixture_match
+    from safeground.entry.flagging import fixture_match
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

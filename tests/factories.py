@@ -29,7 +29,7 @@ What they build
       section (CUP_LAYOUT). Codes follow the demo ground's scheme.
     - `club()`, `competition()`, `fixture()` (matches.services.fixture_create), `match_day()`.
     - `person()`, `ban(status=...)` through the register's services (propose, approve, appeal,
-      decide, roll forward), `flag()` (confirmed and cleared through bans.services).
+      decide, roll forward), `flag()` (confirmed and cleared through entry.services).
     - `ticket()`, `tickets()` (many at once), `device()` (a turnstile's key), `report()` (a log
       entry through incidents.services), `categories()`.
 
@@ -60,7 +60,7 @@ from django.utils import timezone
 
 from safeground.accounts.models import Device, Organisation, Role, User
 from safeground.accounts.services import device_create, organisation_create, user_create
-from safeground.bans.models import Ban, Person, TicketFlag
+from safeground.bans.models import Ban, Person
 from safeground.bans.services import (
     ban_appeal,
     ban_appeal_decide,
@@ -68,10 +68,9 @@ from safeground.bans.services import (
     ban_propose,
     ban_reject,
     bans_roll_forward,
-    flag_clear,
-    flag_confirm,
 )
-from safeground.entry.models import Ticket
+from safeground.entry.models import Ticket, TicketFlag
+from safeground.entry.services import flag_clear, flag_confirm
 from safeground.incidents.categories import SEED as CATEGORY_SEED
 from safeground.incidents.models import Category, LogEntry
 from safeground.incidents.services import Place, categories_seed, log_entry_append
@@ -601,8 +600,8 @@ def flag(
     note: str = "",
 ) -> TicketFlag:
     """A flag linking a ticket to a ban, as matching raises it (written directly, as
-    bans.flagging does), then confirmed (the ticket is cancelled) or cleared through
-    bans.services. Without a ban: a new active ban of the home club. A pair that matching has
+    entry.flagging does), then confirmed (the ticket is cancelled) or cleared through
+    entry.services. Without a ban: a new active ban of the home club. A pair that matching has
     already flagged keeps its flag."""
     home = ticket_.fixture.ground.organisation
     ban_ = ban_ or ban(home)

@@ -5,8 +5,8 @@ from datetime import date
 import pytest
 
 from safeground.accounts.models import Membership, Organisation, User
-from safeground.bans.models import Ban, Person, TicketFlag
-from safeground.entry.models import Ticket
+from safeground.bans.models import Ban, Person
+from safeground.entry.models import Ticket, TicketFlag
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Gate, Turnstile, Zone
 from tests import factories

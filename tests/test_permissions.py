@@ -12,7 +12,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
-from safeground.bans.models import Ban, TicketFlag
+from safeground.bans.models import Ban
+from safeground.entry.models import TicketFlag
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.services import (
     Place,

@@ -5,10 +5,10 @@ from datetime import date
 
 import pytest
 
-from safeground.bans.models import AccessRecord, TicketFlag
-from safeground.bans.services import BanError, ban_approve, flag_clear, flag_confirm
-from safeground.entry.models import Ticket
-from safeground.entry.services import tickets_write
+from safeground.bans.models import AccessRecord
+from safeground.bans.services import BanError, ban_approve
+from safeground.entry.models import Ticket, TicketFlag
+from safeground.entry.services import flag_clear, flag_confirm, tickets_write
 from safeground.entry.ticket_file import TicketRow
 from safeground.venues.models import Block
 

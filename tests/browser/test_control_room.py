@@ -152,8 +152,8 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
 
     from safeground.accounts.models import Organisation
     from safeground.accounts.services import device_create
-    from safeground.bans.models import Ban, TicketFlag
-    from safeground.entry.models import Ticket
+    from safeground.bans.models import Ban
+    from safeground.entry.models import Ticket, TicketFlag
 
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
     page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)

@@ -6,8 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from safeground.bans.models import AccessRecord, Ban, TicketFlag
-from safeground.entry.models import Ticket
+from safeground.bans.models import AccessRecord, Ban
+from safeground.entry.models import Ticket, TicketFlag
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

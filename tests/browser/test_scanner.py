@@ -12,9 +12,8 @@ from playwright.sync_api import Page, expect
 
 from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
-from safeground.bans.models import TicketFlag
 from safeground.entry import lookups
-from safeground.entry.models import EntryConflict, Scan, Ticket
+from safeground.entry.models import EntryConflict, Scan, Ticket, TicketFlag
 from safeground.matches.models import Fixture
 from tests.entry.conftest import flag, make_ticket
 

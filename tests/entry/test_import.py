@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from safeground.bans.models import TicketFlag
-from safeground.entry.models import Ticket
+from safeground.entry.models import Ticket, TicketFlag
 from safeground.entry.services import tickets_import
 from safeground.entry.ticket_file import TicketFileError
 

@@ -53,11 +53,6 @@ class AppealDecisionForm(forms.Form):
     reason = forms.CharField(max_length=4000)
 
 
-class FlagDecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("confirm", "Confirm"), ("clear", "Clear")])
-    note = forms.CharField(max_length=4000)
-
-
 class AccessSearchForm(forms.Form):
     username = forms.CharField(required=False, max_length=150)
     action = forms.ChoiceField(required=False, choices=[("", "any"), *AccessRecord.Action.choices])

@@ -184,38 +184,3 @@ class AccessRecord(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
-
-
-class TicketFlag(models.Model):
-    """A ticket whose holder looks like someone with a ban in force: the ban officer decides.
-
-    Confirmed: the ticket is cancelled and the gates deny the holder (the entry decision reads
-    confirmed flags). Cleared: not the same person; recorded, and not flagged again.
-    """
-
-    class Status(models.TextChoices):
-        OPEN = "open", "Awaiting review"
-        CONFIRMED = "confirmed", "Confirmed: deny entry"
-        CLEARED = "cleared", "Cleared: not the banned person"
-
-    ticket = models.ForeignKey("entry.Ticket", on_delete=models.PROTECT, related_name="flags")
-    ban = models.ForeignKey(Ban, on_delete=models.PROTECT, related_name="flags")
-    score = models.FloatField()
-    reasons = models.JSONField(default=list)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
-    flagged_at = models.DateTimeField()
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    decision_note = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["-score", "pk"]
-        constraints = [
-            models.UniqueConstraint(fields=["ticket", "ban"], name="ticketflag_unique"),
-        ]
-        indexes = [models.Index(fields=["status"])]
-
-    def __str__(self) -> str:
-        return f"Flag #{self.pk}: ticket {self.ticket_id} ~ ban {self.ban_id} ({self.status})"

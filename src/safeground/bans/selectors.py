@@ -13,14 +13,14 @@ from django.http import Http404
 from safeground.accounts.permissions import (
     access_record_organisation_ids,
     can_read_person,
-    can_review_flags,
-    flag_organisation_ids,
     register_organisation_ids,
     require,
 )
 
+from . import hooks
+from .dates import parse_date
 from .matching import name_key
-from .models import AccessRecord, Ban, Person, TicketFlag
+from .models import AccessRecord, Ban, Person
 from .services import BanError, access_record_write
 
 Action = AccessRecord.Action
@@ -105,8 +105,6 @@ def register_search(*, user: Any, query: str) -> list[Person]:
 
 
 def _as_date(text: str) -> date | None:
-    from safeground.entry.ticket_file import parse_date
-
     if not any(c.isdigit() for c in text) or any(c.isalpha() for c in text):
         return None
     found, _ = parse_date(text, today=date.max)
@@ -132,51 +130,9 @@ def register_queue(user: Any) -> Queue:
     return Queue(
         proposals=list(bans.filter(status=Ban.Status.PROPOSED).order_by("created_at")),
         appeals=list(bans.filter(status=Ban.Status.APPEALED).order_by("created_at")),
-        open_flags=flags_open(user).count(),
+        open_flags=hooks.flags_awaiting(user),
         counts={label: counts.get(value, 0) for value, label in Ban.Status.choices},
     )
-
-
-def flags_open(user: Any) -> QuerySet[TicketFlag]:
-    """Open flags on tickets for the matches of the grounds the user reviews flags for."""
-    return TicketFlag.objects.filter(
-        status=TicketFlag.Status.OPEN,
-        ticket__fixture__ground__organisation__in=flag_organisation_ids(user),
-    ).select_related("ticket__fixture__home_club", "ticket__fixture__away_club", "ticket__block")
-
-
-def flag_summary(user: Any, flag_id: int) -> TicketFlag:
-    flag = (
-        TicketFlag.objects.select_related(
-            "ticket__fixture__ground",
-            "ticket__fixture__home_club",
-            "ticket__fixture__away_club",
-            "ticket__block",
-            "ban__person",
-        )
-        .filter(pk=flag_id)
-        .first()
-    )
-    if flag is None:
-        raise Http404("no such flag")
-    require(can_review_flags(user, flag.ticket.fixture.ground.organisation_id))
-    return flag
-
-
-@transaction.atomic
-def flag_review(*, user: Any, flag_id: int, reason: str) -> TicketFlag:
-    """A flagged ticket with the banned person's record beside it; the read is recorded."""
-    flag = flag_summary(user, flag_id)
-    access_record_write(
-        user=user,
-        action=Action.REVIEW_FLAG,
-        organisation=flag.ticket.fixture.ground.organisation_id,
-        person=flag.ban.person,
-        ban=flag.ban,
-        reason=reason_check(reason),
-        detail=f"flag {flag.pk}, ticket {flag.ticket.barcode}",
-    )
-    return flag
 
 
 def access_records_search(

@@ -1,6 +1,7 @@
 """Every write to the register: proposing, approving, appealing, activating and expiring bans,
-flagging and deciding tickets, and retention. One transaction each; each leaves a ban step (for a
-change of status) and an access record (docs/adr/0004-ban-register.md).
+and retention. One transaction each; each leaves a ban step (for a change of status) and an access
+record (docs/adr/0004-ban-register.md). Flagging tickets and deciding flags are entry's: the
+register tells it of a ban in force or revoked through bans.hooks.
 """
 
 from dataclasses import dataclass
@@ -12,13 +13,12 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from safeground.accounts.models import Organisation, User
-from safeground.entry.services import ticket_cancel
 from safeground.errors import SafegroundError
 from safeground.venues.models import Ground
 
-from .flagging import ban_match
+from . import hooks
 from .matching import name_key
-from .models import ENDED, IN_FORCE, AccessRecord, Ban, BanStep, Person, TicketFlag
+from .models import ENDED, IN_FORCE, AccessRecord, Ban, BanStep, Person
 
 Status = Ban.Status
 Action = AccessRecord.Action
@@ -57,7 +57,7 @@ def access_record_write(
     )
 
 
-def _text(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
+def text_check(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
     value = (value or "").strip()
     if required and not value:
         raise BanError(field, "is required")
@@ -119,8 +119,8 @@ def ban_propose(
     The person is found on the register (same name once folded, same date of birth) or added.
     """
     today = today or timezone.localdate()
-    first_names = _text("first_names", first_names, max_length=100)
-    last_name = _text("last_name", last_name, max_length=100)
+    first_names = text_check("first_names", first_names, max_length=100)
+    last_name = text_check("last_name", last_name, max_length=100)
     if date_of_birth is None:
         raise BanError("date_of_birth", "is required")
     if date_of_birth > today or date_of_birth.year < 1900:
@@ -147,10 +147,14 @@ def ban_propose(
     if type == Ban.Type.BANNING_ORDER:
         if is_life:
             raise BanError("is_life", "a banning order runs for a fixed term (3 to 10 years)")
-        _text("reporting_conditions", reporting_conditions)
-    grounds = _text("grounds", grounds)
-    supporter_number = _text("supporter_number", supporter_number, required=False, max_length=40)
-    issued_by = _text("issued_by", issued_by, required=False, max_length=200) or organisation.name
+        text_check("reporting_conditions", reporting_conditions)
+    grounds = text_check("grounds", grounds)
+    supporter_number = text_check(
+        "supporter_number", supporter_number, required=False, max_length=40
+    )
+    issued_by = (
+        text_check("issued_by", issued_by, required=False, max_length=200) or organisation.name
+    )
 
     key = name_key(f"{first_names} {last_name}")
     person = next(
@@ -210,7 +214,7 @@ def ban_propose(
 @transaction.atomic
 def ban_approve(*, ban: Ban, by: User, reason: str, today: date | None = None) -> Ban:
     """Another user approves; a ban whose start date has come is in force at once."""
-    reason = _text("reason", reason)
+    reason = text_check("reason", reason)
     ban = _locked(ban)
     _expect(ban, Status.PROPOSED)
     if by.pk == ban.proposed_by_id:
@@ -229,7 +233,7 @@ def ban_approve(*, ban: Ban, by: User, reason: str, today: date | None = None) -
 
 @transaction.atomic
 def ban_reject(*, ban: Ban, by: User, reason: str, today: date | None = None) -> Ban:
-    reason = _text("reason", reason)
+    reason = text_check("reason", reason)
     ban = _locked(ban)
     _expect(ban, Status.PROPOSED)
     if by.pk == ban.proposed_by_id:
@@ -247,7 +251,7 @@ def ban_reject(*, ban: Ban, by: User, reason: str, today: date | None = None) ->
 @transaction.atomic
 def ban_appeal(*, ban: Ban, by: User, reason: str) -> Ban:
     """Record that the person appeals. The ban stays in force until the appeal is decided."""
-    reason = _text("reason", reason)
+    reason = text_check("reason", reason)
     ban = _locked(ban)
     _expect(ban, Status.ACTIVE)
     _step(ban, action="appealed", to=Status.APPEALED, by=by, reason=reason)
@@ -264,7 +268,7 @@ def ban_appeal_decide(
     *, ban: Ban, by: User, outcome: str, reason: str, today: date | None = None
 ) -> Ban:
     """A third user (neither proposer nor approver) upholds or revokes the ban."""
-    reason = _text("reason", reason)
+    reason = text_check("reason", reason)
     if outcome not in {Status.UPHELD, Status.REVOKED}:
         raise BanError("outcome", "upheld or revoked")
     ban = _locked(ban)
@@ -278,13 +282,7 @@ def ban_appeal_decide(
     if outcome == Status.REVOKED:
         ban.ended_on = today or timezone.localdate()
         fields.append("ended_on")
-        now = timezone.now()
-        TicketFlag.objects.filter(ban=ban, status=TicketFlag.Status.OPEN).update(
-            status=TicketFlag.Status.CLEARED,
-            decided_by=by,
-            decided_at=now,
-            decision_note=f"Ban #{ban.pk} revoked on appeal.",
-        )
+        hooks.ban_revoked(ban, by, timezone.now())  # its open flags are cleared
     ban.save(update_fields=fields)
     access_record_write(
         user=by, action=Action.DECIDE_APPEAL, organisation=ban.organisation_id,
@@ -302,7 +300,7 @@ def _activate(ban: Ban, *, by: User | None) -> int:
         user=by, action=Action.ACTIVATE, organisation=ban.organisation_id, person=ban.person,
         ban=ban, reason=reason,
     )  # fmt: skip
-    return ban_match(ban=ban)
+    return hooks.ban_in_force(ban)
 
 
 @dataclass(frozen=True)
@@ -380,40 +378,3 @@ def retention_apply(*, today: date | None = None, days: int | None = None) -> Re
 def register_daily(*, today: date | None = None) -> tuple[RollForward, RetentionReport]:
     """The scheduled job (and `safeground apply-retention`): roll bans forward, then retention."""
     return bans_roll_forward(today=today), retention_apply(today=today)
-
-
-def _decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFlag:
-    note = _text("note", note)
-    flag = (
-        TicketFlag.objects.select_for_update()
-        .select_related("ban__person", "ticket__fixture__ground")
-        .get(pk=flag.pk)
-    )
-    if flag.status != TicketFlag.Status.OPEN:
-        raise BanError("status", f"flag #{flag.pk} is already {flag.get_status_display().lower()}")
-    flag.status = to
-    flag.decided_by = by
-    flag.decided_at = timezone.now()
-    flag.decision_note = note
-    flag.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
-    action = Action.CONFIRM_FLAG if to == TicketFlag.Status.CONFIRMED else Action.CLEAR_FLAG
-    access_record_write(
-        user=by, action=action, organisation=flag.ticket.fixture.ground.organisation_id,
-        person=flag.ban.person, ban=flag.ban, reason=note,
-        detail=f"ticket {flag.ticket.barcode}, fixture {flag.ticket.fixture_id}",
-    )  # fmt: skip
-    return flag
-
-
-@transaction.atomic
-def flag_confirm(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
-    """The holder is the banned person: the ticket is cancelled and the gates will deny them."""
-    flag = _decide(flag, by=by, note=note, to=TicketFlag.Status.CONFIRMED)
-    ticket_cancel(ticket=flag.ticket, reason=f"holder banned (ban #{flag.ban_id})")
-    return flag
-
-
-@transaction.atomic
-def flag_clear(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
-    """Not the banned person: recorded, and the pair is not flagged again."""
-    return _decide(flag, by=by, note=note, to=TicketFlag.Status.CLEARED)

@@ -9,8 +9,5 @@ urlpatterns = [
     path("register/bans/<int:ban_id>/decide/", views.decide, name="ban_decide"),
     path("register/bans/<int:ban_id>/appeal/", views.appeal, name="ban_appeal"),
     path("register/bans/<int:ban_id>/appeal/decide/", views.appeal_decide, name="appeal_decide"),
-    path("register/flags/", views.flags, name="flags"),
-    path("register/flags/<int:flag_id>/", views.flag, name="flag"),
-    path("register/flags/<int:flag_id>/decide/", views.flag_decide, name="flag_decide"),
     path("register/access/", views.access_records, name="access_records"),
 ]

@@ -33,7 +33,6 @@ from .forms import (
     AppealDecisionForm,
     AppealForm,
     DecisionForm,
-    FlagDecisionForm,
     ProposeForm,
     ReasonForm,
 )
@@ -65,7 +64,7 @@ def _form_error(form: Any, error: services.BanError) -> None:
     form.add_error(error.field if error.field in form.fields else None, error.message)
 
 
-def _reason_gate(
+def reason_gate(
     request: HttpRequest, key: str, heading: str, show: Callable[[str], HttpResponse]
 ) -> HttpResponse:
     """The reason form first (GET without a reason, or POST of one); then the record."""
@@ -157,7 +156,7 @@ def person(request: HttpRequest, person_id: int) -> HttpResponse:
             request, "bans/person.html", {"person": record, "bans": bans, "reason": reason}
         )
 
-    return _reason_gate(request, f"person:{summary.pk}", f"Person #{summary.pk}", show)
+    return reason_gate(request, f"person:{summary.pk}", f"Person #{summary.pk}", show)
 
 
 def _ban_action(
@@ -232,50 +231,6 @@ def appeal_decide(request: HttpRequest, ban_id: int) -> HttpResponse:
             ban=ban, by=_user(request), outcome=data["outcome"], reason=data["reason"]
         ),
     )
-
-
-@login_required
-def flags(request: HttpRequest) -> HttpResponse:
-    """Flagged tickets awaiting review: the ticket's side only (no one's register record)."""
-    require(bool(flag_organisation_ids(request.user)))
-    return render(request, "bans/flags.html", {"flags": selectors.flags_open(request.user)[:500]})
-
-
-@login_required
-def flag(request: HttpRequest, flag_id: int) -> HttpResponse:
-    summary = selectors.flag_summary(request.user, flag_id)
-
-    def show(reason: str) -> HttpResponse:
-        found = selectors.flag_review(user=request.user, flag_id=summary.pk, reason=reason)
-        return render(
-            request, "bans/flag.html", {"flag": found, "form": FlagDecisionForm(), "reason": reason}
-        )
-
-    return _reason_gate(request, f"flag:{summary.pk}", f"Flagged ticket #{summary.pk}", show)
-
-
-@login_required
-def flag_decide(request: HttpRequest, flag_id: int) -> HttpResponse:
-    found = selectors.flag_summary(request.user, flag_id)
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    form = FlagDecisionForm(request.POST)
-    if form.is_valid():
-        decide_flag = (
-            services.flag_confirm
-            if form.cleaned_data["decision"] == "confirm"
-            else services.flag_clear
-        )
-        try:
-            decide_flag(flag=found, by=_user(request), note=form.cleaned_data["note"])
-        except services.BanError as error:
-            messages.error(request, f"{error.field}: {error.message}")
-            return redirect("flag", found.pk)
-        messages.success(request, f"Flag #{found.pk}: {form.cleaned_data['decision']}ed.")
-        return redirect("flags")
-    for field, errors in form.errors.items():
-        messages.error(request, f"{field}: {' '.join(str(e) for e in errors)}")
-    return redirect("flag", found.pk)
 
 
 @login_required

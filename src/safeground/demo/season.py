@@ -13,12 +13,13 @@ from django.db import transaction
 
 from safeground.accounts.models import Organisation, Role
 from safeground.accounts.services import organisation_create, user_create
-from safeground.bans.demo import register_demo_load
 from safeground.incidents.services import categories_seed
 from safeground.matches.models import FixtureShare, FixtureZone
 from safeground.matches.services import club_ensure, competition_ensure, fixture_create
 from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
+
+from .register import register_demo_load
 
 DEMO_GROUND_FILE = Path(__file__).resolve().parents[1] / "venues" / "demo" / "london-stadium.yaml"
 DEMO_PASSWORD = "matchday-demo"

@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class EntryConfig(AppConfig):
     name = "safeground.entry"
     verbose_name = "Tickets and entry"
+
+    def ready(self) -> None:
+        # The register tells the gates of its bans through bans.hooks (bans never imports entry).
+        from safeground.bans import hooks
+
+        from . import flagging, selectors, services
+
+        hooks.on_ban_in_force(flagging.ban_in_force)
+        hooks.on_ban_revoked(services.flags_clear_revoked)
+        hooks.on_flags_awaiting(selectors.flags_awaiting)

@@ -29,12 +29,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
 
-from safeground.bans.models import IN_FORCE, TicketFlag
+from safeground.bans.models import IN_FORCE
 from safeground.errors import NotFound
 from safeground.matches.models import Fixture
 
 from . import lookups
-from .models import Ticket
+from .models import Ticket, TicketFlag
 from .services import ScanError, turnstile_place
 
 VERSION = 1

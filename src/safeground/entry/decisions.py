@@ -34,9 +34,9 @@ from django.db import Error, IntegrityError, connection, connections, transactio
 from django.db.models import QuerySet
 from psycopg_pool import AsyncConnectionPool
 
-from safeground.bans.models import IN_FORCE, TicketFlag
+from safeground.bans.models import IN_FORCE
 
-from .models import Scan, Ticket
+from .models import Scan, Ticket, TicketFlag
 
 Reason = Scan.Reason
 

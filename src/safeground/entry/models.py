@@ -1,10 +1,12 @@
 """Tickets for a match, as the ticketing system exported them (see entry/ticket_file.py), and
 every scan at the turnstiles (docs/adr/0005-turnstile-decisions.md)."""
 
+from django.conf import settings
 from django.db import models
 
 from safeground.accounts.models import Device
 from safeground.append_only import AppendOnlyModel
+from safeground.bans.models import Ban
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Gate, Turnstile
 
@@ -159,3 +161,40 @@ class EntryConflict(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"ticket {self.ticket_id}: scan {self.first_scan_id}, then {self.second_scan_id}"
+
+
+class TicketFlag(models.Model):
+    """A ticket whose holder looks like someone with a ban in force: the ban officer decides.
+    Raised by entry.flagging; its table keeps the name it was created with in the register.
+
+    Confirmed: the ticket is cancelled and the gates deny the holder (the entry decision reads
+    confirmed flags). Cleared: not the same person; recorded, and not flagged again.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Awaiting review"
+        CONFIRMED = "confirmed", "Confirmed: deny entry"
+        CLEARED = "cleared", "Cleared: not the banned person"
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, related_name="flags")
+    ban = models.ForeignKey(Ban, on_delete=models.PROTECT, related_name="flags")
+    score = models.FloatField()
+    reasons = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    flagged_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+
+    class Meta:
+        db_table = "bans_ticketflag"
+        ordering = ["-score", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["ticket", "ban"], name="ticketflag_unique"),
+        ]
+        indexes = [models.Index(fields=["status"], name="bans_ticket_status_9208ac_idx")]
+
+    def __str__(self) -> str:
+        return f"Flag #{self.pk}: ticket {self.ticket_id} ~ ban {self.ban_id} ({self.status})"

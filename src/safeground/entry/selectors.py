@@ -11,17 +11,26 @@ from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db import transaction
+from django.db.models import Count, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
-from safeground.accounts.permissions import can_open_control_room, require
-from safeground.bans.models import TicketFlag
+from safeground.accounts.permissions import (
+    can_open_control_room,
+    can_review_flags,
+    flag_organisation_ids,
+    require,
+)
+from safeground.bans.models import AccessRecord
+from safeground.bans.selectors import reason_check
+from safeground.bans.services import access_record_write
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock
 
 from . import decisions
-from .models import EntryConflict, Scan, Ticket
+from .models import EntryConflict, Scan, Ticket, TicketFlag
 
 Reason = Scan.Reason
 # Turned away for who they are or what their ticket is: the "prevented from attending" figure.
@@ -257,3 +266,53 @@ def _scan_json(gate: str, turnstile: str, scanned_at: datetime, offline: bool) -
         "scanned_at": scanned_at.isoformat(),
         "offline": offline,
     }
+
+
+# --- ban flags on tickets, for the ban officer's review ------------------------------------------
+
+
+def flags_open(user: Any) -> QuerySet[TicketFlag]:
+    """Open flags on tickets for the matches of the grounds the user reviews flags for."""
+    return TicketFlag.objects.filter(
+        status=TicketFlag.Status.OPEN,
+        ticket__fixture__ground__organisation__in=flag_organisation_ids(user),
+    ).select_related("ticket__fixture__home_club", "ticket__fixture__away_club", "ticket__block")
+
+
+def flag_summary(user: Any, flag_id: int) -> TicketFlag:
+    flag = (
+        TicketFlag.objects.select_related(
+            "ticket__fixture__ground",
+            "ticket__fixture__home_club",
+            "ticket__fixture__away_club",
+            "ticket__block",
+            "ban__person",
+        )
+        .filter(pk=flag_id)
+        .first()
+    )
+    if flag is None:
+        raise Http404("no such flag")
+    require(can_review_flags(user, flag.ticket.fixture.ground.organisation_id))
+    return flag
+
+
+@transaction.atomic
+def flag_review(*, user: Any, flag_id: int, reason: str) -> TicketFlag:
+    """A flagged ticket with the banned person's record beside it; the read is recorded."""
+    flag = flag_summary(user, flag_id)
+    access_record_write(
+        user=user,
+        action=AccessRecord.Action.REVIEW_FLAG,
+        organisation=flag.ticket.fixture.ground.organisation_id,
+        person=flag.ban.person,
+        ban=flag.ban,
+        reason=reason_check(reason),
+        detail=f"flag {flag.pk}, ticket {flag.ticket.barcode}",
+    )
+    return flag
+
+
+def flags_awaiting(user: Any) -> int:
+    """The count the register's queue shows (bans.hooks)."""
+    return flags_open(user).count()

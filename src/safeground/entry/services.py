@@ -1,5 +1,5 @@
-"""Every write about tickets: importing a ticketing system's export, cancelling a ticket, and
-deciding a turnstile scan (`scan_decide`)."""
+"""Every write about tickets: importing a ticketing system's export, cancelling a ticket,
+deciding a ban flag on a ticket, and deciding a turnstile scan (`scan_decide`)."""
 
 import re
 from collections.abc import Iterable, Sequence
@@ -14,14 +14,17 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from safeground.bans.flagging import MatchReport, fixture_match
+from safeground.accounts.models import User
+from safeground.bans.models import AccessRecord, Ban
+from safeground.bans.services import BanError, access_record_write, text_check
 from safeground.errors import SafegroundError
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
 from . import decisions, live_counts, lookups
-from .models import EntryConflict, Scan, Ticket
+from .flagging import MatchReport, fixture_match
+from .models import EntryConflict, Scan, Ticket, TicketFlag
 from .selectors import banned_tickets, entry_conflicts, ticket_seat
 from .ticket_file import BlockInfo, Progress, TicketFileError, TicketRow, parse_tickets
 
@@ -157,6 +160,61 @@ def ticket_cancel(*, ticket: Ticket, reason: str) -> Ticket:
     )
     ticket.refresh_from_db()
     return ticket
+
+
+# --- ban flags on tickets (docs/adr/0004-ban-register.md) ----------------------------------------
+
+
+def _flag_decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFlag:
+    note = text_check("note", note)
+    flag = (
+        TicketFlag.objects.select_for_update()
+        .select_related("ban__person", "ticket__fixture__ground")
+        .get(pk=flag.pk)
+    )
+    if flag.status != TicketFlag.Status.OPEN:
+        raise BanError("status", f"flag #{flag.pk} is already {flag.get_status_display().lower()}")
+    flag.status = to
+    flag.decided_by = by
+    flag.decided_at = timezone.now()
+    flag.decision_note = note
+    flag.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+    action = (
+        AccessRecord.Action.CONFIRM_FLAG
+        if to == TicketFlag.Status.CONFIRMED
+        else AccessRecord.Action.CLEAR_FLAG
+    )
+    access_record_write(
+        user=by, action=action, organisation=flag.ticket.fixture.ground.organisation_id,
+        person=flag.ban.person, ban=flag.ban, reason=note,
+        detail=f"ticket {flag.ticket.barcode}, fixture {flag.ticket.fixture_id}",
+    )  # fmt: skip
+    return flag
+
+
+@transaction.atomic
+def flag_confirm(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
+    """The holder is the banned person: the ticket is cancelled and the gates will deny them."""
+    flag = _flag_decide(flag, by=by, note=note, to=TicketFlag.Status.CONFIRMED)
+    ticket_cancel(ticket=flag.ticket, reason=f"holder banned (ban #{flag.ban_id})")
+    return flag
+
+
+@transaction.atomic
+def flag_clear(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
+    """Not the banned person: recorded, and the pair is not flagged again."""
+    return _flag_decide(flag, by=by, note=note, to=TicketFlag.Status.CLEARED)
+
+
+def flags_clear_revoked(ban: Ban, by: User, at: datetime) -> None:
+    """A ban revoked on appeal: its open flags are cleared (bans.hooks, in the revoking
+    transaction)."""
+    TicketFlag.objects.filter(ban=ban, status=TicketFlag.Status.OPEN).update(
+        status=TicketFlag.Status.CLEARED,
+        decided_by=by,
+        decided_at=at,
+        decision_note=f"Ban #{ban.pk} revoked on appeal.",
+    )
 
 
 # --- turnstile scans (docs/adr/0005-turnstile-decisions.md) -----------------------------------

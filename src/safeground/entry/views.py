@@ -1,17 +1,28 @@
 """The scanner page: a phone or tablet at a turnstile, paired with a device key (no user login),
 that keeps deciding from a signed bundle when the network drops (docs/adr/0006-offline-scanners.md).
+And the ban officer's pages for flagged tickets (their register record behind a stated reason).
 """
 
 import hashlib
 import json
 
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
+
+from safeground.accounts.models import User
+from safeground.accounts.permissions import flag_organisation_ids, require
+from safeground.bans.services import BanError
+from safeground.bans.views import reason_gate
+
+from . import selectors, services
+from .forms import FlagDecisionForm
 
 # Bump when the service worker's own logic changes; a change to any asset renews its cache anyway.
 SCANNER_SW_VERSION = 1
@@ -83,3 +94,54 @@ def scanner_service_worker(request: HttpRequest) -> HttpResponse:
     # The browser checks for a new worker on each visit; never let a cache answer for it.
     patch_cache_control(response, no_cache=True, private=True)
     return response
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
+
+
+@login_required
+def flags(request: HttpRequest) -> HttpResponse:
+    """Flagged tickets awaiting review: the ticket's side only (no one's register record)."""
+    require(bool(flag_organisation_ids(request.user)))
+    return render(request, "entry/flags.html", {"flags": selectors.flags_open(request.user)[:500]})
+
+
+@login_required
+def flag(request: HttpRequest, flag_id: int) -> HttpResponse:
+    summary = selectors.flag_summary(request.user, flag_id)
+
+    def show(reason: str) -> HttpResponse:
+        found = selectors.flag_review(user=request.user, flag_id=summary.pk, reason=reason)
+        return render(
+            request,
+            "entry/flag.html",
+            {"flag": found, "form": FlagDecisionForm(), "reason": reason},
+        )
+
+    return reason_gate(request, f"flag:{summary.pk}", f"Flagged ticket #{summary.pk}", show)
+
+
+@login_required
+def flag_decide(request: HttpRequest, flag_id: int) -> HttpResponse:
+    found = selectors.flag_summary(request.user, flag_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    form = FlagDecisionForm(request.POST)
+    if form.is_valid():
+        decide_flag = (
+            services.flag_confirm
+            if form.cleaned_data["decision"] == "confirm"
+            else services.flag_clear
+        )
+        try:
+            decide_flag(flag=found, by=_user(request), note=form.cleaned_data["note"])
+        except BanError as error:
+            messages.error(request, f"{error.field}: {error.message}")
+            return redirect("flag", found.pk)
+        messages.success(request, f"Flag #{found.pk}: {form.cleaned_data['decision']}ed.")
+        return redirect("flags")
+    for field, errors in form.errors.items():
+        messages.error(request, f"{field}: {' '.join(str(e) for e in errors)}")
+    return redirect("flag", found.pk)

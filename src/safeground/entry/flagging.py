@@ -1,6 +1,8 @@
-"""Flagging tickets whose holders look like people with a ban in force (matching.py scores them).
+"""Flagging tickets whose holders look like people with a ban in force (bans.matching scores
+them).
 
-Runs inside the caller's transaction: a ticket import, or a ban coming into force.
+Runs inside the caller's transaction: a ticket import, or a ban coming into force (the register
+calls `ban_match` through bans.hooks, registered in EntryConfig.ready).
 """
 
 from dataclasses import dataclass
@@ -9,11 +11,11 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from safeground.entry.models import Ticket
+from safeground.bans.matching import BanIndex, Banned, Candidate, Holder, swapped
+from safeground.bans.models import IN_FORCE, Ban
 from safeground.matches.models import Fixture
 
-from .matching import BanIndex, Banned, Candidate, Holder, swapped
-from .models import IN_FORCE, Ban, TicketFlag
+from .models import Ticket, TicketFlag
 
 # Matching ----------------------------------------------------------------------------------
 
@@ -133,3 +135,8 @@ def ban_match(*, ban: Ban) -> int:
             holder = Holder(ticket.pk, ticket.holder_name, ticket.holder_dob)
             candidates.extend(index.candidates(holder, threshold=_threshold()))
     return flags_write(candidates)
+
+
+def ban_in_force(ban: Ban) -> int:
+    """bans.hooks: a ban has just come into force; its holders are matched and flagged."""
+    return ban_match(ban=ban)

@@ -7,8 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.db.models import Count
 
-from safeground.bans.models import TicketFlag
-from safeground.entry.models import Scan, Ticket
+from safeground.entry.models import Scan, Ticket, TicketFlag
 from safeground.entry.selectors import entry_counts
 
 pytestmark = pytest.mark.django_db

@@ -10,13 +10,12 @@ from django.utils import timezone
 
 from safeground.accounts.models import Device, User
 from safeground.accounts.services import device_create
-from safeground.bans.models import TicketFlag
-from safeground.bans.services import flag_confirm
+from safeground.demo.arrival import Tally, arrival_plan, arrival_replay
 from safeground.demo.season import CUP_TIE_OPPONENT
 from safeground.entry import live_counts, lookups
-from safeground.entry.arrival import Tally, arrival_plan, arrival_replay
-from safeground.entry.models import Ticket
+from safeground.entry.models import Ticket, TicketFlag
 from safeground.entry.selectors import entry_counts
+from safeground.entry.services import flag_confirm
 from safeground.matches.models import Fixture
 
 DEVICE_NAME = "Arrival replay"

@@ -17,13 +17,12 @@ from datetime import date, timedelta
 from django.conf import settings
 
 from safeground.accounts.models import Organisation, User
+from safeground.bans.models import Ban
+from safeground.bans.services import ban_appeal, ban_approve, ban_propose, bans_roll_forward
 from safeground.entry.services import ImportReport, tickets_write
 from safeground.entry.ticket_file import TicketRow
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Ground
-
-from .models import Ban
-from .services import ban_appeal, ban_approve, ban_propose, bans_roll_forward
 
 SEED = 2016
 

@@ -20,12 +20,11 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
+from safeground.entry import lookups
+from safeground.entry.models import Scan, Ticket
+from safeground.entry.services import ScanResult, scan_decide
 from safeground.matches.models import Fixture
 from safeground.venues.models import Gate, Turnstile
-
-from . import lookups
-from .models import Scan, Ticket
-from .services import ScanResult, scan_decide
 
 SEED = 2016
 NAMESPACE = uuid.UUID("5a4e9b1c-2f1e-4c39-9a0e-6f1d2c3b4a59")

@@ -1,0 +1,54 @@
+"""What the register tells the gates without importing them (bans never imports entry).
+
+Entry registers its callbacks in EntryConfig.ready(): flagging tickets when a ban comes into
+force, clearing the open flags of a revoked ban, and counting the flags awaiting a reviewer.
+Each registration point holds one callback per purpose; registering the same one again is a no-op.
+"""
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from .models import Ban
+
+BanInForce = Callable[[Ban], int]  # -> tickets newly flagged
+BanRevoked = Callable[[Ban, Any, datetime], None]  # (ban, by, at)
+FlagsAwaiting = Callable[[Any], int]  # (user) -> open flags they may review
+
+_in_force: list[BanInForce] = []
+_revoked: list[BanRevoked] = []
+_awaiting: list[FlagsAwaiting] = []
+
+
+def _add[T](callbacks: list[T], callback: T) -> T:
+    if callback not in callbacks:
+        callbacks.append(callback)
+    return callback
+
+
+def on_ban_in_force(callback: BanInForce) -> BanInForce:
+    return _add(_in_force, callback)
+
+
+def on_ban_revoked(callback: BanRevoked) -> BanRevoked:
+    return _add(_revoked, callback)
+
+
+def on_flags_awaiting(callback: FlagsAwaiting) -> FlagsAwaiting:
+    return _add(_awaiting, callback)
+
+
+def ban_in_force(ban: Ban) -> int:
+    """A ban has just come into force (inside its transaction): the tickets it flagged."""
+    return sum(callback(ban) for callback in _in_force)
+
+
+def ban_revoked(ban: Ban, by: Any, at: datetime) -> None:
+    """A ban revoked on appeal (inside its transaction)."""
+    for callback in _revoked:
+        callback(ban, by, at)
+
+
+def flags_awaiting(user: Any) -> int:
+    """Flagged tickets awaiting this user's review."""
+    return sum(callback(user) for callback in _awaiting)
