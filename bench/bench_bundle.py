@@ -69,8 +69,9 @@ def main() -> None:
     from safeground.accounts.models import Organisation
     from safeground.accounts.services import device_create
     from safeground.demo.season import demo_load
-    from safeground.entry import bundle, lookups
+    from safeground.entry import bundle
     from safeground.entry.models import Ticket, TicketFlag
+    from safeground.entry.runtime import lookups
     from safeground.matches.models import Fixture
 
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

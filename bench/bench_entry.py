@@ -379,7 +379,7 @@ def safeground_setup(tickets: int, out: str) -> None:
     assert blocks, f"gate {turnstile.gate} serves no blocks"
     end = Ticket.End.HOME
     with contextlib.suppress(ImportError, AttributeError):
-        from safeground.entry.lookups import gate_ends
+        from safeground.entry.runtime.lookups import gate_ends
 
         ends = gate_ends(fixture.pk, turnstile.gate_id)
         end = Ticket.End.HOME if ends.home or not ends.away else Ticket.End.AWAY

@@ -36,7 +36,7 @@ def build_application():
     return django_app
 
 
-from safeground.entry.asgi import Receive, Scope, Send, gates_router  # noqa: E402  (needs Django)
+from safeground.entry.runtime.asgi import Receive, Scope, Send, gates_router  # noqa: E402  (needs Django)
 from safeground.live.websocket import live_router  # noqa: E402
 
 # Turnstile scans and live sockets take lean routes of their own; everything else is Django.
@@ -64,7 +64,8 @@ async def lifespan(receive: Receive, send: Send) -> None:
     pool, the scan threads' own, Django's pool), so PostgreSQL sees them go at once."""
     from django.db import connections
 
-    from safeground.entry.decisions import scan_pool_close, scan_threads_close
+    from safeground.entry.runtime.loop import scan_pool_close
+    from safeground.entry.runtime.threads import scan_threads_close
 
     while True:
         message = await receive()

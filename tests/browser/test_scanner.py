@@ -12,8 +12,8 @@ from playwright.sync_api import Page, expect
 
 from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
-from safeground.entry import lookups
 from safeground.entry.models import EntryConflict, Scan, Ticket, TicketFlag
+from safeground.entry.runtime import lookups
 from safeground.matches.models import Fixture
 from tests.entry.conftest import flag, make_ticket
 

@@ -15,8 +15,8 @@ from safeground.accounts.models import Organisation
 from safeground.accounts.services import device_create
 from safeground.bans.models import Ban
 from safeground.demo.season import demo_load
-from safeground.entry import lookups
 from safeground.entry.models import Ticket, TicketFlag
+from safeground.entry.runtime import lookups
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 from tests.bans.conftest import club, cup, register  # noqa: F401  (the same light demo)

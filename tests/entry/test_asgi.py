@@ -1,5 +1,5 @@
-"""The lean scan route (entry/asgi.py) answers as the ninja route does, and passes every other
-request through to the app it wraps."""
+"""The lean scan route (entry/runtime/asgi.py) answers as the ninja route does, and passes every
+other request through to the app it wraps."""
 
 import asyncio
 import json
@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from safeground.accounts import devices
-from safeground.entry import asgi
 from safeground.entry.models import Scan
+from safeground.entry.runtime import asgi
 
 pytestmark = pytest.mark.django_db
 

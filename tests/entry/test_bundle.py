@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from safeground.accounts.models import Device
 from safeground.accounts.services import device_revoke
-from safeground.entry import bundle, lookups
+from safeground.entry import bundle
+from safeground.entry.runtime import lookups
 from safeground.matches.models import Fixture
 from safeground.venues.models import Gate
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 
 from safeground.accounts.models import User
-from safeground.entry import live_counts
 from safeground.entry.models import Scan, Ticket
+from safeground.entry.runtime import live_counts
 from safeground.entry.selectors import entry_counts
 from safeground.live import bus
 from safeground.live.events import Viewer, capture_events

@@ -20,9 +20,9 @@ from psycopg import IntegrityError, pq
 
 from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
-from safeground.entry import asgi, decisions, lookups
 from safeground.entry.models import Scan, Ticket
-from safeground.entry.services import scan_check, scan_decide
+from safeground.entry.runtime import asgi, lookups, loop, threads
+from safeground.entry.scans import scan_check, scan_decide
 from safeground.live import events
 from safeground.venues.models import Block
 
@@ -40,12 +40,12 @@ def loop_path(monkeypatch):
             "scans are decided on the event loop on PostgreSQL only (SQLite takes the scan "
             "threads): set DATABASE_URL=postgres://... to run it"
         )
-    monkeypatch.setattr(decisions, "CONNECTIONS", 4)
-    threads = ThreadPoolExecutor(1, thread_name_prefix="scan")
-    monkeypatch.setattr(decisions, "_threads", threads)
+    monkeypatch.setattr(loop, "CONNECTIONS", 4)
+    executor = ThreadPoolExecutor(1, thread_name_prefix="scan")
+    monkeypatch.setattr(threads, "_threads", executor)
     yield
-    threads.submit(connections.close_all).result()
-    threads.shutdown()
+    executor.submit(connections.close_all).result()
+    executor.shutdown()
 
 
 def run(work):
@@ -55,7 +55,7 @@ def run(work):
         try:
             return await work()
         finally:
-            await decisions.scan_pool_close()
+            await loop.scan_pool_close()
 
     return asyncio.run(main())
 
@@ -201,12 +201,12 @@ def test_the_control_room_hears_of_a_banned_holder_after_the_scan_committed(gate
 def test_a_scan_on_the_loop_is_one_prepared_statement(gates, monkeypatch) -> None:
     """Traced on the wire (libpq's trace of the pool's one connection): on a cache hit a scan
     sends one Bind of the statement prepared at the first scan, and nothing else."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    monkeypatch.setattr(loop, "CONNECTIONS", 1)
     warm(gates, "F03")
 
     async def traced() -> str:
         assert (await post(gates.key, scan_of(gates, "AWAY-1")))[1]["decision"] == "admit"
-        pool = decisions._batches[1].pool  # type: ignore[index]
+        pool = loop._batches[1].pool  # type: ignore[index]
         with tempfile.TemporaryFile("w+") as trace:
             async with pool.connection() as conn:
                 conn.pgconn.trace(trace.fileno())
@@ -227,7 +227,7 @@ def test_two_turnstiles_racing_on_each_ticket_admit_it_once_on_the_loop(
     gates, monkeypatch, batch_sizes
 ) -> None:
     """Two statements in flight at once: batches holding the same tickets meet at their rows."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 2)
+    monkeypatch.setattr(loop, "CONNECTIONS", 2)
     away_tickets(gates, "RACE", RACES)
     _, other_key = device_create(
         organisation=Organisation.objects.get(name="West Ham United"),
@@ -282,20 +282,20 @@ def test_the_scan_threads_prepare_the_statement_too(gates) -> None:
 def batch_sizes(monkeypatch) -> list[int]:
     """The size of every statement the loop sends."""
     sizes: list[int] = []
-    statement = decisions._Batches.statement
+    statement = loop._Batches.statement
 
     async def counted(self, batch):
         sizes.append(len(batch))
         return await statement(self, batch)
 
-    monkeypatch.setattr(decisions._Batches, "statement", counted)
+    monkeypatch.setattr(loop._Batches, "statement", counted)
     return sizes
 
 
 def test_scans_that_wait_together_are_answered_as_each_alone(gates, monkeypatch, batch_sizes):
     """One statement in flight: the scans arriving meanwhile go in the next, together, and each
     gets the answer it would have had alone (the ninja route's, one at a time)."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    monkeypatch.setattr(loop, "CONNECTIONS", 1)
     warm(gates, "F03", "A01")
     again = scan_of(gates, "AWAY-1")
     scans = [scan_of(gates, *case) for case in CASES] + [again, again]
@@ -332,7 +332,7 @@ def without_ids(answers: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
 def test_a_ticket_scanned_twice_while_waiting_is_admitted_once(gates, monkeypatch, batch_sizes):
     """Two turnstiles' scans of one ticket waiting together go in different statements: one
     admits it, the other finds it inside."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    monkeypatch.setattr(loop, "CONNECTIONS", 1)
     warm(gates, "F03", "F07")
 
     async def together():
@@ -351,7 +351,7 @@ def test_a_ticket_scanned_twice_while_waiting_is_admitted_once(gates, monkeypatc
 def test_one_scan_failing_in_a_statement_leaves_the_others_decided(gates, monkeypatch, batch_sizes):
     """A statement that fails writes nothing; its scans are decided again one by one, so only the
     scan at fault fails (here one whose turnstile has gone from the database)."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
+    monkeypatch.setattr(loop, "CONNECTIONS", 1)
     warm(gates, "F03")
     device = lookups.device_for_key(gates.key)
 
@@ -364,7 +364,7 @@ def test_one_scan_failing_in_a_statement_leaves_the_others_decided(gates, monkey
 
     async def together():
         return await asyncio.gather(
-            *(decisions.decide_async(ctx) for ctx in (first, good, bad)), return_exceptions=True
+            *(loop.decide_async(ctx) for ctx in (first, good, bad)), return_exceptions=True
         )
 
     wrong_end, admitted, failed = run(together)
@@ -379,12 +379,12 @@ def test_scans_fail_together_when_no_connection_comes(gates, monkeypatch, batch_
     """A statement that never reached the server (the pool had no connection in time) is not
     tried again scan by scan, which would multiply the wait: its scans fail at once, 500 and
     'scan again', and nothing is stored."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 1)
-    monkeypatch.setattr(decisions, "POOL_TIMEOUT", 0.3)
+    monkeypatch.setattr(loop, "CONNECTIONS", 1)
+    monkeypatch.setattr(loop, "POOL_TIMEOUT", 0.3)
     warm(gates, "F03")
 
     async def starved():
-        batches = await decisions._batches_open()
+        batches = await loop._batches_open()
         async with batches.pool.connection():  # the process's only connection, held
             return await asyncio.gather(
                 *(post(gates.key, scan_of(gates, code)) for code in ("HOME-1", "AWAY-1", "AWAY-2"))
@@ -408,7 +408,7 @@ def test_the_scan_connections_keep_one_plan_and_use_the_indexes(gates) -> None:
 
     async def settings():
         await post(gates.key, scan_of(gates, "AWAY-1"))
-        async with decisions._batches[1].pool.connection() as conn:  # type: ignore[index]
+        async with loop._batches[1].pool.connection() as conn:  # type: ignore[index]
             return [
                 (await (await conn.execute(f"SHOW {name}")).fetchone())[0]
                 for name in ("plan_cache_mode", "enable_seqscan")
@@ -443,7 +443,7 @@ def test_batches_holding_the_same_tickets_in_opposite_orders_never_deadlock(
 ) -> None:
     """Each statement locks its tickets in ticket order, so two batches with the same tickets
     listed the other way round wait for each other instead of deadlocking."""
-    monkeypatch.setattr(decisions, "CONNECTIONS", 2)
+    monkeypatch.setattr(loop, "CONNECTIONS", 2)
     pairs = int(os.environ.get("SAFEGROUND_CROSSED", "100"))
     away_tickets(gates, "CROSS", 2 * pairs)
     warm(gates, "F03", "F07")
@@ -455,7 +455,7 @@ def test_batches_holding_the_same_tickets_in_opposite_orders_never_deadlock(
                           cached_only=True).context  # fmt: skip
 
     async def crossed():
-        batches = await decisions._batches_open()
+        batches = await loop._batches_open()
         answers = []
         for x in range(0, 2 * pairs, 2):
             y = x + 1
@@ -548,7 +548,7 @@ def test_a_turnstile_scanning_steadily_never_waits_for_a_reload(gates, settings,
     async def revoked_meanwhile():
         started = time.monotonic()
         await asyncio.sleep(1.1)  # past half the entry's time (warmed just now)
-        await decisions.in_scan_thread(
+        await threads.in_scan_thread(
             lambda: device_revoke(device=Device.objects.get(pk=gates.device_id))
         )
         before = await post(gates.key, scan_of(gates, "AWAY-1"))  # the old entry; asks a reload

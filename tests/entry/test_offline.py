@@ -12,8 +12,8 @@ from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
 from safeground.append_only import AppendOnlyError
 from safeground.bans.models import Ban
-from safeground.entry import lookups
 from safeground.entry.models import EntryConflict, Scan, Ticket, TicketFlag
+from safeground.entry.runtime import lookups
 from safeground.entry.selectors import entry_counts
 from safeground.live.events import Audience, capture_events
 from safeground.matches.models import Fixture

@@ -12,7 +12,7 @@ import pytest
 from django.db import connections
 
 from safeground.entry.models import EntryConflict, Scan, Ticket
-from safeground.entry.services import offline_scans_upload, scan_decide
+from safeground.entry.scans import offline_scans_upload, scan_decide
 
 RACES = int(os.environ.get("SAFEGROUND_OFFLINE_RACES", "300"))
 

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection, connections
 
 from safeground.entry.models import Scan, Ticket
-from safeground.entry.services import scan_decide
+from safeground.entry.scans import scan_decide
 
 RACES = int(os.environ.get("SAFEGROUND_RACES", "10000"))
 

@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from safeground.accounts.models import Device, User
 from safeground.accounts.services import device_create, device_revoke
-from safeground.entry import decisions, lookups
+from safeground.entry import decision
 from safeground.entry.models import Scan, Ticket
+from safeground.entry.runtime import lookups
 from safeground.live.events import capture_events
 from safeground.matches.models import Fixture
 
@@ -25,7 +26,7 @@ def engine(request, monkeypatch):
     """Both implementations of the decision; 'sql' is the ORM one too except on PostgreSQL."""
     if request.param == "sql" and connection.vendor != "postgresql":
         pytest.skip("the one-statement path is PostgreSQL's; SQLite runs the ORM path")
-    monkeypatch.setattr(decisions, "USE_SQL", request.param == "sql")
+    monkeypatch.setattr(decision, "USE_SQL", request.param == "sql")
     return request.param
 
 
@@ -66,7 +67,7 @@ def test_an_away_ticket_at_the_away_gate_is_admitted_once(gates, engine) -> None
         ("HOME-1", "F03", "wrong_end", "a home ticket, and this gate does not serve that end"),
         ("AWAY-1", "A01", "wrong_end", "Direct the holder to Gate F (away)"),
         ("LEAGUE-1", "F03", "wrong_match", "another match"),
-        ("NOT-A-TICKET", "F03", "unknown_ticket", "unknown ticket"),
+        ("NOT-A-TICKET", "F03", "unknown_ticket", "not on this match's list"),
     ],
 )
 def test_every_reason_code(gates, engine, barcode, turnstile, reason, words) -> None:

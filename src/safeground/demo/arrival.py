@@ -1,5 +1,5 @@
 """The arrival for a match, played through the turnstiles: the gates demo (`safeground
-replay-arrival`). Every scan goes through services.scan_decide, as a turnstile's would.
+replay-arrival`). Every scan goes through entry.scans.scan_decide, as a turnstile's would.
 
 The plan is fixed by a seed: most ticket holders arrive in the hour before kick-off (more of them
 late), each at a turnstile of a gate that serves their block for their end; a few go to a gate of
@@ -20,9 +20,9 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
-from safeground.entry import lookups
 from safeground.entry.models import Scan, Ticket
-from safeground.entry.services import ScanResult, scan_decide
+from safeground.entry.runtime import lookups
+from safeground.entry.scans import ScanResult, scan_decide
 from safeground.matches.models import Fixture
 from safeground.venues.models import Gate, Turnstile
 

@@ -2,7 +2,7 @@
 
 The scan route is the hot path (≥ 2,000 scans/s): the body is read with `json.loads` and checked
 by hand (no schema object per request), the device key is checked against a short in-process
-cache (entry/lookups.py), and the decision is one SQL statement (entry/decisions.py).
+cache (entry/runtime/lookups.py), and the decision is one SQL statement (entry/decision.py).
 """
 
 import json
@@ -16,18 +16,18 @@ from ninja.security import django_auth
 
 from safeground.accounts.devices import DeviceKey
 
-from . import lookups
 from .bundle import bundle_for, public_key_json
 from .models import Scan
-from .selectors import entry_counts_for
-from .services import (
+from .runtime import lookups
+from .runtime.loop import scan_decide_async
+from .scans import (
     MAX_OFFLINE_SCANS,
     ScanError,
     ScanResult,
     offline_scans_upload,
     scan_decide,
-    scan_decide_async,
 )
+from .selectors import entry_counts_for
 
 router = Router(tags=["entry"])
 
@@ -109,7 +109,7 @@ def scan_input(body: bytes) -> dict[str, Any]:
 
 def scan_answer(device: lookups.DeviceInfo, body: bytes) -> tuple[int, bytes]:
     """The status and JSON body for one scan: the ninja route and the lean ASGI route's threads
-    (entry/asgi.py) answer with this."""
+    (entry/runtime/asgi.py) answer with this."""
     try:
         result = scan_decide(device=device, **scan_input(body))
     except ScanError as error:
@@ -119,7 +119,7 @@ def scan_answer(device: lookups.DeviceInfo, body: bytes) -> tuple[int, bytes]:
 
 async def scan_answer_async(device: lookups.DeviceInfo, body: bytes) -> tuple[int, bytes]:
     """scan_answer on the event loop (the lean route on PostgreSQL); lookups.NotCached when the
-    scan must go to a thread (services.scan_decide_async)."""
+    scan must go to a thread (runtime.loop.scan_decide_async)."""
     try:
         result = await scan_decide_async(device=device, **scan_input(body))
     except ScanError as error:

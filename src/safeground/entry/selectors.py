@@ -29,7 +29,7 @@ from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock
 
-from . import decisions
+from . import decision
 from .models import EntryConflict, Scan, Ticket, TicketFlag
 
 Reason = Scan.Reason
@@ -217,7 +217,7 @@ def banned_tickets(ticket_ids: Collection[int], day: date) -> dict[int, int]:
     if not ticket_ids:
         return {}
     flags = (
-        decisions.flags_in_force(ticket_ids, day)
+        decision.flags_in_force(ticket_ids, day)
         .filter(status=TicketFlag.Status.CONFIRMED)
         .order_by("-pk")
         .values_list("ticket_id", "pk")

@@ -12,8 +12,8 @@ from safeground.accounts.models import Device, User
 from safeground.accounts.services import device_create
 from safeground.demo.arrival import Tally, arrival_plan, arrival_replay
 from safeground.demo.season import CUP_TIE_OPPONENT
-from safeground.entry import live_counts, lookups
 from safeground.entry.models import Ticket, TicketFlag
+from safeground.entry.runtime import live_counts, lookups
 from safeground.entry.selectors import entry_counts
 from safeground.entry.services import flag_confirm
 from safeground.matches.models import Fixture

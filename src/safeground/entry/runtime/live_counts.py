@@ -37,7 +37,7 @@ def counts_publish(fixture_id: int) -> float | None:
     from safeground.live.events import publish
     from safeground.matches.models import Fixture
 
-    from .selectors import entry_counts
+    from ..selectors import entry_counts
 
     if not heard(fixture_id):
         return None  # the control room reads them afresh when it opens

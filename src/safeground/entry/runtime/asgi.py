@@ -3,10 +3,10 @@ machinery (twelve middlewares, ninja's operation) that costs more than the decis
 
 `gates_router(app)` wraps any ASGI app, as live.websocket.live_router does for sockets: a scan is
 read here, checked against the cached device key and its profile, and decided by the same
-service the ninja route calls (entry.services.scan_decide); every other request goes to `app`.
+service the ninja route calls (entry.scans.scan_decide); every other request goes to `app`.
 
 On PostgreSQL a scan is decided on the event loop: device, turnstile and match from the process's
-caches, the one prepared statement on an async connection (decisions.decide_async), no hop to a
+caches, the one prepared statement on an async connection (runtime.loop.decide_async), no hop to a
 thread and back. A scan that needs something not cached (a new or expired key, turnstile or
 match), SQLite and the ORM path go whole to a scan thread that keeps its Django connection
 (scan_over_http, entry.api.scan_answer). The answers are the same as the ninja route's
@@ -27,8 +27,8 @@ from django.db import connection
 from safeground.accounts.devices import PROFILES
 from safeground.errors import error_body
 
-from . import decisions, lookups
-from .api import scan_answer, scan_answer_async
+from ..api import scan_answer, scan_answer_async
+from . import lookups, loop, threads
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
         return FAILED
     finally:
         for reload in lookups.reloads_due():
-            decisions.in_scan_thread_soon(reload)
+            threads.in_scan_thread_soon(reload)
 
 
 async def _read_body(receive: Receive) -> bytes | None:
@@ -119,9 +119,9 @@ def gates_router(app: ASGIApp) -> ASGIApp:
         for name, value in scope["headers"]:
             if name == b"x-device-key":
                 key = value.decode("latin-1")
-        answered = await scan_on_loop(key, body) if decisions.on_loop() else None
+        answered = await scan_on_loop(key, body) if loop.on_loop() else None
         if answered is None:
-            answered = await decisions.in_scan_thread(scan_over_http, key, body)
+            answered = await threads.in_scan_thread(scan_over_http, key, body)
         status, answer = answered
         await send(
             {

@@ -1,44 +1,34 @@
-"""The turnstile decision itself, in one database round trip on PostgreSQL.
+"""The turnstile decision itself, in one database round trip on PostgreSQL: the rules of
+entry.rules, in their order, applied to one scan or a batch.
 
 `decide(...)` finds the ticket, checks its match, flags, status and end, admits it with a
 conditional UPDATE (only if not already inside: one admission per ticket whatever the concurrency),
 and stores the scan, or returns the scan already stored under the device's nonce. PostgreSQL runs
-it as one statement (a CTE); other databases (SQLite, the laptop case) run the same steps through
-the ORM in one transaction (SQLite's writes are serialised, so the conditional UPDATE is as safe).
-Both are exercised by the same tests (docs/adr/0005-turnstile-decisions.md).
+it as one statement (a CTE, DECIDE_SQL); other databases (SQLite, the laptop case) run the same
+steps through the ORM in one transaction (SQLite's writes are serialised, so the conditional
+UPDATE is as safe). Both are exercised by the same tests (docs/adr/0005-turnstile-decisions.md).
+The statement's order of reasons and the ORM's are generated from entry.rules.
 
-`decide_async(...)` runs the same statement from the event loop, on an async connection of the
-process's own (entry/asgi.py): no hop to a thread and back for a scan. Scans that arrive while the
-statement is running wait and go together in the next one (group commit): one statement, one
-commit for all of them. What the loop cannot do without Django's database access runs on the scan
-threads (`in_scan_thread`).
+The same statement runs for a batch of scans from the event loop (entry.runtime.loop); this module
+knows nothing of the loop, its pool or its threads.
 """
 
-import asyncio
-import collections
-import contextlib
-import functools
 import json
-import os
 import sys
-import weakref
-from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
 import psycopg
-from django.db import Error, IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
-from psycopg_pool import AsyncConnectionPool
 
 from safeground.bans.models import IN_FORCE
 
+from . import rules
 from .models import Scan, Ticket, TicketFlag
-
-Reason = Scan.Reason
 
 # The ORM path on every database; tests switch it on PostgreSQL to check both give the same.
 USE_SQL = True
@@ -85,13 +75,38 @@ def decide(ctx: ScanContext) -> Outcome:
             return found
         # The same nonce stored by a concurrent request between our read and our insert: ours
         # changed nothing (its UPDATE and INSERT are one statement); answer with the stored one.
-        return _prior(ctx)  # type: ignore[return-value]
+        return prior_outcome(ctx)  # type: ignore[return-value]
     return _decide_orm(ctx)
 
 
 # --- PostgreSQL: one statement ----------------------------------------------------------------
 
 IN_FORCE_SQL = ", ".join(f"'{status}'" for status in sorted(IN_FORCE))
+
+# The statement's reading of each reason over a scan's looked-up row `l` (one WHEN each; the last
+# reason without a ticket is the ELSE of the others). Their order is entry.rules'.
+SQL_CHECKS: dict[str, tuple[str, ...]] = {
+    "wrong_match": ("EXISTS (SELECT 1 FROM entry_ticket o WHERE o.barcode = l.barcode)",),
+    "unknown_ticket": (),
+    "banned": ("l.level = 2",),
+    "cancelled": ("l.status = 'cancelled'",),
+    "flagged": ("l.level = 1",),
+    "wrong_end": (
+        "l.\"end\" = 'home' AND NOT l.home_ok",
+        "l.\"end\" = 'away' AND NOT l.away_ok",
+    ),
+}
+(ADMISSION,) = rules.codes("admission")  # decided by the conditional UPDATE
+
+
+def _whens(codes: tuple[str, ...]) -> str:
+    return " ".join(f"WHEN {check} THEN '{code}'" for code in codes for check in SQL_CHECKS[code])
+
+
+def _no_ticket_case() -> str:
+    *checked, otherwise = rules.codes("no_ticket")
+    return f"CASE {_whens(tuple(checked))} ELSE '{otherwise}' END"
+
 
 # One statement for a batch of scans (one, from a thread; as many as were waiting, from the loop):
 # each array holds one value per scan, and every row answered carries its scan's place `n`.
@@ -131,15 +146,9 @@ looked AS MATERIALIZED (
 ),
 pre AS MATERIALIZED (
     SELECT l.*, CASE
-        WHEN l.ticket_id IS NULL THEN CASE
-            WHEN EXISTS (SELECT 1 FROM entry_ticket o WHERE o.barcode = l.barcode)
-            THEN 'wrong_match' ELSE 'unknown_ticket' END
+        WHEN l.ticket_id IS NULL THEN {_no_ticket_case()}
         WHEN l.direction = 'out' THEN ''
-        WHEN l.level = 2 THEN 'banned'
-        WHEN l.status = 'cancelled' THEN 'cancelled'
-        WHEN l.level = 1 THEN 'flagged'
-        WHEN l."end" = 'home' AND NOT l.home_ok THEN 'wrong_end'
-        WHEN l."end" = 'away' AND NOT l.away_ok THEN 'wrong_end'
+        {_whens(rules.codes("ticket"))}
         ELSE '' END AS reason
     FROM looked l WHERE l.prior_id IS NULL
 ),
@@ -168,7 +177,7 @@ stored AS (
         SELECT pre.*, CASE
             WHEN pre.reason <> '' THEN pre.reason
             WHEN pre.direction = 'in' AND NOT EXISTS (SELECT 1 FROM moved WHERE moved.n = pre.n)
-                THEN 'already_inside'
+                THEN '{ADMISSION}'
             ELSE '' END AS decided
         FROM pre
     ) d
@@ -200,7 +209,7 @@ COLUMNS = {
 }  # fmt: skip
 
 
-def _params(batch: list[ScanContext]) -> dict[str, str]:
+def params(batch: list[ScanContext]) -> dict[str, str]:
     """The batch as one JSON parameter: one value to adapt, however many scans (a list per
     column costs psycopg more than the statement's own work for a single scan)."""
     scans = []
@@ -211,7 +220,7 @@ def _params(batch: list[ScanContext]) -> dict[str, str]:
     return {"scans": json.dumps(scans, default=str)}
 
 
-def _outcomes(batch: list[ScanContext], rows: list[tuple[Any, ...]]) -> list[Outcome | None]:
+def outcomes(batch: list[ScanContext], rows: list[tuple[Any, ...]]) -> list[Outcome | None]:
     """Each scan's outcome in the batch's order; None for a scan whose nonce a concurrent request
     stored between this statement's read and its insert (it changed nothing for that scan)."""
     found = {row[0]: Outcome(*row[1:]) for row in rows}
@@ -240,13 +249,13 @@ def _decide_sql(ctx: ScanContext) -> Outcome | None:
     with _prepared_cursor() as cursor:
         cursor.execute(PLAN_ON)
         try:
-            cursor.execute(DECIDE_SQL, _params([ctx]))
+            cursor.execute(DECIDE_SQL, params([ctx]))
             rows = cursor.fetchall()
         finally:
             # In a failed transaction the settings go back with its rollback.
             if cursor.connection.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
                 cursor.execute(PLAN_OFF, (list(PLAN_SETTINGS),))
-    return _outcomes([ctx], rows)[0]
+    return outcomes([ctx], rows)[0]
 
 
 # Django opens connections with prepare_threshold=None, which makes psycopg ignore prepare=True;
@@ -276,7 +285,7 @@ def _prepared_cursor() -> Any:
 TICKET_FIELDS = ("block_id", "row", "seat", "area", "end", "entered_at", "entered_gate_id")
 
 
-def _prior(ctx: ScanContext) -> Outcome | None:
+def prior_outcome(ctx: ScanContext) -> Outcome | None:
     prior = (
         Scan.objects.filter(device_id=ctx.device_id, nonce=ctx.nonce)
         .values_list("pk", "decision", "reason", "ticket_id")
@@ -321,20 +330,36 @@ def confirmed_flag(ticket_id: int, day: date | None) -> int | None:
     return _flags(ticket_id, day)[1]
 
 
+def no_ticket_holds(*, other_match: bool) -> dict[str, bool]:
+    """The ORM's reading of the reasons without a ticket of this match (SQL_CHECKS')."""
+    return {"wrong_match": other_match, "unknown_ticket": True}
+
+
+def ticket_holds(ctx: ScanContext, *, status: str, end: str, level: int) -> dict[str, bool]:
+    """The ORM's reading of the reasons on the ticket (SQL_CHECKS'); `level` as `_flags`."""
+    return {
+        "banned": level == 2,
+        "cancelled": status == Ticket.Status.CANCELLED,
+        "flagged": level == 1,
+        "wrong_end": (end == Ticket.End.HOME and not ctx.home_ok)
+        or (end == Ticket.End.AWAY and not ctx.away_ok),
+    }
+
+
 def _decide_orm(ctx: ScanContext) -> Outcome:
     try:
         with transaction.atomic():
             return _decide_orm_atomic(ctx)
     except IntegrityError:
         # The nonce was stored meanwhile by a concurrent request; this one's writes rolled back.
-        prior = _prior(ctx)
+        prior = prior_outcome(ctx)
         if prior is None:
             raise
         return prior
 
 
 def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
-    prior = _prior(ctx)
+    prior = prior_outcome(ctx)
     if prior is not None:
         return prior
     ticket = (
@@ -348,20 +373,11 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
     flag_id = None
     if ticket is None:
         other = Ticket.objects.filter(barcode=ctx.barcode).exists()
-        reason = Reason.WRONG_MATCH if other else Reason.UNKNOWN_TICKET
+        reason = rules.first(no_ticket_holds(other_match=other))
     elif ctx.direction == Scan.Direction.IN:
         pk, status, _block, _row, _seat, _area, end, *_ = ticket
         level, flag_id = _flags(pk, ctx.day)
-        if level == 2:
-            reason = Reason.BANNED
-        elif status == Ticket.Status.CANCELLED:
-            reason = Reason.CANCELLED
-        elif level == 1:
-            reason = Reason.FLAGGED
-        elif (end == Ticket.End.HOME and not ctx.home_ok) or (
-            end == Ticket.End.AWAY and not ctx.away_ok
-        ):
-            reason = Reason.WRONG_END
+        reason = rules.first(ticket_holds(ctx, status=status, end=end, level=level))
     if ticket is not None and not reason:
         tickets = Ticket.objects.filter(pk=ticket[0])
         if ctx.direction == Scan.Direction.IN:
@@ -369,7 +385,7 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
                 inside=True, entered_at=ctx.scanned_at, entered_gate_id=ctx.gate_id
             )
             if not admitted:
-                reason = Reason.ALREADY_INSIDE
+                reason = ADMISSION
         elif ctx.reentry:
             tickets.filter(inside=True).update(inside=False)
     scan = Scan.objects.create(
@@ -390,234 +406,3 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
         scan.pk, False, scan.decision, reason, scan.ticket_id, *(ticket[2:] if ticket else ())
     )
     return replace(outcome, flag_id=flag_id)
-
-
-# --- PostgreSQL from the event loop -------------------------------------------------------------
-
-# Statements in flight per process for scans decided on the loop, each on its own connection.
-# Scans that arrive while they are all busy wait, and go together in the next statement: its fixed
-# cost (starting the executor, the foreign-key checks, the commit) is then shared. One per process
-# was the fastest measured (docs/adr/0005-turnstile-decisions.md); at a light load a scan finds
-# the connection free and goes alone.
-CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "1")))
-BATCH_LIMIT = 64  # scans in one statement at most
-POOL_TIMEOUT = 10.0  # seconds a statement waits for a connection before its scans fail
-# Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
-# each keeps its Django connection from scan to scan.
-THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
-
-
-@dataclass(eq=False)
-class _Waiting:
-    ctx: ScanContext
-    answer: asyncio.Future[Outcome | None]
-
-
-class _Batches:
-    """Scans waiting on one event loop, and the statements deciding them."""
-
-    def __init__(self, pool: AsyncConnectionPool) -> None:
-        self.pool = pool
-        self.waiting: collections.deque[_Waiting] = collections.deque()
-        self.running: set[asyncio.Task[None]] = set()
-
-    def decide(self, ctx: ScanContext) -> asyncio.Future[Outcome | None]:
-        answer = asyncio.get_running_loop().create_future()
-        self.waiting.append(_Waiting(ctx, answer))
-        self.start()
-        return answer
-
-    def start(self) -> None:
-        while self.waiting and len(self.running) < CONNECTIONS:
-            task = asyncio.create_task(self.run(self.take()))
-            self.running.add(task)
-            task.add_done_callback(self.done)
-
-    def done(self, task: asyncio.Task[None]) -> None:
-        self.running.discard(task)
-        self.start()
-
-    def take(self) -> list[_Waiting]:
-        """The next batch, in order of arrival; a second scan of a ticket (or a nonce sent
-        again) waits for the next, so a statement moves each ticket at most once."""
-        batch: list[_Waiting] = []
-        later: list[_Waiting] = []
-        seen: set[tuple[Any, ...]] = set()
-        while self.waiting and len(batch) < BATCH_LIMIT:
-            waiting = self.waiting.popleft()
-            ctx = waiting.ctx
-            keys = (("ticket", ctx.fixture_id, ctx.barcode), ("nonce", ctx.device_id, ctx.nonce))
-            if seen.intersection(keys):
-                later.append(waiting)
-                continue
-            seen.update(keys)
-            batch.append(waiting)
-        self.waiting.extendleft(reversed(later))
-        return batch
-
-    async def run(self, batch: list[_Waiting]) -> None:
-        try:
-            try:
-                outcomes = await self.statement([waiting.ctx for waiting in batch])
-            except psycopg.Error as error:
-                # The server refused the statement (no sqlstate: the connection or the pool
-                # failed, and would fail each scan again). Nothing was written (one statement);
-                # one scan's fault must not be the others': each goes again on its own.
-                if len(batch) == 1 or error.sqlstate is None:
-                    raise
-                for waiting in batch:
-                    try:
-                        _answer(waiting, (await self.statement([waiting.ctx]))[0])
-                    except Exception as error:
-                        _fail(waiting, error)
-                return
-            for waiting, outcome in zip(batch, outcomes, strict=True):
-                _answer(waiting, outcome)
-        except BaseException as error:
-            for waiting in batch:
-                _fail(waiting, error)
-            if not isinstance(error, Exception):
-                raise
-
-    async def statement(self, batch: list[ScanContext]) -> list[Outcome | None]:
-        async with self.pool.connection() as conn:
-            cursor = _cursors.get(conn)
-            if cursor is None:
-                cursor = _cursors[conn] = conn.cursor()
-            await cursor.execute(DECIDE_SQL_BYTES, _params(batch), prepare=True)
-            rows = await cursor.fetchall()
-        return _outcomes(batch, rows)
-
-
-def _answer(waiting: _Waiting, outcome: Outcome | None) -> None:
-    if not waiting.answer.done():  # its request may have gone (the client hung up)
-        waiting.answer.set_result(outcome)
-
-
-def _fail(waiting: _Waiting, error: BaseException) -> None:
-    if not waiting.answer.done():
-        waiting.answer.set_exception(error)
-
-
-_batches: tuple[asyncio.AbstractEventLoop, _Batches] | None = None
-# One cursor kept per connection (it keeps the adapters it found for each parameter's type), and
-# the statement as bytes (not encoded again for every batch).
-_cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncCursor[Any]] = (
-    weakref.WeakKeyDictionary()
-)
-DECIDE_SQL_BYTES = DECIDE_SQL.encode()
-_threads: ThreadPoolExecutor | None = None
-_thread_connections: list[Any] = []  # each scan thread's Django connection, closed at shutdown
-
-
-@functools.cache
-def _postgresql() -> bool:
-    # Read once: on the loop every request is a new context, and Django would make a new
-    # connection object for each one that touched `connection`.
-    return connections["default"].vendor == "postgresql"
-
-
-def on_loop() -> bool:
-    """Whether scans are decided on the event loop: the one statement, on PostgreSQL."""
-    return USE_SQL and _postgresql()
-
-
-async def decide_async(ctx: ScanContext) -> Outcome:
-    """`decide` for the event loop: the same statement on an async connection, in autocommit,
-    with whatever other scans were waiting for one; it has committed when this returns."""
-    batches = (
-        _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
-    )
-    outcome = await (batches or await _batches_open()).decide(ctx)
-    if outcome is not None:
-        return outcome
-    # The same nonce stored meanwhile by a concurrent request (see decide).
-    prior = await in_scan_thread(_prior, ctx)
-    return prior  # type: ignore[return-value]
-
-
-async def _batches_open() -> _Batches:
-    """The process's pool and batches, made on its event loop at the first scan (uvicorn has
-    one loop per worker; tests run a loop each)."""
-    global _batches
-    params = connections["default"].get_connection_params()
-    params.pop("cursor_factory", None)  # Django's sync cursor class; the pool's are async
-    params["autocommit"] = True
-    params["prepare_threshold"] = ONLY_WHEN_ASKED
-    # These connections run the decision only. Its plan is made once per connection (else
-    # PostgreSQL plans it afresh for each batch size), and every lookup in it has a unique index:
-    # a sequential scan, chosen while the scans table was small, would stay in that plan as the
-    # table grew.
-    settings = " ".join(f"-c {name}={value}" for name, value in PLAN_SETTINGS.items())
-    params["options"] = " ".join((params.get("options", ""), settings)).strip()
-    pool = AsyncConnectionPool(
-        kwargs=params,
-        min_size=CONNECTIONS,
-        max_size=CONNECTIONS,
-        timeout=POOL_TIMEOUT,
-        open=False,
-        name="entry-scans",
-    )
-    batches = _Batches(pool)
-    _batches = (asyncio.get_running_loop(), batches)
-    await pool.open()
-    return batches
-
-
-async def scan_pool_close() -> None:
-    """Close the pool of the running loop (tests; a worker shutting down closes its sockets)."""
-    global _batches
-    if _batches is not None and _batches[0] is asyncio.get_running_loop():
-        batches, _batches = _batches[1], None
-        await batches.pool.close()
-
-
-def _in_thread[T](work: Callable[..., T], *args: Any) -> T:
-    try:
-        return work(*args)
-    except Error:
-        connection.close()  # this thread's connection failed: drop it, as Django would
-        raise
-
-
-def _scan_threads() -> ThreadPoolExecutor:
-    global _threads
-    if _threads is None:
-        _threads = ThreadPoolExecutor(
-            THREADS, thread_name_prefix="scan", initializer=_remember_connection
-        )
-    return _threads
-
-
-async def in_scan_thread[T](work: Callable[..., T], *args: Any) -> T:
-    """`work(*args)` on one of the process's scan threads, which keep their Django connection."""
-    threads = _scan_threads()
-    return await asyncio.get_running_loop().run_in_executor(threads, _in_thread, work, *args)
-
-
-def in_scan_thread_soon(work: Callable[[], None]) -> None:
-    """`work()` on a scan thread, not waited for (the loop's cache reloads, which report their
-    own errors): what it raises is dropped, after a database error has closed the thread's
-    connection as `in_scan_thread` does."""
-    # RuntimeError: the threads are stopping with the worker; the entry expires instead.
-    with contextlib.suppress(RuntimeError):
-        _scan_threads().submit(_in_thread, work)
-
-
-def _remember_connection() -> None:
-    _thread_connections.append(connections["default"])
-
-
-async def scan_threads_close() -> None:
-    """Stop the scan threads and close the connections they kept (a worker shutting down)."""
-    global _threads
-    threads, _threads = _threads, None
-    if threads is not None:
-        await asyncio.get_running_loop().run_in_executor(None, threads.shutdown)
-    while _thread_connections:
-        kept = _thread_connections.pop()
-        kept.inc_thread_sharing()  # its thread has ended: closing it from here is safe
-        try:
-            kept.close()
-        finally:
-            kept.dec_thread_sharing()

@@ -1,0 +1,120 @@
+"""Why a turnstile refuses a scan: the reasons, in the order they are checked, each with its code
+and what the steward reads. Declared once, here (docs/adr/0005-turnstile-decisions.md).
+
+The first reason that holds is the scan's. Generated from this table: the order of the decision's
+SQL statement and of its ORM path (entry.decision), the ticket states of an offline bundle
+(entry.bundle), and the order and messages the scanner page decides with offline (the page's
+config, entry.views). tests/entry/test_reasons.py fails when any of them disagrees with it.
+
+A message may hold `{slots}` the answer fills: `{where}` (the gate and time of the earlier
+admission; empty offline), `{end}` ("a home" or "an away") and `{go}` (the gates that serve the
+ticket's block). This module imports nothing of the project: everything else reads it.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# When a reason is decided: before the ticket is found (no ticket of this match), on the ticket
+# (its flags, status and end), or by the admission itself (the conditional UPDATE admitted nothing).
+Stage = Literal["no_ticket", "ticket", "admission"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    stage: Stage
+    message: str
+    bundle_state: bool = False  # an offline bundle carries it as the ticket's state
+    offline: bool = True  # a scanner decides it from its bundle (it cannot tell wrong_match)
+
+
+REASONS: tuple[Reason, ...] = (
+    Reason(
+        "wrong_match",
+        "no_ticket",
+        "Do not admit: this ticket is for another match. Send the holder to the ticket office.",
+        offline=False,
+    ),
+    Reason(
+        "unknown_ticket",
+        "no_ticket",
+        "Do not admit: this ticket is not on this match's list. Send the holder to the ticket"
+        " office.",
+    ),
+    Reason(
+        "banned",
+        "ticket",
+        "Do not admit: the holder is banned from this match. Keep them at the turnstile and call"
+        " your supervisor.",
+        bundle_state=True,
+    ),
+    Reason(
+        "cancelled",
+        "ticket",
+        "Do not admit: this ticket has been cancelled. Send the holder to the ticket office.",
+        bundle_state=True,
+    ),
+    Reason(
+        "flagged",
+        "ticket",
+        "Do not admit yet: check identity. The holder's name is close to someone on the banned"
+        " list. Ask for photo ID and call your supervisor.",
+        bundle_state=True,
+    ),
+    Reason(
+        "wrong_end",
+        "ticket",
+        "Do not admit: {end} ticket, and this gate does not serve that end.{go}",
+    ),
+    Reason(
+        "already_inside",
+        "admission",
+        "Do not admit: this ticket was already used{where}. A copied ticket, or someone who has"
+        " left: call your supervisor.",
+    ),
+)
+
+# What the steward reads when the turnstile turns.
+ADMIT = "Admit: {place}."
+EXIT_REENTRY = "Exit recorded. The ticket may be used to come back in."
+EXIT_NO_REENTRY = "Exit recorded. No re-entry at this match: the ticket will not admit again."
+
+CODES: tuple[str, ...] = tuple(reason.code for reason in REASONS)
+BY_CODE: dict[str, Reason] = {reason.code: reason for reason in REASONS}
+SLOT = re.compile(r"\{(\w+)\}")
+
+
+def codes(stage: Stage, reasons: tuple[Reason, ...] = REASONS) -> tuple[str, ...]:
+    """The codes decided at one stage, in order."""
+    return tuple(reason.code for reason in reasons if reason.stage == stage)
+
+
+def first(holds: dict[str, bool]) -> str:
+    """The first reason, in the table's order, whose check holds; "" when none does."""
+    for code in CODES:
+        if holds.get(code):
+            return code
+    return ""
+
+
+def message(code: str, **slots: str) -> str:
+    """A reason's message with its slots filled (a slot not given is left empty)."""
+    return SLOT.sub(lambda found: slots.get(found.group(1), ""), BY_CODE[code].message)
+
+
+def bundle_states(reasons: tuple[Reason, ...] = REASONS) -> tuple[str, ...]:
+    """The reasons a bundle carries as a ticket's state, in order (the first that holds wins)."""
+    return tuple(reason.code for reason in reasons if reason.bundle_state)
+
+
+def for_scanner() -> dict[str, Any]:
+    """What the scanner page decides with offline: the reasons in order, with their messages."""
+    return {
+        "reasons": [
+            {"code": reason.code, "message": reason.message} for reason in REASONS if reason.offline
+        ],
+        "admit": ADMIT,
+        "exitReentry": EXIT_REENTRY,
+        "exitNoReentry": EXIT_NO_REENTRY,
+    }

@@ -1,0 +1,232 @@
+"""Scans decided on the event loop (PostgreSQL): the decision's one statement
+(entry.decision.DECIDE_SQL) on an async connection of the process's own, with no hop to a thread
+and back for a scan. Scans that arrive while the statement is running wait and go together in the
+next one (group commit): one statement, one commit for all of them. What the loop cannot do
+without Django's database access runs on the scan threads (runtime.threads).
+"""
+
+import asyncio
+import collections
+import functools
+import os
+import weakref
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from django.db import connections
+from psycopg_pool import AsyncConnectionPool
+
+from .. import decision, scans
+from ..decision import Outcome, ScanContext
+from . import lookups
+from .threads import in_scan_thread
+
+# Statements in flight per process for scans decided on the loop, each on its own connection.
+# Scans that arrive while they are all busy wait, and go together in the next statement: its fixed
+# cost (starting the executor, the foreign-key checks, the commit) is then shared. One per process
+# was the fastest measured (docs/adr/0005-turnstile-decisions.md); at a light load a scan finds
+# the connection free and goes alone.
+CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "1")))
+BATCH_LIMIT = 64  # scans in one statement at most
+POOL_TIMEOUT = 10.0  # seconds a statement waits for a connection before its scans fail
+
+
+@dataclass(eq=False)
+class _Waiting:
+    ctx: ScanContext
+    answer: asyncio.Future[Outcome | None]
+
+
+class _Batches:
+    """Scans waiting on one event loop, and the statements deciding them."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self.pool = pool
+        self.waiting: collections.deque[_Waiting] = collections.deque()
+        self.running: set[asyncio.Task[None]] = set()
+
+    def decide(self, ctx: ScanContext) -> asyncio.Future[Outcome | None]:
+        answer = asyncio.get_running_loop().create_future()
+        self.waiting.append(_Waiting(ctx, answer))
+        self.start()
+        return answer
+
+    def start(self) -> None:
+        while self.waiting and len(self.running) < CONNECTIONS:
+            task = asyncio.create_task(self.run(self.take()))
+            self.running.add(task)
+            task.add_done_callback(self.done)
+
+    def done(self, task: asyncio.Task[None]) -> None:
+        self.running.discard(task)
+        self.start()
+
+    def take(self) -> list[_Waiting]:
+        """The next batch, in order of arrival; a second scan of a ticket (or a nonce sent
+        again) waits for the next, so a statement moves each ticket at most once."""
+        batch: list[_Waiting] = []
+        later: list[_Waiting] = []
+        seen: set[tuple[Any, ...]] = set()
+        while self.waiting and len(batch) < BATCH_LIMIT:
+            waiting = self.waiting.popleft()
+            ctx = waiting.ctx
+            keys = (("ticket", ctx.fixture_id, ctx.barcode), ("nonce", ctx.device_id, ctx.nonce))
+            if seen.intersection(keys):
+                later.append(waiting)
+                continue
+            seen.update(keys)
+            batch.append(waiting)
+        self.waiting.extendleft(reversed(later))
+        return batch
+
+    async def run(self, batch: list[_Waiting]) -> None:
+        try:
+            try:
+                outcomes = await self.statement([waiting.ctx for waiting in batch])
+            except psycopg.Error as error:
+                # The server refused the statement (no sqlstate: the connection or the pool
+                # failed, and would fail each scan again). Nothing was written (one statement);
+                # one scan's fault must not be the others': each goes again on its own.
+                if len(batch) == 1 or error.sqlstate is None:
+                    raise
+                for waiting in batch:
+                    try:
+                        _answer(waiting, (await self.statement([waiting.ctx]))[0])
+                    except Exception as error:
+                        _fail(waiting, error)
+                return
+            for waiting, outcome in zip(batch, outcomes, strict=True):
+                _answer(waiting, outcome)
+        except BaseException as error:
+            for waiting in batch:
+                _fail(waiting, error)
+            if not isinstance(error, Exception):
+                raise
+
+    async def statement(self, batch: list[ScanContext]) -> list[Outcome | None]:
+        async with self.pool.connection() as conn:
+            cursor = _cursors.get(conn)
+            if cursor is None:
+                cursor = _cursors[conn] = conn.cursor()
+            await cursor.execute(DECIDE_SQL_BYTES, decision.params(batch), prepare=True)
+            rows = await cursor.fetchall()
+        return decision.outcomes(batch, rows)
+
+
+def _answer(waiting: _Waiting, outcome: Outcome | None) -> None:
+    if not waiting.answer.done():  # its request may have gone (the client hung up)
+        waiting.answer.set_result(outcome)
+
+
+def _fail(waiting: _Waiting, error: BaseException) -> None:
+    if not waiting.answer.done():
+        waiting.answer.set_exception(error)
+
+
+_batches: tuple[asyncio.AbstractEventLoop, _Batches] | None = None
+# One cursor kept per connection (it keeps the adapters it found for each parameter's type), and
+# the statement as bytes (not encoded again for every batch).
+_cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncCursor[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+DECIDE_SQL_BYTES = decision.DECIDE_SQL.encode()
+
+
+@functools.cache
+def _postgresql() -> bool:
+    # Read once: on the loop every request is a new context, and Django would make a new
+    # connection object for each one that touched `connection`.
+    return connections["default"].vendor == "postgresql"
+
+
+def on_loop() -> bool:
+    """Whether scans are decided on the event loop: the one statement, on PostgreSQL."""
+    return decision.USE_SQL and _postgresql()
+
+
+async def decide_async(ctx: ScanContext) -> Outcome:
+    """`decide` for the event loop: the same statement on an async connection, in autocommit,
+    with whatever other scans were waiting for one; it has committed when this returns."""
+    batches = (
+        _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
+    )
+    outcome = await (batches or await _batches_open()).decide(ctx)
+    if outcome is not None:
+        return outcome
+    # The same nonce stored meanwhile by a concurrent request (see decision.decide).
+    prior = await in_scan_thread(decision.prior_outcome, ctx)
+    return prior  # type: ignore[return-value]
+
+
+async def _batches_open() -> _Batches:
+    """The process's pool and batches, made on its event loop at the first scan (uvicorn has
+    one loop per worker; tests run a loop each)."""
+    global _batches
+    params = connections["default"].get_connection_params()
+    params.pop("cursor_factory", None)  # Django's sync cursor class; the pool's are async
+    params["autocommit"] = True
+    params["prepare_threshold"] = decision.ONLY_WHEN_ASKED
+    # These connections run the decision only. Its plan is made once per connection (else
+    # PostgreSQL plans it afresh for each batch size), and every lookup in it has a unique index:
+    # a sequential scan, chosen while the scans table was small, would stay in that plan as the
+    # table grew.
+    settings = " ".join(f"-c {name}={value}" for name, value in decision.PLAN_SETTINGS.items())
+    params["options"] = " ".join((params.get("options", ""), settings)).strip()
+    pool = AsyncConnectionPool(
+        kwargs=params,
+        min_size=CONNECTIONS,
+        max_size=CONNECTIONS,
+        timeout=POOL_TIMEOUT,
+        open=False,
+        name="entry-scans",
+    )
+    batches = _Batches(pool)
+    _batches = (asyncio.get_running_loop(), batches)
+    await pool.open()
+    return batches
+
+
+async def scan_pool_close() -> None:
+    """Close the pool of the running loop (tests; a worker shutting down closes its sockets)."""
+    global _batches
+    if _batches is not None and _batches[0] is asyncio.get_running_loop():
+        batches, _batches = _batches[1], None
+        await batches.pool.close()
+
+
+async def scan_decide_async(
+    *,
+    device: lookups.DeviceInfo,
+    turnstile: str,
+    barcode: str,
+    scanned_at: datetime,
+    nonce: UUID,
+    direction: str = "in",
+    now: datetime | None = None,
+) -> scans.ScanResult:
+    """scan_decide from the event loop (runtime/asgi.py, PostgreSQL): the same checks, statement,
+    answer and events; only the database call differs (decide_async, above).
+
+    lookups.NotCached, before anything is written, when a lookup needs the database: the caller
+    then decides the scan with scan_decide on a thread, which fills the caches."""
+    scan = scans.scan_check(
+        device=device,
+        turnstile=turnstile,
+        barcode=barcode,
+        scanned_at=scanned_at,
+        nonce=nonce,
+        direction=direction,
+        now=now,
+        cached_only=True,
+    )
+    outcome = await decide_async(scan.context)
+    result = scans.scan_result(scan, outcome)
+    if outcome.reason == "banned":
+        # Rare, and the bus may be Redis (a blocking client): off the loop.
+        await in_scan_thread(scans.scan_announce, scan, outcome, result)
+    else:
+        scans.scan_announce(scan, outcome, result)
+    return result
