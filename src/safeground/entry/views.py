@@ -21,7 +21,7 @@ from safeground.accounts.permissions import flag_organisation_ids, require
 from safeground.bans.services import BanError
 from safeground.bans.views import reason_gate
 
-from . import selectors, services
+from . import rules, selectors, services
 from .forms import FlagDecisionForm
 
 # Bump when the service worker's own logic changes; a change to any asset renews its cache anyway.
@@ -58,6 +58,8 @@ def scanner_page(request: HttpRequest) -> HttpResponse:
         "scope": reverse("entry_scanner"),
         "cameraModule": _static_url(CAMERA_MODULE),
         "zxing": _static_url(ZXING),
+        # The reasons, their order and the steward's words the page decides with offline.
+        "rules": rules.for_scanner(),
     }
     return render(request, "entry/scanner.html", {"config": config})
 

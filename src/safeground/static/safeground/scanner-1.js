@@ -4,7 +4,8 @@
 // Online, every scan goes to POST /api/entry/scan and the server decides. With no network, the
 // page decides from the signed bundle (GET /api/entry/bundle) it keeps in IndexedDB, in the
 // order of ADR 0005, queues the scan (nonce, time scanned, its decision) and uploads the queue
-// in order, once each, through POST /api/entry/offline-scans when the network returns. The
+// in order, once each, through POST /api/entry/offline-scans when the network returns. The reasons,
+// their order and the steward's words come from the server's table (entry/rules.py). The
 // bundle is trusted only if its Ed25519 signature verifies (WebCrypto) with the server's key.
 // docs/adr/0006-offline-scanners.md.
 
@@ -229,16 +230,20 @@
 
   // ---- deciding ----------------------------------------------------------------------------
   const decisionBox = document.querySelector("[data-decision]");
-  const SAY = {
-    banned:
-      "Do not admit: the holder is banned from this match. Keep them at the turnstile and call your supervisor.",
-    cancelled: "Do not admit: this ticket has been cancelled. Send the holder to the ticket office.",
-    flagged:
-      "Do not admit yet: check identity. The holder's name is close to someone on the banned list. Ask for photo ID and call your supervisor.",
-    already_inside:
-      "Do not admit: this ticket was already used (inside when the ticket list was made, or let in by this scanner). A copied ticket, or someone who has left: call your supervisor.",
-    unknown_ticket:
-      "Do not admit: this ticket is not on this match's list. Offline, the scanner cannot tell an unknown ticket from one for another match (wrong_match). Send the holder to the ticket office.",
+  // The reasons in the order the server checks them, with the steward's words: entry/rules.py,
+  // through the page's config. Only what each reason checks offline is written here, in the same
+  // order; tests/entry/test_reasons.py fails when these and the table disagree.
+  const RULES = config.rules;
+  const SAY = Object.fromEntries(RULES.reasons.map(({ code, message }) => [code, message]));
+  const fill = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
+  const OFFLINE_CHECKS = {
+    unknown_ticket: (row) => !row,
+    banned: (row) => row?.[2] === "banned",
+    cancelled: (row) => row?.[2] === "cancelled",
+    flagged: (row) => row?.[2] === "flagged",
+    wrong_end: (row) =>
+      Boolean(row) && ((row[1] === "h" && !bundle.payload.ends.home) || (row[1] === "a" && !bundle.payload.ends.away)),
+    already_inside: (row, hash) => Boolean(row) && ((row[2] === "inside" && !left.has(hash)) || mine.has(hash)),
   };
 
   // An exit is an "admit" to the server (the turnstile turns): the steward reads EXIT.
@@ -259,9 +264,7 @@
   }
 
   function exitMessage() {
-    return bundle.payload.reentry
-      ? "Exit recorded. The ticket may be used to come back in."
-      : "Exit recorded. No re-entry at this match: the ticket will not admit again.";
+    return bundle.payload.reentry ? RULES.exitReentry : RULES.exitNoReentry;
   }
 
   async function decideOffline(barcode, direction) {
@@ -271,23 +274,20 @@
     }
     const hash = await hashOf(barcode);
     const row = bundle.tickets.get(hash);
-    const ends = bundle.payload.ends;
     if (direction === "out") {
       // As online: any ticket of this match may go out.
       if (!row) return { decision: "deny", reason: "unknown_ticket", message: SAY.unknown_ticket, hash };
       return { decision: "admit", reason: null, message: exitMessage(), hash };
     }
-    let reason = null;
-    if (!row) reason = "unknown_ticket";
-    else if (["banned", "cancelled", "flagged"].includes(row[2])) reason = row[2];
-    else if ((row[1] === "h" && !ends.home) || (row[1] === "a" && !ends.away)) reason = "wrong_end";
-    else if ((row[2] === "inside" && !left.has(hash)) || mine.has(hash)) reason = "already_inside";
-    if (!reason) return { decision: "admit", reason, message: `Admit: ${place(row)}.`, hash };
-    let message = SAY[reason];
-    if (reason === "wrong_end") {
-      const gates = bundle.payload.gates_for_block[row[3]] || [];
-      message = `Do not admit: ${row[1] === "a" ? "an away" : "a home"} ticket, and this gate does not serve that end.${gates.length ? ` Direct the holder to ${gates.join(" or ")}.` : ""}`;
-    }
+    // The first reason that holds, in the table's order.
+    const reason = RULES.reasons.map((r) => r.code).find((code) => OFFLINE_CHECKS[code]?.(row, hash)) || null;
+    if (!reason) return { decision: "admit", reason, message: fill(RULES.admit, { place: place(row) }), hash };
+    const gates = row ? bundle.payload.gates_for_block[row[3]] || [] : [];
+    const message = fill(SAY[reason], {
+      end: row && row[1] === "a" ? "an away" : "a home",
+      go: gates.length ? ` Direct the holder to ${gates.join(" or ")}.` : "",
+      where: "", // offline: inside when the ticket list was made, or let in by this scanner
+    });
     return { decision: "deny", reason, message, hash };
   }
 
