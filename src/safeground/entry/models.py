@@ -72,7 +72,7 @@ class Ticket(models.Model):
 
 class Scan(AppendOnlyModel):
     """One scan at a turnstile, admitted or refused: stored with its reason, device, turnstile,
-    the time it happened and the time the server stored it. Written by entry.services only."""
+    the time it happened and the time the server stored it. Written by entry.scans only."""
 
     class Direction(models.TextChoices):
         IN = "in", "Entry"
@@ -142,7 +142,7 @@ class Scan(AppendOnlyModel):
 class EntryConflict(AppendOnlyModel):
     """A ticket admitted twice: two scanners, at least one offline, each let it in. The admission
     scanned first stands (the ticket's entered_at and gate are its); the later one is the
-    conflict the control room must look at. Append-only: written by entry.services only."""
+    conflict the control room must look at. Append-only: written by entry.scans only."""
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="entry_conflicts")
     ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, related_name="conflicts")
