@@ -22,11 +22,15 @@ class Command(BaseCommand):
                 self.stdout.write("The demo is already loaded.")
         else:
             ground = demo_load()
-            self.stdout.write(f"Loaded the demo: {ground.name}, {ground.fixtures.count()} fixtures.")
+            self.stdout.write(
+                f"Loaded the demo: {ground.name}, {ground.fixtures.count()} fixtures."
+            )
         # `make run` runs this before `serve`: the logins are what a first visitor needs.
         self.stdout.write(f"\nDemo logins (password for all: {DEMO_PASSWORD}):")
         for login in LOGINS:
-            self.stdout.write(f"  {login.username:<11} {Role(login.role).label}, {login.organisation}")
+            self.stdout.write(
+                f"  {login.username:<11} {Role(login.role).label}, {login.organisation}"
+            )
         self.stdout.write(
             "\nTo watch the seed match (West Ham v Chelsea, 26 Oct 2016) come alive, log in as"
             " loggist or police, open the cup tie's live log and map, then in another terminal"
