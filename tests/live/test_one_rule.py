@@ -133,3 +133,39 @@ def test_the_control_room_sees_every_entry_both_ways(day, open_socket) -> None:
     everything = list(day.cup_tie.log_entries.order_by("seq").values_list("seq", flat=True))
     assert [e["seq"] for e in caught_up + live] == everything
     assert rest_view(day, "loggist") == caught_up + live
+
+
+def test_a_steward_gets_the_photos_of_the_entries_they_may_see_and_no_others(
+    day, open_socket
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from safeground.incidents.services import log_entry_photo_add
+
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+    urls = {}
+    for text, block in (("Coins from S-L1", "S-L1"), ("Flag in N-L1", "N-L1")):
+        upload = SimpleUploadedFile("pitch.png", png, content_type="image/png")
+        photo = log_entry_photo_add(
+            entry=report(day, text, block=block), author=day.cast["loggist"], upload=upload
+        )
+        urls[block] = f"/api/fixtures/{day.cup_tie.pk}/log/{photo.entry_id}/photos/{photo.pk}"
+    session = session_of(day, "steward")
+
+    async def caught_up() -> list[dict]:
+        async with open_socket(day.cup_tie.pk, session, after=0) as ws:
+            frames = []
+            while True:
+                try:
+                    frames.append(await next_frame(ws, timeout=0.5))
+                except TimeoutError:
+                    return [f["data"] for f in frames if f["type"] == "log.photo"]
+
+    assert [photo["url"] for photo in asyncio.run(caught_up())] == [urls["S-L1"]]
+    steward = factories.logged_in(day.cast["steward"])
+    assert steward.get(urls["S-L1"]).status_code == 200
+    assert steward.get(urls["N-L1"]).status_code == 403
+    assert factories.logged_in(day.cast["loggist"]).get(urls["N-L1"]).status_code == 200

@@ -337,9 +337,10 @@ def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[st
         if entry.seq > after_seq
     ]
     entries = {entry.pk: entry for entry, _ in seen}
-    for photo in Photo.objects.filter(entry_id__in=list(entries)).order_by("pk"):
-        data = photo_json(photo, entries[photo.entry_id])
-        frames.append(frame_json(fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None))
+    for photo in Photo.objects.filter(entry__fixture=fixture).order_by("pk"):
+        if photo.entry_id in entries:
+            data = photo_json(photo, entries[photo.entry_id])
+            frames.append(frame_json(fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None))
     return frames
 
 
