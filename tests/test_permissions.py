@@ -110,6 +110,24 @@ def a_photo() -> dict:
     return {"photo": SimpleUploadedFile("pitch.png", png, content_type="image/png")}
 
 
+def a_photo_url(*, block: str) -> str:
+    """A photo of a report in this block of the cup tie, the steward posted to the away section."""
+    from safeground.incidents.services import log_entry_photo_add
+
+    fixture = stewards_posted()
+    report = log_entry_append(
+        fixture=fixture,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Coins thrown",
+        place=Place(block=block),
+    )
+    photo = log_entry_photo_add(
+        entry=report, author=User.objects.get(username="loggist"), upload=a_photo()["photo"]
+    )
+    return reverse("api:log_photo_file", args=[fixture.pk, report.pk, photo.pk])
+
+
 LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
 
 
@@ -267,6 +285,11 @@ TABLE: dict[str, list[Row]] = {
             only(401, LOG_WRITERS, 201, 403),
             a_photo,
         )
+    ],
+    # Whoever may see the entry: a steward only when it is in their zones (or their task).
+    "api:log_photo_file": [
+        (lambda: a_photo_url(block="N-L1"), expect(401, 200, steward=403)),
+        (lambda: a_photo_url(block="S-L1"), expect(401, 200)),
     ],
     "api:post_assign": [
         (

@@ -204,3 +204,38 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
     expect(turned_away).to_contain_text("turnstile F03")
     expect(turned_away).to_contain_text(f"ticket for {banned.block.code}")
     expect(box.locator("[data-prevented]")).to_have_text("1")
+
+
+def test_a_stewards_photo_shows_on_its_entry(site, new_page, log_in):
+    from django.contrib.auth import get_user_model
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from safeground.incidents.services import Place, log_entry_append, log_entry_photo_add
+
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    steward = get_user_model().objects.get(username="steward")
+    report = log_entry_append(
+        fixture=cup_tie,
+        author=steward,
+        category="pyrotechnic",
+        text="Flare lit in S-L2",
+        place=Place(block="S-L2"),
+    )
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+    upload = SimpleUploadedFile("flare.png", png, content_type="image/png")
+    photo = log_entry_photo_add(entry=report, author=steward, upload=upload)
+
+    image = page.locator(f'[data-log] .entry[data-incident="{report.pk}"] .entry-photos img')
+    expect(image).to_have_count(1)
+    expect(image).to_have_attribute("title", f"SHA-256 {photo.sha256}")
+    # Loaded through the authenticated route: a broken image has no natural width.
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth === 1", arg=image.element_handle()
+    )
+    # A reload brings it back with the catch-up.
+    page.reload()
+    expect(image).to_have_count(1)

@@ -1,13 +1,11 @@
-"""Flashpoint warnings and the replay of the seed case."""
+"""Flashpoint warnings: when the log warns of trouble building in a zone."""
 
 from datetime import timedelta
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from safeground.accounts.models import User
 from safeground.incidents.models import LogEntry
-from safeground.incidents.replay import replay, scenario_fixture, scenario_load
 from safeground.incidents.services import Place, log_entry_append
 from safeground.incidents.verify import chain_verify
 
@@ -20,23 +18,6 @@ def warnings(fixture) -> list[LogEntry]:
         .select_related("zone")
         .order_by("seq")
     )
-
-
-def test_the_seed_replay_warns_of_the_away_end_and_buffer_before_the_surge(demo) -> None:
-    scenario = scenario_load("seed")
-    fixture = scenario_fixture(scenario)
-    replay(scenario, fixture=fixture, speed=0)
-    surge = LogEntry.objects.get(fixture=fixture, category__code="crowd-surge")
-    early = [w for w in warnings(fixture) if w.seq < surge.seq]
-    zones = {w.zone.code for w in early}
-    assert "away-se-cup" in zones
-    assert zones & {"buffer-se-cup-east", "buffer-se-cup-south"}
-    first = early[0]
-    # A warning names the entries that caused it, and they are reports of this match.
-    assert first.links and first.text.startswith("Flashpoint building in")
-    causes = LogEntry.objects.filter(fixture=fixture, seq__in=first.links)
-    assert {c.kind for c in causes} == {"report"}
-    assert all(c.observed_at <= first.observed_at for c in causes)
 
 
 def test_a_quiet_match_with_scattered_minor_entries_raises_none(league_match) -> None:
@@ -78,36 +59,6 @@ def test_thresholds_come_from_settings(league_match, settings) -> None:
     found = warnings(league_match)
     assert [w.zone.code for w in found] == ["home-north"]
     assert "reached the threshold 8" in found[0].text
-
-
-def test_a_high_speed_replay_gives_the_entries_and_chain_the_scenario_describes(demo) -> None:
-    scenario = scenario_load("seed")
-    fixture = scenario_fixture(scenario)
-    replay(scenario, fixture=fixture, speed=1_000_000)
-    played = [
-        e for e in LogEntry.objects.filter(fixture=fixture).order_by("seq") if e.kind != "warning"
-    ]
-    assert len(played) == len(scenario.entries)
-    kinds = {"assign": "assignment", "escalate": "escalation", "resolve": "status"}
-    for spec, entry in zip(scenario.entries, played, strict=True):
-        if "action" in spec:
-            assert entry.kind == kinds[spec["action"]]
-            assert entry.concerns is not None
-        else:
-            assert (entry.kind, entry.category.code) == ("report", spec["category"])
-            assert (entry.block.code if entry.block else "") == spec.get("block", "")
-        assert entry.observed_at == fixture.kickoff + timedelta(minutes=spec["at"])
-    count, broken = chain_verify(fixture.pk)
-    assert broken is None and count == LogEntry.objects.filter(fixture=fixture).count()
-
-
-def test_replay_refuses_an_unknown_scenario(demo, tmp_path) -> None:
-    with pytest.raises(CommandError, match="no scenario 'nope'"):
-        call_command("replay", "nope", speed=0)
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("fixture: {home: West Ham United, away: Chelsea}\nentries:\n  - {at: 1}\n")
-    with pytest.raises(CommandError, match=r"entries\[0\]: needs 'at' and 'by'"):
-        call_command("replay", str(bad), speed=0)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -14,6 +14,7 @@ import pytest
 from django.db import connections, transaction
 from websockets.asyncio.client import ClientConnection, connect
 
+from safeground.live.catalogue import LOG_ENTRY
 from safeground.live.events import EVERYONE, Audience, publish
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -59,18 +60,65 @@ def open_socket(live_server_ws) -> Callable[..., Any]:
     return open_
 
 
+def log_entry_data(seq: int, text: str = "") -> dict[str, Any]:
+    """A `log.entry` payload that fits the catalogue, for tests of the transport, not the log."""
+    at = "2016-10-26T19:45:00+00:00"
+    entry = {
+        "id": seq,
+        "seq": seq,
+        "kind": "report",
+        "concerns": None,
+        "observed_at": at,
+        "logged_at": at,
+        "author": "Test Loggist",
+        "author_role": "control_operator",
+        "place": "",
+        "block": "",
+        "category": "other",
+        "category_name": "Other",
+        "severity": 1,
+        "text": text,
+        "note": "",
+        "status": "",
+        "assignee": "",
+        "escalated_to": "",
+        "task": "",
+        "links": [],
+        "hash": "0" * 64,
+    }
+    incident = {
+        key: entry[key]
+        for key in ("id", "seq", "kind", "category", "category_name", "severity", "text")
+    } | {
+        "status": "open",
+        "place": "",
+        "block": "",
+        "zone_ids": [],
+        "assignee": "",
+        "assignee_username": "",
+        "assignee_id": None,
+        "escalated_to": "",
+        "task": "",
+        "links": [],
+        "updated_seq": seq,
+        "observed_at": at,
+    }
+    return {"entry": entry, "incident": incident}
+
+
 def publish_committed(
     fixture_id: int,
-    type: str = "test.event",
-    data: dict[str, Any] | None = None,
+    text: str = "",
     *,
     audience: Audience = EVERYONE,
-    seq: int | None = None,
+    seq: int = 0,
 ) -> None:
-    """Publish in a committed transaction of this thread (call it via asyncio.to_thread)."""
+    """Publish a `log.entry` in a committed transaction of this thread (call it via
+    asyncio.to_thread)."""
+    data = log_entry_data(seq, text)
     try:
         with transaction.atomic():
-            publish(fixture_id=fixture_id, type=type, data=data or {}, audience=audience, seq=seq)
+            publish(fixture_id=fixture_id, type=LOG_ENTRY, data=data, audience=audience, seq=seq)
     finally:
         connections.close_all()
 

@@ -8,6 +8,8 @@ from django.db import transaction
 from safeground.live import bus
 from safeground.live.events import Audience, Viewer, capture_events, publish
 
+from .conftest import log_entry_data
+
 STEWARD = Viewer(
     user_id=4,
     organisation_ids=frozenset({1}),
@@ -53,7 +55,7 @@ def sent(monkeypatch) -> list[bus.Event]:
 @pytest.mark.django_db(transaction=True)
 def test_nothing_goes_out_when_the_transaction_rolls_back(sent) -> None:
     with capture_events() as events, pytest.raises(RuntimeError), transaction.atomic():
-        publish(fixture_id=1, type="log.entry", data={"text": "flare"}, seq=1)
+        publish(fixture_id=1, type="log.entry", data=log_entry_data(1, "flare"), seq=1)
         raise RuntimeError("the service failed after publishing")
     assert events == []
     assert sent == []
@@ -66,7 +68,7 @@ def test_one_frame_goes_out_after_commit_and_not_before(sent) -> None:
             publish(
                 fixture_id=3,
                 type="log.entry",
-                data={"text": "flare in S-L1"},
+                data=log_entry_data(12, "flare in S-L1"),
                 seq=12,
                 audience=Audience(home_only=True),
             )
@@ -79,19 +81,19 @@ def test_one_frame_goes_out_after_commit_and_not_before(sent) -> None:
         "type": "log.entry",
         "fixture": 3,
         "seq": 12,
-        "data": {"text": "flare in S-L1"},
+        "data": log_entry_data(12, "flare in S-L1"),
     }
 
 
 @pytest.mark.django_db(transaction=True)
 def test_nested_captures_see_the_same_events(sent) -> None:
     with capture_events() as outer:
-        publish(fixture_id=1, type="a", data={})
+        publish(fixture_id=1, type="log.entry", data=log_entry_data(1), seq=1)
         with capture_events() as inner:
-            publish(fixture_id=1, type="b", data={})
-        publish(fixture_id=1, type="c", data={})
-    assert [e.type for e in outer] == ["a", "b", "c"]
-    assert [e.type for e in inner] == ["b"]
+            publish(fixture_id=1, type="log.entry", data=log_entry_data(2), seq=2)
+        publish(fixture_id=1, type="log.entry", data=log_entry_data(3), seq=3)
+    assert [e.seq for e in outer] == [1, 2, 3]
+    assert [e.seq for e in inner] == [2]
 
 
 @pytest.mark.parametrize(

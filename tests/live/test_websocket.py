@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from safeground.accounts.models import User
 from safeground.live.events import Audience, frame_json
 
-from .conftest import next_frame, no_frame, publish_committed
+from .conftest import log_entry_data, next_frame, no_frame, publish_committed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,14 +24,12 @@ def test_a_logged_in_user_gets_hello_then_each_committed_frame(cup_tie, session_
             hello = await next_frame(ws)
             assert hello["type"] == "hello" and hello["fixture"] == cup_tie.pk
             assert hello["seq"] is None and "server_time" in hello["data"]
-            await asyncio.to_thread(
-                publish_committed, cup_tie.pk, "log.entry", {"text": "flare"}, seq=1
-            )
+            await asyncio.to_thread(publish_committed, cup_tie.pk, "flare", seq=1)
             assert await next_frame(ws) == {
                 "type": "log.entry",
                 "fixture": cup_tie.pk,
                 "seq": 1,
-                "data": {"text": "flare"},
+                "data": log_entry_data(1, "flare"),
             }
             await ws.send('{"type": "ping"}')
             pong = await next_frame(ws)
@@ -127,8 +125,9 @@ def test_a_steward_gets_what_is_addressed_to_them_not_another_zones_events(
             await asyncio.to_thread(publish_committed, cup_tie.pk, "zone", audience=zone, seq=1)
             to_them = Audience(home_only=True, user_ids=frozenset({steward_id}))
             await asyncio.to_thread(publish_committed, cup_tie.pk, "task", audience=to_them, seq=2)
-            assert [(await next_frame(loggist))["type"] for _ in range(2)] == ["zone", "task"]
-            assert (await next_frame(steward))["type"] == "task"
+            texts = [(await next_frame(loggist))["data"]["entry"]["text"] for _ in range(2)]
+            assert texts == ["zone", "task"]
+            assert (await next_frame(steward))["data"]["entry"]["text"] == "task"
             await no_frame(steward)
 
     asyncio.run(scenario())
@@ -143,14 +142,14 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
     def live_catch_up(*, fixture_id: int, viewer: Any, after_seq: int) -> list[str]:
         assert after_seq == 1
         assert viewer.roles == {"control_operator"} and viewer.home_staff
-        publish_committed(fixture_id, "log.entry", seq=3)  # committed as the query reads
-        publish_committed(fixture_id, "log.entry", seq=4)
+        publish_committed(fixture_id, seq=3)  # committed as the query reads
+        publish_committed(fixture_id, seq=4)
         return [frame_json(fixture_id=fixture_id, type="log.entry", data={}, seq=s) for s in (2, 3)]
 
-    # The catch-up query is replaced so that frames commit while it runs, at a chosen moment.
-    import safeground.incidents.selectors as selectors
+    # The catch-up provider is replaced so that frames commit while it runs, at a chosen moment.
+    from safeground.live import providers
 
-    monkeypatch.setattr(selectors, "live_catch_up", live_catch_up)
+    monkeypatch.setattr(providers, "_catch_ups", [live_catch_up])
     session = session_of("loggist")
 
     async def scenario() -> None:
@@ -158,7 +157,7 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
             assert (await next_frame(ws))["type"] == "hello"
             assert [(await next_frame(ws))["seq"] for _ in range(3)] == [2, 3, 4]
             await no_frame(ws)
-            await asyncio.to_thread(publish_committed, fixture_id, "log.entry", seq=5)
+            await asyncio.to_thread(publish_committed, fixture_id, seq=5)
             assert (await next_frame(ws))["seq"] == 5
 
     asyncio.run(scenario())

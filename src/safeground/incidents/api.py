@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.http import HttpRequest
+from django.http import FileResponse, HttpRequest
 from ninja import Field, File, Query, Router, Schema, Status, UploadedFile
 from ninja.security import django_auth
 
@@ -17,15 +17,23 @@ from safeground.accounts.permissions import (
     can_read_log,
     can_send_broadcast,
     can_write_log,
-    organisation_ids,
     require,
 )
+from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from . import services
-from .models import Broadcast, LogEntry
-from .selectors import broadcast_json, broadcasts, entry_json, fixture_log, post_label
+from .models import Broadcast, LogEntry, Photo
+from .selectors import (
+    broadcast_json,
+    broadcasts,
+    entry_json,
+    fixture_log,
+    log_visible_to,
+    logged_entry_audience,
+    post_label,
+)
 
 router = Router(tags=["log"], auth=django_auth)
 
@@ -139,15 +147,13 @@ def log_list(
     fixture = fixture_for(request.user, fixture_id)
     require(can_read_log(request.user, fixture))
     zone_id = fixture.ground.zones.filter(code=zone).values_list("id", flat=True).first()
-    log = list(fixture_log(fixture))
     # Filters apply to each incident as it stands now, not as it stood at each entry.
-    now = {entry.concerns_id or entry.pk: state for entry, state in log}
-    home_staff = fixture.ground.organisation_id in organisation_ids(request.user)
+    now = {entry.concerns_id or entry.pk: state for entry, state in fixture_log(fixture)}
     entries: list[dict[str, Any]] = []
     next_after = None
-    for entry, _ in log:
+    for entry, _ in log_visible_to(request.user, fixture):  # the socket's rule: see selectors
         state = now[entry.concerns_id or entry.pk]
-        if entry.seq <= after or (entry.home_only and not home_staff):
+        if entry.seq <= after:
             continue
         if category and state.category != category:
             continue
@@ -296,6 +302,27 @@ def log_photo(
         upload=photo,
     )
     return Status(201, {"id": stored.pk, "sha256": stored.sha256, "size": stored.size})
+
+
+@router.get(
+    "/fixtures/{fixture_id}/log/{entry_id}/photos/{photo_id}",
+    response={200: None},
+    url_name="log_photo_file",
+)
+def log_photo_file(
+    request: HttpRequest, fixture_id: int, entry_id: int, photo_id: int
+) -> FileResponse:
+    """A photo of an entry, for whoever may see that entry (a steward: their zones' and tasks')."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_read_log(request.user, fixture))
+    entry = _entry_in(fixture, entry_id)
+    require(logged_entry_audience(entry).admits(viewer_for(request.user, fixture)))
+    photo = Photo.objects.filter(pk=photo_id, entry=entry).first()
+    if photo is None:
+        raise services.LogEntryError("photo_id", f"no photo {photo_id} on entry {entry_id}")
+    response = FileResponse(photo.image.open("rb"), content_type=photo.content_type)
+    response["Cache-Control"] = "private, max-age=3600"  # a stored photo never changes
+    return response
 
 
 class PostIn(Schema):

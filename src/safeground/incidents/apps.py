@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class IncidentsConfig(AppConfig):
     name = "safeground.incidents"
     verbose_name = "Control-room log"
+
+    def ready(self) -> None:
+        # Live sits below the log and never imports it: the log tells live what a reconnecting
+        # socket missed and which zones a steward's socket is for.
+        from safeground.live import providers
+
+        from .selectors import live_catch_up, viewer_zone_ids
+
+        providers.register_catch_up(live_catch_up)
+        providers.register_viewer_zones(viewer_zone_ids)

@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
+from django.urls import reverse
 
+from safeground.live.catalogue import LOG_ENTRY, LOG_PHOTO
 from safeground.live.events import Audience, frame_json
+from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.venues.models import Concourse, Gate, ZoneBlock
 
-from .models import Category, LogEntry
+from .models import Category, LogEntry, Photo
 
 if TYPE_CHECKING:
     from safeground.live.events import Viewer
@@ -68,8 +71,9 @@ def place_label(entry: LogEntry) -> str:
     return " · ".join(parts)
 
 
-def _apply(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) -> IncidentState:
-    """Fold one entry into the state of the incident it concerns."""
+def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) -> IncidentState:
+    """Fold one entry into the state of the incident it concerns (no query for an entry just
+    written: its related objects are the ones it was made with)."""
     if entry.kind in INCIDENT_KINDS or state is None:
         warning = entry.kind == LogEntry.Kind.WARNING
         return IncidentState(
@@ -189,15 +193,10 @@ def entry_zone_ids(entry: LogEntry, zones: ZoneMap) -> list[int]:
 
 def incident_state(report: LogEntry, zones: ZoneMap | None = None) -> IncidentState:
     zones = zone_map(report.fixture) if zones is None else zones
-    state = _apply(None, report, zones)
+    state = incident_fold(None, report, zones)
     for action in report.actions.select_related(*RELATED).order_by("seq"):
-        state = _apply(state, action, zones)
+        state = incident_fold(state, action, zones)
     return state
-
-
-def new_incident_state(report: LogEntry) -> IncidentState:
-    """The state of a report or warning just written: it has no actions yet, so no query."""
-    return _apply(None, report, zone_map(report.fixture))
 
 
 def entry_json(entry: LogEntry) -> dict[str, Any]:
@@ -226,31 +225,40 @@ def entry_json(entry: LogEntry) -> dict[str, Any]:
     }
 
 
-def entry_event_data(entry: LogEntry, state: IncidentState | None = None) -> dict[str, Any]:
+def entry_event_data(entry: LogEntry, state: IncidentState) -> dict[str, Any]:
     """The `log.entry` event: the entry itself and its incident as it stands after it."""
-    report = entry.concerns if entry.concerns else entry
-    state = state or incident_state(report)
     return {"entry": entry_json(entry), "incident": asdict(state)}
+
+
+def addressed_to(before: IncidentState | None, after: IncidentState | None) -> set[int]:
+    """Who an entry on an incident is addressed to: whoever has the task, before and after it
+    (so a reassigned or closed task leaves the old assignee's phone too)."""
+    held = {before.assignee_id if before else None, after.assignee_id if after else None}
+    return {user_id for user_id in held if user_id is not None}
 
 
 def entry_audience(
     entry: LogEntry,
     *,
-    addressed_to: Iterable[int | None] = (),
+    before: IncidentState | None = None,
+    after: IncidentState | None = None,
     zones: ZoneMap | None = None,
 ) -> Audience:
-    zones = zone_map(entry.fixture) if zones is None else zones
+    """Who may see a log entry: THE visibility rule of the log, for the socket's fan-out and
+    catch-up, the REST log, the steward page and photos alike.
+
+    An entry concerns its incident's zones (an action, those of the report it acts on): a
+    steward sees it when their post lies in one of them, or when it is addressed to them (the
+    task is theirs, `before` or `after` the entry); the control room and the police see every
+    entry; a home-only entry stays with the home club's staff."""
+    report = entry.concerns if entry.concerns_id else entry
+    assert report is not None
+    zones = zone_map(report.fixture) if zones is None else zones
     return Audience(
-        home_only=entry.home_only,
-        zone_ids=frozenset(entry_zone_ids(entry, zones)) or None,
-        user_ids=frozenset(user_id for user_id in addressed_to if user_id is not None),
+        home_only=report.home_only,
+        zone_ids=frozenset(entry_zone_ids(report, zones)) or None,
+        user_ids=frozenset(addressed_to(before, after)),
     )
-
-
-def addressed_to(before: IncidentState | None, after: IncidentState) -> set[int | None]:
-    """Who an entry on an incident is addressed to: whoever has the task, before and after it
-    (so a reassigned or closed task leaves the old assignee's phone too)."""
-    return {before.assignee_id if before else None, after.assignee_id}
 
 
 def _entries(fixture: Fixture) -> QuerySet[LogEntry]:
@@ -263,30 +271,82 @@ def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
     states: dict[int, IncidentState] = {}
     for entry in _entries(fixture):
         report_id = entry.concerns_id or entry.pk
-        states[report_id] = _apply(states.get(report_id), entry, zones)
+        states[report_id] = incident_fold(states.get(report_id), entry, zones)
         yield entry, states[report_id]
 
 
-def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    """The frames a (re)connecting socket missed, filtered as live frames are."""
-    fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
+def visible_log(fixture: Fixture, viewer: Viewer) -> list[tuple[LogEntry, IncidentState]]:
+    """The entries this viewer may see, in order, each with its incident's state just after it."""
     zones = zone_map(fixture)
-    frames = []
     states: dict[int, IncidentState] = {}
+    seen = []
     for entry in _entries(fixture):
         report_id = entry.concerns_id or entry.pk
         before = states.get(report_id)
-        state = states[report_id] = _apply(before, entry, zones)
-        if entry.seq <= after_seq:
-            continue
-        report = entry.concerns or entry
-        audience = entry_audience(report, addressed_to=addressed_to(before, state), zones=zones)
-        if audience.admits(viewer):
-            data = entry_event_data(entry, state)
-            frames.append(
-                frame_json(fixture_id=fixture_id, type="log.entry", data=data, seq=entry.seq)
-            )
+        after = states[report_id] = incident_fold(before, entry, zones)
+        if entry_audience(entry, before=before, after=after, zones=zones).admits(viewer):
+            seen.append((entry, after))
+    return seen
+
+
+def log_visible_to(user: Any, fixture: Fixture) -> list[tuple[LogEntry, IncidentState]]:
+    """The match's log as this user may see it (the socket's rule: a steward sees their zones
+    and their tasks; the control room and the police see all)."""
+    return visible_log(fixture, viewer_for(user, fixture))
+
+
+def logged_entry_audience(entry: LogEntry) -> Audience:
+    """Who may see an entry already in the log (as visible_log decides): its incident is
+    replayed up to it, for whom it was addressed to."""
+    report = entry.concerns if entry.concerns_id else entry
+    assert report is not None
+    zones = zone_map(entry.fixture)
+    before, after = None, incident_fold(None, report, zones)
+    if entry.pk != report.pk:
+        actions = report.actions.select_related(*RELATED).filter(seq__lte=entry.seq)
+        for action in actions.order_by("seq"):
+            before, after = after, incident_fold(after, action, zones)
+    return entry_audience(entry, before=before, after=after, zones=zones)
+
+
+def photo_json(photo: Photo, entry: LogEntry) -> dict[str, Any]:
+    """The `log.photo` event: a photo of an entry, and where those who may see it fetch it."""
+    url = reverse("api:log_photo_file", args=[entry.fixture_id, entry.pk, photo.pk])
+    return {
+        "entry": entry.pk,
+        "seq": entry.seq,
+        "photo": photo.pk,
+        "sha256": photo.sha256,
+        "url": url,
+    }
+
+
+def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
+    """The frames a (re)connecting socket missed, filtered as live frames are: the entries after
+    `after_seq`, then the photos of every entry it may see (few, and a photo may come late)."""
+    fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
+    seen = visible_log(fixture, viewer)
+    frames = [
+        frame_json(
+            fixture_id=fixture_id,
+            type=LOG_ENTRY,
+            data=entry_event_data(entry, state),
+            seq=entry.seq,
+        )
+        for entry, state in seen
+        if entry.seq > after_seq
+    ]
+    entries = {entry.pk: entry for entry, _ in seen}
+    for photo in Photo.objects.filter(entry__fixture=fixture).order_by("pk"):
+        if photo.entry_id in entries:
+            data = photo_json(photo, entries[photo.entry_id])
+            frames.append(frame_json(fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None))
     return frames
+
+
+def viewer_zone_ids(user: Any, fixture: Fixture) -> frozenset[int]:
+    """The zones a user works in at this match: those of their steward post (live's viewer)."""
+    return post_zone_ids(fixture, steward_post(fixture, user))
 
 
 def incidents(fixture: Fixture) -> list[IncidentState]:

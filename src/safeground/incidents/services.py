@@ -20,6 +20,7 @@ from django.utils import timezone
 from safeground.accounts.models import User
 from safeground.accounts.permissions import memberships
 from safeground.errors import SafegroundError
+from safeground.live.catalogue import BROADCAST, BROADCAST_ACK, LOG_ENTRY, LOG_PHOTO, STEWARD_POST
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Concourse, Gate, Zone
@@ -34,8 +35,10 @@ from .selectors import (
     entry_audience,
     entry_event_data,
     entry_zone_ids,
+    incident_fold,
     incident_state,
-    new_incident_state,
+    logged_entry_audience,
+    photo_json,
     post_label,
     zone_map,
 )
@@ -158,9 +161,7 @@ def log_chain_lock(fixture: Fixture) -> None:
         list(Fixture.objects.select_for_update().filter(pk=fixture.pk).values_list("pk"))
 
 
-def _append(
-    *, fixture: Fixture, author: User | None, audience: Audience | None = None, **fields: Any
-) -> LogEntry:
+def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry:
     """Lock the match's chain, link the new entry to the last one, store it, publish on commit."""
     log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
@@ -168,6 +169,10 @@ def _append(
         already = LogEntry.objects.filter(fixture=fixture, idempotency_key=key).first()
         if already is not None:
             return already
+    zones = zone_map(fixture)
+    concerns = fields.get("concerns")
+    # The incident as it stands before this entry, read under the lock: whose task it was.
+    before = incident_state(concerns, zones) if concerns is not None else None
     last = LogEntry.objects.filter(fixture=fixture).order_by("-seq").values("seq", "hash").first()
     now = timezone.now()
     entry = LogEntry(
@@ -183,13 +188,13 @@ def _append(
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
     entry.save()
-    starts_incident = entry.kind in INCIDENT_KINDS
+    after = incident_fold(before, entry, zones)
     publish(
         fixture_id=fixture.pk,
-        type="log.entry",
+        type=LOG_ENTRY,
         seq=entry.seq,
-        data=entry_event_data(entry, new_incident_state(entry) if starts_incident else None),
-        audience=audience or entry_audience(entry),
+        data=entry_event_data(entry, after),
+        audience=entry_audience(entry, before=before, after=after, zones=zones),
     )
     return entry
 
@@ -307,8 +312,6 @@ def _action(
     note = note.strip()
     if len(note) > MAX_TEXT:
         raise LogEntryError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
-    holder = incident_state(report).assignee_id
-    new = fields.get("assignee")
     return _append(
         fixture=report.fixture,
         author=author,
@@ -316,7 +319,6 @@ def _action(
         home_only=report.home_only,
         note=note,
         observed_at=_check_observed_at(observed_at, timezone.now()),
-        audience=entry_audience(report, addressed_to={holder, new.pk if new else None}),
         **fields,
     )
 
@@ -521,7 +523,7 @@ def steward_post_assign(
     )
     publish(
         fixture_id=fixture.pk,
-        type="steward.post",
+        type=STEWARD_POST,
         data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
         audience=Audience(home_only=True),
     )
@@ -557,7 +559,7 @@ def broadcast_send(
     )
     publish(
         fixture_id=fixture.pk,
-        type="broadcast",
+        type=BROADCAST,
         data=broadcast_json(broadcast),
         # Reaches every addressed steward whatever their post, and the whole control room.
         audience=Audience(home_only=False, user_ids=frozenset(recipients)),
@@ -572,7 +574,7 @@ def broadcast_ack(*, broadcast: Broadcast, user: User) -> BroadcastAck:
     if created:
         publish(
             fixture_id=broadcast.fixture_id,
-            type="broadcast.ack",
+            type=BROADCAST_ACK,
             data={"broadcast": broadcast.pk, "user": user.username, "name": str(user)},
             # The control room, and the acknowledging person's other devices (to close it there).
             audience=Audience(home_only=True, user_ids=frozenset({user.pk})),
@@ -605,8 +607,8 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
     )
     publish(
         fixture_id=entry.fixture_id,
-        type="log.photo",
-        data={"entry": entry.pk, "seq": entry.seq, "sha256": photo.sha256},
-        audience=entry_audience(entry),
+        type=LOG_PHOTO,
+        data=photo_json(photo, entry),
+        audience=logged_entry_audience(entry),  # whoever may see the entry
     )
     return photo

@@ -9,7 +9,7 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block, BlockAdjacency, ZoneBlock
 
 from .models import Category, LogEntry
-from .selectors import IncidentState, categories, incidents, post_label
+from .selectors import IncidentState, categories, log_visible_to, post_label
 
 # The categories a steward reports most, as big buttons; the rest stay one tap further away.
 COMMON_CATEGORIES = [
@@ -70,10 +70,14 @@ def task_json(state: IncidentState) -> dict[str, Any]:
 
 
 def steward_tasks(fixture: Fixture, user: Any) -> list[dict[str, Any]]:
-    """Incidents whose latest assignment is to this person and that are not closed, oldest first."""
+    """Incidents whose latest assignment is to this person and that are not closed, oldest first:
+    from the log as they may see it, the same entries their socket brings."""
+    latest: dict[int, IncidentState] = {}
+    for entry, state in log_visible_to(user, fixture):
+        latest[entry.concerns_id or entry.pk] = state
     mine = [
         state
-        for state in incidents(fixture)
+        for state in latest.values()
         if state.assignee_username == user.username and state.status != LogEntry.Status.CLOSED
     ]
     return [task_json(state) for state in sorted(mine, key=lambda s: s.seq)]

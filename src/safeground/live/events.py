@@ -14,8 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+
+from .catalogue import schema_of
 
 STEWARD = "steward"  # accounts.models.Role.STEWARD; kept literal so the hot path imports no models
 
@@ -101,14 +104,16 @@ def publish(
     audience: Audience = EVERYONE,
     seq: int | None = None,
 ) -> None:
-    """Send an event to the fixture's live picture when (and only if) the transaction commits."""
+    """Send an event to the fixture's live picture when (and only if) the transaction commits.
+
+    The type must be declared in live's catalogue; with SAFEGROUND_CHECK_LIVE_EVENTS on (the
+    tests) the data must fit its schema too, as the client will read it."""
+    schema = schema_of(type)
+    frame = frame_json(fixture_id=fixture_id, type=type, data=data, seq=seq)
+    if settings.SAFEGROUND_CHECK_LIVE_EVENTS:
+        schema.model_validate(json.loads(frame)["data"])
     event = Event(
-        fixture_id=fixture_id,
-        type=type,
-        seq=seq,
-        data=data,
-        audience=audience,
-        frame=frame_json(fixture_id=fixture_id, type=type, data=data, seq=seq),
+        fixture_id=fixture_id, type=type, seq=seq, data=data, audience=audience, frame=frame
     )
     # robust: a bus failure (Redis down) is logged, it does not turn a committed write into a 500;
     # clients that missed the frame catch up by seq when they reconnect.

@@ -34,8 +34,11 @@ from django.http import Http404, HttpRequest
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from . import providers
 from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
+from .catalogue import HELLO, PONG
 from .events import Viewer, frame_json
+from .viewers import viewer_for
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +104,7 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         await send({"type": "websocket.close", "code": CLOSE_OVERLOADED})
         return
     try:
-        await send(_text(control_frame("hello", fixture_id)))
+        await send(_text(control_frame(HELLO, fixture_id)))
         after = after_seq(scope.get("query_string", b""))
         last_seq = after
         if after is not None:
@@ -134,7 +137,7 @@ async def _answer_pings(receive: Receive, subscriber: Subscriber, fixture_id: in
         text = message.get("text")
         if text and len(text) <= MAX_CLIENT_MESSAGE and _is_ping(text):
             # Through the subscriber, so a pong never overtakes or races a live frame.
-            subscriber.write(control_frame("pong", fixture_id))
+            subscriber.write(control_frame(PONG, fixture_id))
 
 
 def _is_ping(text: str) -> bool:
@@ -218,31 +221,10 @@ def _second_factor_passed(user: Any, session: Any) -> bool:
     return device is not None and device.user_id == user.pk and device.confirmed
 
 
-def viewer_for(user: Any, fixture: Any) -> Viewer:
-    """The user's organisations and roles among those working the fixture, and for a steward
-    the zones of their post (fixed for the life of the socket: a new post takes a reconnect)."""
-    from safeground.accounts.permissions import memberships
-    from safeground.incidents.selectors import post_zone_ids, steward_post
-
-    home = fixture.ground.organisation_id
-    working = {home, *fixture.shared_organisation_ids()}
-    mine = [(org, role) for org, role in memberships(user) if org in working]
-    organisation_ids = frozenset(org for org, _ in mine)
-    return Viewer(
-        user_id=user.pk,
-        organisation_ids=organisation_ids,
-        roles=frozenset(role for _, role in mine),
-        home_staff=home in organisation_ids,
-        zone_ids=post_zone_ids(fixture, steward_post(fixture, user)),
-    )
-
-
 def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    """The frames after `after_seq` this viewer may see (the log's, from the incidents app)."""
-    from safeground.incidents.selectors import live_catch_up
-
+    """The frames after `after_seq` this viewer may see, from the apps registered with live."""
     close_old_connections()
     try:
-        return list(live_catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq))
+        return providers.catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq)
     finally:
         close_old_connections()

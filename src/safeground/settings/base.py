@@ -16,6 +16,8 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # Privileged roles must log in with a second factor unless this is switched off (the demo does).
 SAFEGROUND_REQUIRE_2FA = env.bool("SAFEGROUND_REQUIRE_2FA", default=True)
 SAFEGROUND_DEMO = env.bool("SAFEGROUND_DEMO", default=False)
+# Check every live event's data against its schema in live/catalogue.py (on in the tests).
+SAFEGROUND_CHECK_LIVE_EVENTS = env.bool("SAFEGROUND_CHECK_LIVE_EVENTS", default=False)
 REDIS_URL = env.str("REDIS_URL", default="")
 # How far in the future a reporter's clock may be before its "time observed" is refused.
 SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)

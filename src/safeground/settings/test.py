@@ -17,6 +17,8 @@ SAFEGROUND_DEMO_TICKETS = "sample"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["*"]
 AXES_ENABLED = True
+# Every live event a test sets off must fit its declared schema (live/catalogue.py).
+SAFEGROUND_CHECK_LIVE_EVENTS = True
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One file per test process, so two runs at once never share (or delete) a database.

@@ -11,6 +11,7 @@ import { connectLive } from "./live-1.js";
   const freshness = document.querySelector("[data-freshness]");
   const entries = new Map(); // seq -> entry
   const incidents = new Map(); // report id -> incident state
+  const photos = new Map(); // entry seq -> Map(photo id -> {url, sha256})
   let lastUpdate = null;
   let connected = false;
 
@@ -131,8 +132,25 @@ import { connectLive } from "./live-1.js";
       node.querySelector(".entry-text").textContent = [entry.text, entry.note].filter(Boolean).join(" — ");
       node.querySelector(".actions").remove();
     }
+    drawPhotos(node.querySelector(".entry-photos"), entry.seq);
     node.hidden = !passesFilters(entry);
     return node;
+  }
+
+  // Photos are served only to those who may see their entry (the frame gives the URL).
+  function drawPhotos(box, seq) {
+    const shown = photos.get(seq);
+    if (!shown) return box.remove();
+    box.replaceChildren(
+      ...[...shown].map(([id, p]) => {
+        const link = Object.assign(document.createElement("a"), { href: p.url, target: "_blank", rel: "noopener" });
+        link.dataset.photo = id;
+        const img = Object.assign(document.createElement("img"), { src: p.url, loading: "lazy", alt: `Photo of #${seq}` });
+        img.title = `SHA-256 ${p.sha256}`;
+        link.append(img);
+        return link;
+      }),
+    );
   }
 
   function redraw() {
@@ -334,6 +352,11 @@ import { connectLive } from "./live-1.js";
       const b = broadcasts.get(frame.data.broadcast);
       if (b && !b.acknowledged.includes(frame.data.user)) b.acknowledged.push(frame.data.user);
       drawBroadcasts();
+    } else if (frame.type === "log.photo") {
+      const d = frame.data;
+      if (!photos.has(d.seq)) photos.set(d.seq, new Map());
+      photos.get(d.seq).set(d.photo, { url: d.url, sha256: d.sha256 });
+      scheduleRedraw();
     } else if (frame.type === "steward.post") {
       const list = document.querySelector("[data-post-list]");
       if (!list) return;

@@ -2,25 +2,37 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from safeground.accounts.models import Role
 from safeground.demo.season import DEMO_PASSWORD, LOGINS, demo_is_loaded, demo_load
 
 
 class Command(BaseCommand):
-    help = "Load the demo ground, clubs, season and one login per role."
+    help = "Load the demo ground, clubs, season and one login per role, and print the logins."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--if-empty", action="store_true", help="Do nothing when the demo is already loaded."
+            "--if-empty",
+            action="store_true",
+            help="Load nothing when the demo is already loaded (the logins are printed anyway).",
         )
 
     def handle(self, *args: Any, if_empty: bool, **options: Any) -> None:
         if demo_is_loaded():
-            if if_empty:
-                return
-            self.stdout.write("The demo is already loaded.")
-            return
-        ground = demo_load()
-        self.stdout.write(f"Loaded the demo: {ground.name}, {ground.fixtures.count()} fixtures.")
+            if not if_empty:
+                self.stdout.write("The demo is already loaded.")
+        else:
+            ground = demo_load()
+            self.stdout.write(
+                f"Loaded the demo: {ground.name}, {ground.fixtures.count()} fixtures."
+            )
+        # `make run` runs this before `serve`: the logins are what a first visitor needs.
+        self.stdout.write(f"\nDemo logins (password for all: {DEMO_PASSWORD}):")
+        for login in LOGINS:
+            self.stdout.write(
+                f"  {login.username:<11} {Role(login.role).label}, {login.organisation}"
+            )
         self.stdout.write(
-            f"Logins (password {DEMO_PASSWORD}): " + ", ".join(login.username for login in LOGINS)
+            "\nTo watch the seed match (West Ham v Chelsea, 26 Oct 2016) come alive, log in as"
+            " loggist or police, open the cup tie's live log and map, then in another terminal"
+            " run:\n  .venv/bin/safeground replay seed --speed 30"
         )

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 class Command(BaseCommand):
-    help = "Serve Safeground over ASGI (uvicorn) and print the address and demo logins."
+    help = "Serve Safeground over ASGI (uvicorn) and print its address."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
@@ -29,20 +29,6 @@ class Command(BaseCommand):
                 " through Redis; without it each process's sockets would miss the others')"
             )
         self.stdout.write(f"\nSafeground is at http://{host}:{port}/ ({workers} process(es))\n")
-        if settings.SAFEGROUND_DEMO:
-            from safeground.accounts.models import Role
-            from safeground.demo.season import DEMO_PASSWORD, LOGINS
-
-            self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
-            for login in LOGINS:
-                self.stdout.write(
-                    f"  {login.username:<11} {Role(login.role).label}, {login.organisation}"
-                )
-            self.stdout.write(
-                "\nTo watch the seed match (West Ham v Chelsea, 26 Oct 2016) come alive, log in as"
-                " loggist or police, open the cup tie's live log and map, then in another terminal"
-                " run:\n  .venv/bin/safeground replay seed --speed 30"
-            )
         self.stdout.write("Stop with Ctrl-C.\n")
         # permessage-deflate costs CPU and memory per socket for small frames (STACK.md).
         # Each worker is a process of its own: its own hub, Redis subscription and sockets.

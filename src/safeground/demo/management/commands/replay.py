@@ -2,8 +2,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from safeground.demo.replay import ScenarioError, replay, scenario_fixture, scenario_load
 from safeground.incidents.models import LogEntry
-from safeground.incidents.replay import ScenarioError, replay, scenario_fixture, scenario_load
 from safeground.incidents.services import LogEntryError
 
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import yaml
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from safeground.errors import SafegroundError
+from safeground.incidents import services
+from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
-
-from . import services
-from .models import LogEntry
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 SHIPPED = {"seed": SCENARIOS / "seed-2016-10-26.yaml"}
@@ -74,8 +74,14 @@ def scenario_load(name_or_path: str) -> Scenario:
 
 
 def scenario_fixture(scenario: Scenario) -> Fixture:
+    """The latest of the clubs' fixtures that has kicked off: a scenario replays a match played,
+    never one still to come (the demo season has fixtures later today)."""
     fixture = (
-        Fixture.objects.filter(home_club__name=scenario.home, away_club__name=scenario.away)
+        Fixture.objects.filter(
+            home_club__name=scenario.home,
+            away_club__name=scenario.away,
+            kickoff__lte=timezone.now(),
+        )
         .order_by("-kickoff")
         .first()
     )

@@ -1,0 +1,222 @@
+"""Every live event type, with the shape of its data: the socket's whole vocabulary.
+
+`publish` refuses a type not declared here (always: a dict lookup), and checks the data against
+its schema when `SAFEGROUND_CHECK_LIVE_EVENTS` is on (the tests; off in production, so the hot
+path does not pay for it). Zulip's `event_schema.py` is the model. A new event type is declared
+here, with its schema, and gets a test in tests/live/test_event_types.py.
+
+The schemas describe the frame as it goes over the wire (JSON), so times are ISO 8601 strings.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# --- the control-room log (published by incidents) ------------------------------------------------
+
+LOG_ENTRY = "log.entry"
+LOG_PHOTO = "log.photo"
+STEWARD_POST = "steward.post"
+BROADCAST = "broadcast"
+BROADCAST_ACK = "broadcast.ack"
+
+
+class LogEntryData(_Data):
+    id: int
+    seq: int
+    kind: str
+    concerns: int | None
+    observed_at: str
+    logged_at: str
+    author: str
+    author_role: str
+    place: str
+    block: str
+    category: str
+    category_name: str
+    severity: int | None
+    text: str
+    note: str
+    status: str
+    assignee: str
+    escalated_to: str
+    task: str
+    links: list[int]
+    hash: str
+
+
+class IncidentData(_Data):
+    id: int
+    seq: int
+    kind: str
+    status: str
+    category: str
+    category_name: str
+    severity: int | None
+    text: str
+    place: str
+    block: str
+    zone_ids: list[int]
+    assignee: str
+    assignee_username: str
+    assignee_id: int | None
+    escalated_to: str
+    task: str
+    links: list[int]
+    updated_seq: int
+    observed_at: str
+
+
+class LogEntryEvent(_Data):
+    """A new entry in the log, and its incident as it stands after it (seq: the entry's)."""
+
+    entry: LogEntryData
+    incident: IncidentData
+
+
+class LogPhotoEvent(_Data):
+    """A photo attached to an entry; `url` serves it to those who may see the entry."""
+
+    entry: int
+    seq: int
+    photo: int
+    sha256: str
+    url: str
+
+
+class StewardPostEvent(_Data):
+    steward: str  # username
+    name: str
+    post: str
+
+
+class BroadcastEvent(_Data):
+    id: int
+    script: str
+    text: str
+    zone: str
+    sent_by: str
+    sent_at: str
+    recipients: list[str]  # usernames
+    acknowledged: list[str]
+
+
+class BroadcastAckEvent(_Data):
+    broadcast: int
+    user: str  # username
+    name: str
+
+
+# --- the gates (published by entry) ---------------------------------------------------------------
+
+ENTRY_COUNTS = "entry.counts"
+ENTRY_DENIED = "entry.denied"
+ENTRY_BANNED_ADMITTED = "entry.banned_admitted"
+ENTRY_CONFLICT = "entry.conflict"
+
+
+class TicketSeat(_Data):
+    block: str | None
+    row: str
+    seat: str
+    area: str
+    end: str
+
+
+class EntryCountsEvent(_Data):
+    """Admitted and denied per gate, stand and zone; the parts are the counts API's own."""
+
+    fixture: int
+    at: str
+    admitted: int
+    capacity: int
+    warning_share: float
+    gates: list[dict[str, object]]
+    stands: list[dict[str, object]]
+    zones: list[dict[str, object]]
+    denied: dict[str, object]
+    prevented: int
+    conflicts: dict[str, object]
+    warnings: list[str]
+
+
+class EntryDeniedEvent(_Data):
+    """A banned holder turned away (no name, no photo: those stay behind the flag's page)."""
+
+    reason: str
+    gate: str
+    turnstile: str
+    scanned_at: str
+    ticket: TicketSeat | None
+    flag: int | None
+    offline: bool = False  # present, and true, for a scan decided by a scanner offline
+
+
+class EntryBannedAdmittedEvent(_Data):
+    """A scanner offline admitted a holder banned since its bundle was made."""
+
+    gate: str
+    turnstile: str
+    scanned_at: str
+    ticket: TicketSeat | None
+    flag: int | None
+    offline: bool
+
+
+class ConflictScan(_Data):
+    gate: str
+    turnstile: str
+    scanned_at: str
+    offline: bool
+
+
+class EntryConflictEvent(_Data):
+    """A ticket admitted twice (offline scanners): the seat and both scans."""
+
+    id: int
+    raised_at: str
+    ticket: TicketSeat
+    first: ConflictScan
+    second: ConflictScan
+
+
+# --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
+
+HELLO = "hello"
+PONG = "pong"
+
+
+class ServerTimeFrame(_Data):
+    server_time: str
+
+
+PUBLISHED: dict[str, type[BaseModel]] = {
+    LOG_ENTRY: LogEntryEvent,
+    LOG_PHOTO: LogPhotoEvent,
+    STEWARD_POST: StewardPostEvent,
+    BROADCAST: BroadcastEvent,
+    BROADCAST_ACK: BroadcastAckEvent,
+    ENTRY_COUNTS: EntryCountsEvent,
+    ENTRY_DENIED: EntryDeniedEvent,
+    ENTRY_BANNED_ADMITTED: EntryBannedAdmittedEvent,
+    ENTRY_CONFLICT: EntryConflictEvent,
+}
+CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
+
+
+class UndeclaredEvent(LookupError):
+    """A service published a type the catalogue does not declare: a programming error."""
+
+
+def schema_of(type: str) -> type[BaseModel]:
+    try:
+        return PUBLISHED[type]
+    except KeyError:
+        raise UndeclaredEvent(
+            f"live event {type!r} is not declared in safeground.live.catalogue"
+        ) from None

@@ -1,0 +1,26 @@
+"""Who is on the other end of a socket: the one Viewer the socket and the REST log both use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from safeground.accounts.permissions import memberships
+
+from .events import Viewer
+from .providers import viewer_zones
+
+
+def viewer_for(user: Any, fixture: Any) -> Viewer:
+    """The user's organisations and roles among those working the fixture, and for a steward
+    the zones of their post (fixed for the life of a socket: a new post takes a reconnect)."""
+    home = fixture.ground.organisation_id
+    working = {home, *fixture.shared_organisation_ids()}
+    mine = [(org, role) for org, role in memberships(user) if org in working]
+    organisation_ids = frozenset(org for org, _ in mine)
+    return Viewer(
+        user_id=user.pk,
+        organisation_ids=organisation_ids,
+        roles=frozenset(role for _, role in mine),
+        home_staff=home in organisation_ids,
+        zone_ids=viewer_zones(user, fixture),
+    )

@@ -1,0 +1,277 @@
+"""Every live event type in the catalogue, set off by the real code path that publishes it, its
+data checked against its declared schema (zulip's test_events is the model).
+
+publish() checks the schema itself in the tests (SAFEGROUND_CHECK_LIVE_EVENTS); these tests check
+it again on the frame as it went out, and say what each event must contain.
+"""
+
+import asyncio
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from pydantic import ValidationError
+
+from safeground.entry import live_counts, lookups
+from safeground.incidents.models import Broadcast
+from safeground.live import bus, catalogue
+from safeground.live.catalogue import UndeclaredEvent
+from safeground.live.events import Event, Viewer, capture_events, publish
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+# The smallest valid PNG: one transparent pixel.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+@pytest.fixture
+def sent(django_capture_on_commit_callbacks) -> Callable[[], object]:
+    """A context manager: the events committed while the block runs (on-commit callbacks run)."""
+
+    @contextmanager
+    def sent_() -> Iterator[list[Event]]:
+        with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
+            yield events
+
+    return sent_
+
+
+def only(events: list[Event], type: str) -> dict:
+    """The one event of this type among those sent, its wire data checked against its schema."""
+    found = [e for e in events if e.type == type]
+    assert len(found) == 1, [e.type for e in events]
+    data = json.loads(found[0].frame)["data"]
+    catalogue.PUBLISHED[type].model_validate(data)
+    return data
+
+
+@pytest.fixture
+def day(match_day, no_second_factor) -> factories.MatchDay:
+    factories.categories()
+    return match_day
+
+
+def api(day: factories.MatchDay, path: str) -> str:
+    return f"/api/fixtures/{day.cup_tie.pk}{path}"
+
+
+def post_steward(day, client_for) -> None:
+    response = client_for("safety").post(
+        api(day, "/posts"), {"steward": "steward", "zone": "away-south-cup"}, "application/json"
+    )
+    assert response.status_code == 201
+
+
+def test_log_entry(day, client_for, sent) -> None:
+    body = {"category": "missile", "text": "Coins thrown", "severity": 3, "block": "S-L1"}
+    with sent() as events:
+        response = client_for("loggist").post(api(day, "/log"), body, "application/json")
+    assert response.status_code == 201
+    data = only(events, catalogue.LOG_ENTRY)
+    assert data["entry"]["text"] == "Coins thrown" and data["entry"]["seq"] == 1
+    assert data["incident"]["id"] == response.json()["id"]
+    assert data["incident"]["status"] == "open" and data["incident"]["zone_ids"]
+    with sent() as events:
+        client_for("loggist").post(
+            api(day, f"/log/{response.json()['id']}/assign"),
+            {"assignee": "steward"},
+            "application/json",
+        )
+    data = only(events, catalogue.LOG_ENTRY)
+    assert data["entry"]["kind"] == "assignment" and data["entry"]["concerns"] == 1
+    assert data["incident"]["assignee_username"] == "steward"
+    assert data["incident"]["status"] == "assigned"
+
+
+def test_log_photo(day, client_for, sent) -> None:
+    report = factories.report(day.cup_tie)
+    upload = SimpleUploadedFile("pitch.png", PNG, content_type="image/png")
+    with sent() as events:
+        response = client_for("steward").post(
+            api(day, f"/log/{report.pk}/photo"), {"photo": upload}
+        )
+    assert response.status_code == 201
+    data = only(events, catalogue.LOG_PHOTO)
+    assert (data["entry"], data["seq"], data["photo"]) == (
+        report.pk,
+        report.seq,
+        response.json()["id"],
+    )
+    assert data["sha256"] == response.json()["sha256"]
+    served = client_for("loggist").get(data["url"])
+    assert served.status_code == 200 and served["Content-Type"] == "image/png"
+    assert b"".join(served.streaming_content) == PNG
+
+
+def test_steward_post(day, client_for, sent) -> None:
+    with sent() as events:
+        post_steward(day, client_for)
+    data = only(events, catalogue.STEWARD_POST)
+    assert data["steward"] == "steward" and data["post"]
+
+
+def test_broadcast(day, client_for, sent) -> None:
+    post_steward(day, client_for)
+    with sent() as events:
+        response = client_for("safety").post(
+            api(day, "/broadcasts"), {"script": "hold"}, "application/json"
+        )
+    assert response.status_code == 201
+    data = only(events, catalogue.BROADCAST)
+    assert data["recipients"] == ["steward"] and data["acknowledged"] == []
+
+
+def test_broadcast_ack(day, client_for, sent) -> None:
+    post_steward(day, client_for)
+    client_for("safety").post(api(day, "/broadcasts"), {"script": "hold"}, "application/json")
+    broadcast = Broadcast.objects.get()
+    with sent() as events:
+        response = client_for("steward").post(api(day, f"/broadcasts/{broadcast.pk}/ack"))
+    assert response.status_code == 200
+    data = only(events, catalogue.BROADCAST_ACK)
+    assert (data["broadcast"], data["user"]) == (broadcast.pk, "steward")
+
+
+# --- the gates ------------------------------------------------------------------------------------
+
+
+def scan(barcode: str, at, turnstile: str = "F03", **fields) -> dict:
+    return {
+        "barcode": barcode,
+        "turnstile": turnstile,
+        "scanned_at": at.isoformat(),
+        "nonce": str(uuid.uuid4()),
+    } | fields
+
+
+def scan_online(key: str, body: dict):
+    return Client().post(
+        "/api/entry/scan", body, content_type="application/json", headers={"X-Device-Key": key}
+    )
+
+
+def upload(key: str, *scans: dict):
+    return Client().post(
+        "/api/entry/offline-scans",
+        {"scans": [s | {"direction": "in", "decision": "admit", "reason": None} for s in scans]},
+        content_type="application/json",
+        headers={"X-Device-Key": key},
+    )
+
+
+@pytest.fixture
+def gate_key(day) -> str:
+    lookups.caches_clear()
+    _, key = factories.device(day.cast.home)
+    yield key
+    lookups.caches_clear()
+
+
+def test_entry_denied(day, gate_key, sent) -> None:
+    banned = factories.ticket(day.cup_tie, block="S-L2")
+    factories.flag(banned, status="confirmed")
+    at = day.cup_tie.kickoff - timedelta(minutes=50)
+    with sent() as events:
+        answer = scan_online(gate_key, scan(banned.barcode, at)).json()
+    assert (answer["decision"], answer["reason"]) == ("deny", "banned")
+    data = only(events, catalogue.ENTRY_DENIED)
+    assert data["reason"] == "banned" and data["turnstile"] == "F03" and data["flag"]
+    assert banned.holder_name not in json.dumps(data)
+
+
+def test_entry_banned_admitted(day, gate_key, sent) -> None:
+    # The scanner's bundle was made before the ban was confirmed, so it let the holder in.
+    since = factories.ticket(day.cup_tie, block="S-L2")
+    flag = factories.flag(since, status="confirmed")
+    with sent() as events:
+        upload(gate_key, scan(since.barcode, day.cup_tie.kickoff - timedelta(minutes=50)))
+    data = only(events, catalogue.ENTRY_BANNED_ADMITTED)
+    assert data["flag"] == flag.pk and data["offline"] is True
+
+
+def test_entry_conflict(day, gate_key, sent) -> None:
+    ticket = factories.ticket(day.cup_tie, block="S-L2")
+    _, second_key = factories.device(day.cast.home, profile="scanner")
+    at = day.cup_tie.kickoff - timedelta(minutes=50)
+    with sent() as events:
+        upload(gate_key, scan(ticket.barcode, at))
+        upload(second_key, scan(ticket.barcode, at + timedelta(minutes=2), "F07"))
+    data = only(events, catalogue.ENTRY_CONFLICT)
+    assert data["first"]["turnstile"] == "F03" and data["second"]["turnstile"] == "F07"
+    assert data["ticket"]["block"] == "S-L2"
+
+
+def test_entry_counts(day, gate_key, sent, settings) -> None:
+    settings.REDIS_URL = ""  # in-process: counts are read only while a control room listens
+    ticket = factories.ticket(day.cup_tie, block="S-L2")
+    scan_online(gate_key, scan(ticket.barcode, day.cup_tie.kickoff - timedelta(minutes=50)))
+    hub = bus.Hub(redis_url="")
+
+    async def control_room_open() -> None:
+        async def send(message) -> None:
+            pass
+
+        viewer = Viewer(
+            user_id=day.cast["safety"].pk,
+            organisation_ids=frozenset({day.cast.home.pk}),
+            roles=frozenset({"safety_officer"}),
+            home_staff=True,
+        )
+        await hub.subscribe(bus.Subscriber(fixture_id=day.cup_tie.pk, viewer=viewer, send=send))
+
+    asyncio.run(control_room_open())
+    try:
+        with sent() as events:
+            live_counts.counts_publish(day.cup_tie.pk)
+    finally:
+        asyncio.run(hub.close())
+    data = only(events, catalogue.ENTRY_COUNTS)
+    assert data["fixture"] == day.cup_tie.pk and data["admitted"] == 1
+
+
+# --- the catalogue itself -------------------------------------------------------------------------
+
+TESTED = {
+    catalogue.LOG_ENTRY: test_log_entry,
+    catalogue.LOG_PHOTO: test_log_photo,
+    catalogue.STEWARD_POST: test_steward_post,
+    catalogue.BROADCAST: test_broadcast,
+    catalogue.BROADCAST_ACK: test_broadcast_ack,
+    catalogue.ENTRY_DENIED: test_entry_denied,
+    catalogue.ENTRY_BANNED_ADMITTED: test_entry_banned_admitted,
+    catalogue.ENTRY_CONFLICT: test_entry_conflict,
+    catalogue.ENTRY_COUNTS: test_entry_counts,
+}
+
+
+def test_every_declared_type_has_its_test_here() -> None:
+    assert set(TESTED) == set(catalogue.PUBLISHED)
+
+
+def test_an_undeclared_type_is_refused_even_with_the_check_off(settings, sent) -> None:
+    settings.SAFEGROUND_CHECK_LIVE_EVENTS = False
+    with sent() as events, pytest.raises(UndeclaredEvent, match=r"'log\.typo' is not declared"):
+        publish(fixture_id=1, type="log.typo", data={})
+    assert events == []
+
+
+def test_data_that_does_not_fit_the_schema_is_refused_when_checked(settings, sent) -> None:
+    wrong = {"steward": "steward", "name": "Sam Steward"}  # no post
+    with sent() as events:
+        with pytest.raises(ValidationError, match="post"):
+            publish(fixture_id=1, type=catalogue.STEWARD_POST, data=wrong)
+        with pytest.raises(ValidationError, match="extra"):
+            publish(fixture_id=1, type=catalogue.BROADCAST_ACK,
+                    data={"broadcast": 1, "user": "a", "name": "A", "holder": "x"})  # fmt: skip
+        settings.SAFEGROUND_CHECK_LIVE_EVENTS = False  # production: not checked, so not refused
+        publish(fixture_id=1, type=catalogue.STEWARD_POST, data=wrong)
+    assert [e.type for e in events] == [catalogue.STEWARD_POST]

@@ -1,0 +1,171 @@
+"""One visibility rule for the log: what a person gets over `GET /api/fixtures/{id}/log` is what
+their socket brings them, in its catch-up and live (incidents.selectors.entry_audience).
+
+A steward sees the entries of their post's zones and those addressed to them (their tasks); the
+control room sees every entry.
+"""
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection
+
+from safeground.incidents.services import (
+    Place,
+    log_entry_append,
+    log_entry_assign,
+    log_entry_set_status,
+    steward_post_assign,
+)
+from tests import factories
+
+from .conftest import next_frame
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def day(match_day, no_second_factor, settings) -> factories.MatchDay:
+    settings.SAFEGROUND_FLASHPOINT = {"threshold": 1000.0}  # no warnings: a log of our making
+    factories.categories()
+    steward_post_assign(
+        fixture=match_day.cup_tie,
+        steward=match_day.cast["steward"],
+        assigned_by=match_day.cast["safety"],
+        zone="away-south-cup",  # blocks S-L1..S-L3, served by gate F
+    )
+    return match_day
+
+
+def session_of(day: factories.MatchDay, username: str) -> str:
+    return str(factories.logged_in(day.cast[username]).cookies["sessionid"].value)
+
+
+def report(day: factories.MatchDay, text: str, **place: str) -> Any:
+    return log_entry_append(
+        fixture=day.cup_tie,
+        author=day.cast["loggist"],
+        category="missile",
+        text=text,
+        place=Place(**place),
+    )
+
+
+def first_half(day: factories.MatchDay) -> None:
+    """Entries in and out of the away section, and a task in the north given to the steward."""
+    cast = day.cast
+    in_zone = report(day, "Coins from S-L1", block="S-L1")
+    report(day, "Flag in N-L1", block="N-L1")
+    task = report(day, "Fan fainted in N-L2", block="N-L2")
+    log_entry_assign(entry=task, author=cast["loggist"], assignee=cast["steward"])
+    log_entry_assign(entry=in_zone, author=cast["loggist"], assignee=cast["supervisor"])
+
+
+def second_half(day: factories.MatchDay) -> None:
+    """More of both, live: a report at the away gate, the north task resolved, then another
+    north report that nobody gives the steward."""
+    cast = day.cast
+    report(day, "Crush at gate F", gate="F")
+    task = day.cup_tie.log_entries.get(text="Fan fainted in N-L2")
+    log_entry_set_status(entry=task, author=cast["loggist"], status="resolved")
+    report(day, "Smoke in N-L3", block="N-L3")
+    report(day, "Seat broken in S-L3", block="S-L3")
+
+
+async def log_frames(ws: ClientConnection, quiet: float = 0.5) -> list[dict[str, Any]]:
+    """The `log.entry` frames the socket brings until it is quiet."""
+    frames = []
+    while True:
+        try:
+            frame = await next_frame(ws, timeout=quiet)
+        except TimeoutError:
+            return frames
+        if frame["type"] == "log.entry":
+            frames.append(frame["data"]["entry"])
+
+
+def socket_view(day, open_socket, username: str) -> tuple[list[dict], list[dict]]:
+    """(the catch-up of the first half, the second half live) on the user's socket."""
+    session = session_of(day, username)
+
+    async def watch() -> tuple[list[dict], list[dict]]:
+        async with open_socket(day.cup_tie.pk, session, after=0) as ws:
+            assert (await next_frame(ws))["type"] == "hello"
+            caught_up = await log_frames(ws)
+            await asyncio.to_thread(second_half, day)
+            return caught_up, await log_frames(ws)
+
+    return asyncio.run(watch())
+
+
+def rest_view(day, username: str) -> list[dict]:
+    client = factories.logged_in(day.cast[username])
+    response = client.get(f"/api/fixtures/{day.cup_tie.pk}/log", {"limit": 500})
+    assert response.status_code == 200
+    entries = response.json()["entries"]
+    for entry in entries:
+        del entry["incident_status"]  # the REST log's own addition: the incident as it is now
+    return entries
+
+
+def texts(entries: list[dict]) -> list[str]:
+    return [e["text"] or f"{e['kind']} of #{e['concerns']}" for e in entries]
+
+
+def test_a_stewards_rest_log_is_what_their_socket_brings(day, open_socket) -> None:
+    first_half(day)
+    caught_up, live = socket_view(day, open_socket, "steward")
+    assert texts(caught_up) == [
+        "Coins from S-L1",
+        "assignment of #3",  # a report outside their zones, but the task is theirs
+        "assignment of #1",  # on a report in their zone, though given to someone else
+    ]
+    assert texts(live) == ["Crush at gate F", "status of #3", "Seat broken in S-L3"]
+    assert rest_view(day, "steward") == caught_up + live
+    assert json.dumps(rest_view(day, "steward")).count("Flag in N-L1") == 0
+
+
+def test_the_control_room_sees_every_entry_both_ways(day, open_socket) -> None:
+    first_half(day)
+    caught_up, live = socket_view(day, open_socket, "loggist")
+    everything = list(day.cup_tie.log_entries.order_by("seq").values_list("seq", flat=True))
+    assert [e["seq"] for e in caught_up + live] == everything
+    assert rest_view(day, "loggist") == caught_up + live
+
+
+def test_a_steward_gets_the_photos_of_the_entries_they_may_see_and_no_others(
+    day, open_socket
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from safeground.incidents.services import log_entry_photo_add
+
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+    urls = {}
+    for text, block in (("Coins from S-L1", "S-L1"), ("Flag in N-L1", "N-L1")):
+        upload = SimpleUploadedFile("pitch.png", png, content_type="image/png")
+        photo = log_entry_photo_add(
+            entry=report(day, text, block=block), author=day.cast["loggist"], upload=upload
+        )
+        urls[block] = f"/api/fixtures/{day.cup_tie.pk}/log/{photo.entry_id}/photos/{photo.pk}"
+    session = session_of(day, "steward")
+
+    async def caught_up() -> list[dict]:
+        async with open_socket(day.cup_tie.pk, session, after=0) as ws:
+            frames = []
+            while True:
+                try:
+                    frames.append(await next_frame(ws, timeout=0.5))
+                except TimeoutError:
+                    return [f["data"] for f in frames if f["type"] == "log.photo"]
+
+    assert [photo["url"] for photo in asyncio.run(caught_up())] == [urls["S-L1"]]
+    steward = factories.logged_in(day.cast["steward"])
+    assert steward.get(urls["S-L1"]).status_code == 200
+    assert steward.get(urls["N-L1"]).status_code == 403
+    assert factories.logged_in(day.cast["loggist"]).get(urls["N-L1"]).status_code == 200
