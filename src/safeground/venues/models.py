@@ -168,3 +168,35 @@ class ZoneBlock(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["zone", "block", "first_row"], name="zoneblock_unique")
         ]
+
+
+class Layout(models.Model):
+    """A named way of using the ground's zones for a match ("League", "Cup / large away end"): which
+    zone holds home fans, which away fans, which is the segregation buffer. A fixture picks one."""
+
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="layouts")
+    code = models.CharField(max_length=40)
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["ground", "code"], name="layout_unique_code")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LayoutZone(models.Model):
+    class Use(models.TextChoices):
+        HOME = "home", "Home supporters"
+        AWAY = "away", "Away supporters"
+        BUFFER = "buffer", "Segregation buffer"
+
+    layout = models.ForeignKey(Layout, on_delete=models.CASCADE, related_name="zones")
+    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="+")
+    use = models.CharField(max_length=10, choices=Use.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["layout", "zone"], name="layoutzone_unique")]

@@ -12,6 +12,8 @@ from .models import (
     Concourse,
     Gate,
     Ground,
+    Layout,
+    LayoutZone,
     Stand,
     Tier,
     Turnstile,
@@ -116,6 +118,16 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         )
         for zone, spec_zone in zip(zones, venue.zones, strict=True)
         for member in spec_zone.members
+    )
+
+    layouts = Layout.objects.bulk_create(
+        Layout(ground=ground, code=layout.code, name=layout.name) for layout in venue.layouts
+    )
+    zone_ids = {zone.code: zone for zone in zones}
+    LayoutZone.objects.bulk_create(
+        LayoutZone(layout=layout, zone=zone_ids[code], use=use)
+        for layout, spec_layout in zip(layouts, venue.layouts, strict=True)
+        for code, use in spec_layout.zones.items()
     )
 
     # Stored once per pair, lower id first (the table's check constraint): a lookup for one

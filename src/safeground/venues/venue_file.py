@@ -20,10 +20,13 @@ turnstiles, concourses, zones (home, away, buffer) and which blocks touch. The f
          blocks: [S-L1, {block: S-L2, rows: A-F}]}
     adjacency:
       - [N-L1, N-L2]
+    layouts:
+      - {code: league, name: League, zones: {home-north: home, away-se: away, buffer-se: buffer}}
 
 `ground`, `stands` and `blocks` are required; the other sections may be left out. A block's name
 defaults to its code. `rows` is a range ("A-Y" for letters, "1-30" for numbers) or a list of labels.
-`turnstiles` is a count (9 gives A01..A09 for gate A) or a list of codes.
+`turnstiles` is a count (9 gives A01..A09 for gate A) or a list of codes. A layout names the zones
+a fixture uses and how (home, away, buffer); a block may be in only one zone of a layout.
 
 Every problem is collected, not just the first, as `FILE:LINE: FIELD: message` (for example
 `venue.yaml:14: blocks[3].capacity: must be a whole number, got 'abc'`), so whoever keeps the file
@@ -40,9 +43,22 @@ import yaml
 
 from safeground.errors import FileRefused
 
-from .models import Block, Concourse, Gate, Ground, Stand, Tier, Turnstile, Zone, ZoneBlock
+from .models import (
+    Block,
+    Concourse,
+    Gate,
+    Ground,
+    Layout,
+    LayoutZone,
+    Stand,
+    Tier,
+    Turnstile,
+    Zone,
+    ZoneBlock,
+)
 
 ZONE_KINDS = tuple(Zone.Kind.values)
+LAYOUT_USES = tuple(LayoutZone.Use.values)
 
 
 class VenueFileError(FileRefused):
@@ -121,6 +137,13 @@ class ZoneSpec:
 
 
 @dataclass(frozen=True)
+class LayoutSpec:
+    code: str
+    name: str
+    zones: dict[str, str]  # zone code -> home / away / buffer
+
+
+@dataclass(frozen=True)
 class VenueSpec:
     ground: GroundSpec
     stands: list[StandSpec]
@@ -129,6 +152,7 @@ class VenueSpec:
     concourses: list[ConcourseSpec]
     zones: list[ZoneSpec]
     adjacency: list[tuple[str, str]]  # each touching pair once, in file order
+    layouts: list[LayoutSpec]
 
 
 def venue_file_read(*, path: Path) -> VenueSpec:
@@ -318,7 +342,7 @@ def _venue(check: _Check, document: Any) -> VenueSpec | None:
         document,
         1,
         "(file)",
-        ("ground", "stands", "blocks", "gates", "concourses", "zones", "adjacency"),
+        ("ground", "stands", "blocks", "gates", "concourses", "zones", "adjacency", "layouts"),
     )
     if top is None:
         return None
@@ -341,6 +365,7 @@ def _venue(check: _Check, document: Any) -> VenueSpec | None:
     adjacency = _adjacency(
         check, check.items(top, "adjacency", "adjacency", required=False), block_rows
     )
+    layouts = _layouts(check, check.items(top, "layouts", "layouts", required=False), zones)
     if ground is None:
         return None
     return VenueSpec(
@@ -351,6 +376,7 @@ def _venue(check: _Check, document: Any) -> VenueSpec | None:
         concourses=concourses,
         zones=zones,
         adjacency=adjacency,
+        layouts=layouts,
     )
 
 
@@ -809,3 +835,69 @@ def _adjacency(
             seen.add(frozenset(codes))
             pairs.append((first, second))
     return pairs
+
+
+def _layouts(
+    check: _Check, items: list[tuple[str, Any, int]], zones: list[ZoneSpec]
+) -> list[LayoutSpec]:
+    """Each layout: zone code -> use, every zone known, no block in two of its zones."""
+    by_code = {zone.code: zone for zone in zones}
+    layouts: list[LayoutSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, ("code", "name", "zones"))
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Layout, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "layout")
+        name = check.text(m, "name", f"{field}.name", max_length=_max_length(Layout, "name"))
+        uses: dict[str, str] = {}
+        if "zones" not in m:
+            check.error(m.line, f"{field}.zones", "missing")
+        elif not isinstance(m["zones"], _Mapping) or not m["zones"]:
+            check.error(
+                m.key_lines["zones"],
+                f"{field}.zones",
+                f"must be a mapping of zone code to {', '.join(LAYOUT_USES)}, got {m['zones']!r}",
+            )
+        else:
+            uses = _layout_zones(check, m["zones"], f"{field}.zones", by_code)
+        if code is not None and name is not None and uses:
+            layouts.append(LayoutSpec(code=code, name=name, zones=uses))
+    return layouts
+
+
+def _layout_zones(
+    check: _Check, zones: _Mapping, field: str, by_code: dict[str, ZoneSpec]
+) -> dict[str, str]:
+    uses: dict[str, str] = {}
+    block_zone: dict[str, list[tuple[str, str]]] = {}
+    ok = True
+    for zone_code, use in zones.items():
+        line, zone_field = zones.key_lines[zone_code], f"{field}.{zone_code}"
+        zone = by_code.get(str(zone_code))
+        if zone is None:
+            check.error(line, zone_field, f"unknown zone '{zone_code}'")
+            ok = False
+            continue
+        if use not in LAYOUT_USES:
+            check.error(line, zone_field, f"must be one of {', '.join(LAYOUT_USES)}, got {use!r}")
+            ok = False
+            continue
+        for member in zone.members:
+            # Two zones may share a block by rows (a buffer of the front rows), never whole.
+            for other, first_row in block_zone.get(member.block, []):
+                if other != zone.code and (
+                    not first_row or not member.first_row or first_row == member.first_row
+                ):
+                    check.error(
+                        line, zone_field, f"block '{member.block}' is also in zone '{other}'"
+                    )
+                    ok = False
+            block_zone.setdefault(member.block, []).append((zone.code, member.first_row))
+        uses[zone.code] = use
+    if ok and not {"home", "away"} <= set(uses.values()):
+        check.error(zones.line, field, "a layout needs a home zone and an away zone")
+        ok = False
+    return uses if ok else {}

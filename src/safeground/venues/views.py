@@ -2,6 +2,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from safeground.accounts.permissions import can_plan_fixtures
+
 from .selectors import gates_with_blocks, ground_for, ground_plan, ground_totals
 
 
@@ -16,5 +18,6 @@ def ground(request: HttpRequest, code: str) -> HttpResponse:
             "plan": ground_plan(ground),
             "totals": ground_totals(ground),
             "gates": gates_with_blocks(ground),
+            "may_plan": can_plan_fixtures(request.user, ground),
         },
     )

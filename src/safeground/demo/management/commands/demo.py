@@ -2,7 +2,6 @@ from datetime import datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
-
 from django.utils import timezone
 
 from safeground.demo.season import (
