@@ -236,11 +236,12 @@ def test_a_season_file_with_errors_names_each_row_and_column_and_imports_nothing
     )
     before = Fixture.objects.count()
     err = StringIO()
-    with pytest.raises(CommandError, match="4 errors in .*; nothing was imported"):
+    with pytest.raises(CommandError, match=r"4 errors in .*; nothing was imported"):
         call_command("import_fixtures", str(season), ground=GROUND, stderr=err)
     assert err.getvalue().splitlines() == [
         f"{season}: line 3: opponent: is missing",
-        f"{season}: line 4: kickoff: '31/02/2030 15:00' is not a date and time (use 2026-12-05 15:00)",
+        f"{season}: line 4: kickoff: '31/02/2030 15:00' is not a date and time"
+        " (use 2026-12-05 15:00)",
         f"{season}: line 4: layout: no layout 'derby' at Riverside Park; one of cup, league",
         f"{season}: line 4: away_allocation: '-' is not a whole number",
     ]
