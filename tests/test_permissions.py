@@ -197,6 +197,12 @@ TABLE: dict[str, list[Row]] = {
             only(302, PLANNERS, 200, 403),
         )
     ],
+    "fixture_tickets": [
+        (
+            lambda: reverse("fixture_tickets", args=[cup_tie().pk]),
+            only(302, PLANNERS, 200, 403),
+        )
+    ],
     "api:fixture_add": [
         (lambda: reverse("api:fixture_add"), only(401, PLANNERS, 201, 403), A_FIXTURE)
     ],
