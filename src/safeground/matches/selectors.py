@@ -12,6 +12,7 @@ from safeground.accounts.permissions import (
     organisation_ids,
     require,
 )
+from safeground.venues.capacity import Capacity, zone_capacities
 
 from .models import Fixture
 
@@ -56,3 +57,11 @@ def fixture_for_planning(user: Any, fixture_id: int) -> Fixture:
     fixture = fixture_for(user, fixture_id)
     require(can_plan_fixtures(user, fixture.ground))
     return fixture
+
+
+def fixture_safe_capacities(
+    fixture: Fixture, *, evacuation_minutes: float | None = None
+) -> dict[int, Capacity]:
+    """zone id -> the Green Guide capacity of each zone the fixture uses (venues/capacity.py)."""
+    zone_ids = fixture.zones.values_list("zone_id", flat=True)
+    return zone_capacities(fixture.ground, zone_ids, evacuation_minutes=evacuation_minutes)
