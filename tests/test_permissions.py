@@ -180,6 +180,12 @@ TABLE: dict[str, list[Row]] = {
             only(302, GROUND_STAFF, 200, 403),
         )
     ],
+    "ground_capacity": [
+        (
+            lambda: reverse("ground_capacity", args=["riverside-park"]),
+            only(302, GROUND_STAFF, 200, 403),
+        )
+    ],
     "fixture": [
         (lambda: reverse("fixture", args=[cup_tie().pk]), expect(302, 200)),
         (lambda: reverse("fixture", args=[league_match().pk]), expect(302, 200, liaison=403)),
