@@ -340,6 +340,18 @@ def venue_text(
         "adjacency": [
             list(pair) for blocks in (NORTH_BLOCKS, SOUTH_BLOCKS) for pair in pairwise(blocks)
         ],
+        "layouts": [
+            {
+                "code": "league",
+                "name": "League",
+                "zones": {k: str(v) for k, v in LEAGUE_LAYOUT.items()},
+            },
+            {
+                "code": "cup",
+                "name": "Cup / large away end",
+                "zones": {k: str(v) for k, v in CUP_LAYOUT.items()},
+            },
+        ],
     }
     return yaml.safe_dump(venue, sort_keys=False, allow_unicode=True)
 

@@ -23,6 +23,7 @@ from safeground.incidents.services import (
     steward_post_assign,
 )
 from safeground.matches.models import Fixture
+from safeground.matches.services import fixture_share
 from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
@@ -150,6 +151,26 @@ def match_day_with_register(match_day):
     return match_day
 
 
+PLANNERS = ["safety"]
+A_FIXTURE = {
+    "ground": "riverside-park",
+    "opponent": "Northgate Albion",
+    "competition": factories.LEAGUE,
+    "kickoff": "2030-08-10 15:00",
+    "layout": "league",
+    "away_allocation": 1000,
+    "shared_with": ["riverside-constabulary"],
+}
+
+
+def shared_cup_tie() -> Fixture:
+    """The cup tie, shared again with the away club, so each role can try to unshare it."""
+    fixture = cup_tie()
+    away = fixture.away_club.organisation
+    fixture_share(fixture=fixture, organisation=away, purpose="away_club", by=None)  # type: ignore[arg-type]
+    return fixture
+
+
 def a_ban(status: str) -> Ban:
     """A ban: proposed, active or appealed (all proposed by banofficer, approved by safety)."""
     return Ban.objects.filter(status=status).order_by("pk").first()  # type: ignore[return-value]
@@ -158,6 +179,9 @@ def a_ban(status: str) -> Ban:
 def a_flag() -> TicketFlag:
     return TicketFlag.objects.order_by("pk").first()  # type: ignore[return-value]
 
+
+# Routes called with another method than GET (no body) or POST (a body).
+METHODS = {"api:fixture_change": "patch", "api:fixture_unshare": "delete"}
 
 # route name -> rows of (how to build its URL, expected status per role[, POST body])
 Row = (
@@ -175,9 +199,61 @@ TABLE: dict[str, list[Row]] = {
             only(302, GROUND_STAFF, 200, 403),
         )
     ],
+    "ground_capacity": [
+        (
+            lambda: reverse("ground_capacity", args=["riverside-park"]),
+            only(302, GROUND_STAFF, 200, 403),
+        )
+    ],
     "fixture": [
         (lambda: reverse("fixture", args=[cup_tie().pk]), expect(302, 200)),
         (lambda: reverse("fixture", args=[league_match().pk]), expect(302, 200, liaison=403)),
+    ],
+    # Setting up the season: the ground's safety officer only.
+    "fixture_new": [
+        (
+            lambda: reverse("fixture_new", args=["riverside-park"]),
+            only(302, PLANNERS, 200, 403),
+        )
+    ],
+    "fixture_edit": [
+        (
+            lambda: reverse("fixture_edit", args=["riverside-park", cup_tie().pk]),
+            only(302, PLANNERS, 200, 403),
+        )
+    ],
+    "fixture_tickets": [
+        (
+            lambda: reverse("fixture_tickets", args=[cup_tie().pk]),
+            only(302, PLANNERS, 200, 403),
+        )
+    ],
+    "api:fixture_add": [
+        (lambda: reverse("api:fixture_add"), only(401, PLANNERS, 201, 403), A_FIXTURE)
+    ],
+    "api:fixture_change": [
+        (
+            lambda: reverse("api:fixture_change", args=[cup_tie().pk]),
+            only(401, PLANNERS, 200, 403),
+            {"away_allocation": 2500},
+        )
+    ],
+    "api:fixture_share": [
+        (
+            lambda: reverse("api:fixture_share", args=[league_match().pk]),
+            only(401, PLANNERS, 200, 403),
+            {"organisation": "riverside-constabulary"},
+        )
+    ],
+    "api:fixture_unshare": [
+        (
+            lambda: reverse(
+                "api:fixture_unshare",
+                args=[shared_cup_tie().pk, shared_cup_tie().away_club.organisation.slug],  # type: ignore[union-attr]
+            ),
+            only(401, PLANNERS, 204, 403),
+            {},
+        )
     ],
     "api:fixture_list": [(lambda: reverse("api:fixture_list"), expect(401, 200))],
     "api:fixture_detail": [
@@ -399,14 +475,17 @@ def test_route_status_for_every_role(
         client = Client() if role == "anonymous" else client_for(role)
         for url_of, expected, *body in TABLE[route]:
             url = url_of()
-            if body and callable(body[0]):  # a multipart upload, made fresh for each request
+            if route in METHODS:
+                send = getattr(client, METHODS[route])
+                response = send(url, body[0] if body else None, content_type="application/json")
+            elif body and callable(body[0]):  # a multipart upload, made fresh for each request
                 response = client.post(url, body[0]())
             elif body:
                 response = client.post(url, body[0], content_type="application/json")
             else:
                 response = client.get(url)
             if response.status_code != expected[role]:
-                method = "POST" if body else "GET"
+                method = METHODS.get(route, "POST" if body else "GET").upper()
                 wrong.append(
                     f"{role} {method} {url}: {response.status_code}, expected {expected[role]}"
                 )

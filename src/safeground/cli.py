@@ -10,7 +10,7 @@ import sys
 
 # The operator commands, in the order --help lists them.
 COMMANDS: dict[str, str] = {
-    "demo": "Load the demo ground, clubs, season and one login per role.",
+    "demo": "Load the demo ground, clubs, season, today's rerun and one login per role.",
     "serve": "Serve Safeground over ASGI (uvicorn) and print the address and demo logins.",
     "import-venue": "Import a ground from a YAML file (validated whole; nothing written on error).",
     "adduser": "Create a user with a role in an organisation.",
@@ -19,6 +19,8 @@ COMMANDS: dict[str, str] = {
     "replay": "Play a scripted match into the live system (the demo ships 'seed').",
     "verify-log": "Recompute each match's log hash chain; name the first entry that does not fit.",
     "replay-arrival": "Play the cup tie's arrival through the turnstiles (the gates demo).",
+    "add-fixture": "Add a fixture at a ground (--ground CODE --opponent ... --layout ...).",
+    "import-fixtures": "Import a season's fixtures from a CSV file (FILE --ground CODE).",
     "import-tickets": "Import tickets for a match from a CSV export (FILE --fixture ID).",
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
     "migrate": "Create or update the database tables.",

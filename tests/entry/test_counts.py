@@ -62,18 +62,26 @@ def test_counts_equal_the_admissions_in_the_data(gates) -> None:
     assert counts["warnings"] == [] and counts["warning_share"] == 0.9
 
 
-def test_the_capacity_warning_fires_at_the_configured_share(gates, settings) -> None:
-    capacity = zone(entry_counts(gates.fixture), "away-se-cup")["capacity"]
-    for n in range(3, 6):
+def test_the_capacity_warning_fires_when_a_zone_sold_over_its_safe_capacity_fills(
+    gates, settings
+) -> None:
+    # One person per turnstile an hour: Gate F's 11 turnstiles, shared with two blocks outside
+    # the away section, let 11 x 5,100 / 6,800 = 8 of it in (its safe capacity).
+    settings.SAFEGROUND_TURNSTILE_RATE = 1
+    for n in range(3, 11):
         make_ticket(gates.fixture, f"AWAY-{n}", "S-L1", "away")
-    settings.SAFEGROUND_CAPACITY_WARNING = 3 / capacity
-    gates.scan("AWAY-1")
-    gates.scan("AWAY-2")
+    settings.SAFEGROUND_CAPACITY_WARNING = 0.5
+    away = zone(entry_counts(gates.fixture), "away-se-cup")
+    assert (away["capacity"], away["sold"]) == (8, 11)  # AWAY-1..10 and the flagged one
+    for n in range(1, 4):
+        gates.scan(f"AWAY-{n}")
     assert zone(entry_counts(gates.fixture), "away-se-cup")["warning"] is False
-    gates.scan("AWAY-3")
+    gates.scan("AWAY-4")
     counts = entry_counts(gates.fixture)
     assert zone(counts, "away-se-cup")["warning"] is True
-    assert counts["warnings"] == [f"Away section (cup): 3 of {capacity} in (0%), warning at 0%"]
+    assert counts["warnings"] == [
+        "Away section (cup): 4 in of a safe capacity of 8 with 11 tickets sold, warning at 50%"
+    ]
 
 
 def test_the_counts_api_serves_the_control_room(gates, no_second_factor) -> None:

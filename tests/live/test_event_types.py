@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from pydantic import ValidationError
 
-from safeground.entry import live_counts, lookups
+from safeground.entry.runtime import live_counts, lookups
 from safeground.incidents.models import Broadcast
 from safeground.live import bus, catalogue
 from safeground.live.catalogue import UndeclaredEvent

@@ -462,3 +462,56 @@ def test_command_needs_the_club_named_when_there_are_several(
         call_command("import_venue", path)
     with pytest.raises(CommandError, match="unknown organisation 'nowhere'"):
         call_command("import_venue", path, organisation="nowhere")
+
+
+# --- layouts ------------------------------------------------------------------------------------
+
+
+def test_demo_layouts_are_the_league_and_the_cup(club: Organisation) -> None:
+    ground = venue_import(path=DEMO_FILE, organisation=club)
+    layouts = {layout.code: layout for layout in ground.layouts.all()}
+    assert set(layouts) == {"league", "cup-large-away"}
+    assert sorted(layouts["league"].zones.values_list("zone__code", flat=True)) == sorted(
+        LEAGUE_ZONES
+    )
+    assert dict(layouts["cup-large-away"].zones.values_list("zone__code", "use")) == {
+        **dict.fromkeys(CUP_ZONES[:4], "home"),
+        "away-se-cup": "away",
+        "buffer-se-cup-east": "buffer",
+        "buffer-se-cup-south": "buffer",
+    }
+
+
+def test_a_bad_layout_is_refused_with_its_line_and_key(
+    club: Organisation, venue_file: WriteVenue
+) -> None:
+    path = venue_file("""
+        ground: {code: g, name: G}
+        stands:
+          - {code: N, name: North Stand, tiers: [{code: L, name: Lower tier}]}
+        blocks:
+          - {code: N1, stand: N, tier: L, capacity: 100, rows: A-J, shape: "0,0 1,0 1,1"}
+          - {code: N2, stand: N, tier: L, capacity: 100, rows: A-J, shape: "0,0 1,0 1,1"}
+        zones:
+          - {code: home, name: Home, kind: home, blocks: [N1, N2]}
+          - {code: away, name: Away, kind: away, blocks: [N2]}
+          - {code: front, name: Front rows, kind: buffer, blocks: [{block: N1, rows: A-B}]}
+        layouts:
+          - {code: league, name: League, zones: {home: home, away: away}}
+          - code: cup
+            name: Cup
+            zones:
+              away: visitors
+              nowhere: home
+          - {code: league, name: Again, zones: {home: home}}
+          - {code: bare, name: Bare}
+    """)
+
+    assert import_errors(path, club) == [
+        "12: layouts[0].zones.away: block 'N2' is also in zone 'home'",
+        "16: layouts[1].zones.away: must be one of home, away, buffer, got 'visitors'",
+        "17: layouts[1].zones.nowhere: unknown zone 'nowhere'",
+        "18: layouts[2].code: duplicate layout 'league' (first on line 12)",
+        "18: layouts[2].zones: a layout needs a home zone and an away zone",
+        "19: layouts[3].zones: missing",
+    ]

@@ -66,6 +66,15 @@ def can_view_fixture(user: Any, fixture: Fixture) -> bool:
     return any(org_id in mine for org_id in fixture.shared_organisation_ids())
 
 
+# Setting up the season: fixtures, their layout and shares, their tickets.
+FIXTURE_PLANNERS = frozenset({Role.SAFETY_OFFICER})
+
+
+def can_plan_fixtures(user: Any, ground: Ground) -> bool:
+    """Add and edit the ground's fixtures, share them, import their tickets."""
+    return bool(roles_at(user, ground.organisation_id) & FIXTURE_PLANNERS)
+
+
 def require(allowed: bool) -> None:
     """Raise the 403 that pages and the API turn into a clear refusal."""
     if not allowed:

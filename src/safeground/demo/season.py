@@ -5,21 +5,24 @@ fictional. The ground is an approximate layout, labelled so wherever it is drawn
 """
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from safeground.accounts.models import Organisation, Role
 from safeground.accounts.services import organisation_create, user_create
+from safeground.entry.services import tickets_write
 from safeground.incidents.services import categories_seed
-from safeground.matches.models import FixtureShare, FixtureZone
+from safeground.matches.models import Fixture, FixtureShare, FixtureZone
 from safeground.matches.services import club_ensure, competition_ensure, fixture_create
 from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
 
-from .register import register_demo_load
+from .register import cup_tie_tickets, register_demo_load
 
 DEMO_GROUND_FILE = Path(__file__).resolve().parents[1] / "venues" / "demo" / "london-stadium.yaml"
 DEMO_PASSWORD = "matchday-demo"
@@ -93,6 +96,11 @@ SEASON = [
     ("2016-10-26 19:45", "Chelsea", "EFL Cup", "Fourth round", 5000),
 ]
 CUP_TIE_OPPONENT = "Chelsea"
+# The cup tie played again a few hours after the demo is loaded, so that a scanner pairs, scans
+# and the gates fill today. Its barcodes are the cup tie's with this prefix.
+RERUN_STAGE = "Fourth round (demo rerun, today)"
+RERUN_BARCODES = "RERUN-"
+RERUN_HOURS = 3
 
 
 def demo_is_loaded() -> bool:
@@ -140,3 +148,54 @@ def demo_load() -> Ground:
         )
     register_demo_load(organisation=orgs[HOME_ORG], ground=ground)
     return ground
+
+
+def rerun_kickoff(now: datetime | None = None) -> datetime:
+    """A few hours from now, on the quarter hour: inside the scanners' entry window at once."""
+    later = (now or timezone.now()) + timedelta(hours=RERUN_HOURS)
+    return later.replace(minute=later.minute - later.minute % 15, second=0, microsecond=0)
+
+
+def rerun_find() -> Fixture | None:
+    return Fixture.objects.filter(stage=RERUN_STAGE, ground__code="london-stadium").first()
+
+
+@transaction.atomic
+def rerun_load() -> Fixture:
+    """The cup tie again, kicking off a few hours from now: its layout, shares and tickets."""
+    orgs = {org.name: org for org in Organisation.objects.filter(name__in=[POLICE_ORG, AWAY_ORG])}
+    cup_tie = Fixture.objects.get(away_club__name=CUP_TIE_OPPONENT, stage="Fourth round")
+    rerun = fixture_create(
+        ground=cup_tie.ground,
+        home_club=cup_tie.home_club,
+        away_club=cup_tie.away_club,
+        competition=cup_tie.competition,
+        stage=RERUN_STAGE,
+        kickoff=rerun_kickoff(),
+        away_allocation=cup_tie.away_allocation,
+        zones={code: FixtureZone.Use(use) for code, use in CUP_TIE_LAYOUT.items()},
+        shares={
+            orgs[POLICE_ORG]: FixtureShare.Purpose.POLICE,
+            orgs[AWAY_ORG]: FixtureShare.Purpose.AWAY_CLUB,
+        },
+    )
+    if settings.SAFEGROUND_DEMO_TICKETS != "none":
+        per_block = 2 if settings.SAFEGROUND_DEMO_TICKETS == "sample" else None
+        rows = [
+            row._replace(barcode=RERUN_BARCODES + row.barcode.split("-", 1)[1])
+            for row in cup_tie_tickets(rerun, seats_per_block=per_block)
+        ]
+        tickets_write(fixture=rerun, rows=rows)
+    return rerun
+
+
+def rerun_move_to_today() -> Fixture | None:
+    """A demo loaded on an earlier day: its rerun kicks off a few hours from now again (its
+    entry window had closed), so `make run` always has a match the scanners can pair with."""
+    rerun = rerun_find()
+    closes = timedelta(hours=float(settings.SAFEGROUND_ENTRY_CLOSES_HOURS))
+    if rerun is None or rerun.kickoff + closes > timezone.now():
+        return None
+    rerun.kickoff = rerun_kickoff()
+    rerun.save(update_fields=["kickoff"])
+    return rerun

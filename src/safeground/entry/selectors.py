@@ -31,6 +31,7 @@ from safeground.venues.models import Block, Gate, ZoneBlock
 
 from . import decision
 from .models import EntryConflict, Scan, Ticket, TicketFlag
+from .zone_limits import ZoneLimit, zone_limits
 
 Reason = Scan.Reason
 # Turned away for who they are or what their ticket is: the "prevented from attending" figure.
@@ -115,6 +116,7 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
         zone_id__in=[fz.zone_id for fz in fixture_zones]
     ).values_list("zone_id", "block_id", "first_row", "last_row"):
         members.setdefault(zone_id, []).append((block_id, first, last))
+    limits = zone_limits(fixture)
     for fz in fixture_zones:
         zone_admitted = zone_capacity = 0
         for block_id, first, last in members.get(fz.zone_id, []):
@@ -128,16 +130,19 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
             else:
                 zone_capacity += member.capacity
                 zone_admitted += by_block.get(block_id, 0)
-        share = _share(zone_admitted, zone_capacity)
+        # Against the safe capacity and the tickets sold, not the seats (entry/zone_limits.py).
+        limit = limits.get(fz.zone_id, ZoneLimit(zone_capacity, 0))
         zones.append(
             {
                 "code": fz.zone.code,
                 "name": fz.zone.name,
                 "use": fz.use,
                 "admitted": zone_admitted,
-                "capacity": zone_capacity,
-                "share": share,
-                "warning": bool(zone_capacity) and share >= warn_at,
+                "seats": zone_capacity,
+                "capacity": limit.safe_capacity,
+                "sold": limit.sold,
+                "share": _share(zone_admitted, limit.limit),
+                "warning": limit.warns(zone_admitted, warn_at),
             }
         )
 
@@ -190,8 +195,8 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
             "list": entry_conflicts(fixture.pk, limit=CONFLICTS_LISTED),
         },
         "warnings": [
-            f"{zone['name']}: {zone['admitted']} of {zone['capacity']} in"
-            f" ({zone['share']:.0%}), warning at {warn_at:.0%}"
+            f"{zone['name']}: {zone['admitted']} in of a safe capacity of {zone['capacity']}"
+            f" with {zone['sold']} tickets sold, warning at {warn_at:.0%}"
             for zone in zones
             if zone["warning"]
         ],

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import ticket_pages, views
 
 urlpatterns = [
     path("entry/scanner/", views.scanner_page, name="entry_scanner"),
@@ -9,4 +9,7 @@ urlpatterns = [
     path("register/flags/", views.flags, name="flags"),
     path("register/flags/<int:flag_id>/", views.flag, name="flag"),
     path("register/flags/<int:flag_id>/decide/", views.flag_decide, name="flag_decide"),
+    path(
+        "fixtures/<int:fixture_id>/tickets/", ticket_pages.fixture_tickets, name="fixture_tickets"
+    ),
 ]

@@ -2,8 +2,9 @@
 
 from django.db import models
 
-from safeground.accounts.models import Organisation
-from safeground.venues.models import Ground, Zone
+from safeground.accounts.models import Organisation, User
+from safeground.append_only import AppendOnlyModel
+from safeground.venues.models import Ground, Layout, Zone
 
 
 class Club(models.Model):
@@ -36,6 +37,10 @@ class Fixture(models.Model):
     stage = models.CharField(max_length=100, blank=True)
     kickoff = models.DateTimeField()
     away_allocation = models.PositiveIntegerField(default=0)
+    # The ground's layout the zones were set from (none: set zone by zone, as the demo's 2016 were).
+    layout = models.ForeignKey(
+        Layout, null=True, blank=True, on_delete=models.PROTECT, related_name="fixtures"
+    )
     # Off: an exit scan is recorded and the ticket admits no one again (a ticket passed back over
     # the wall is caught). On: an exit re-opens entry for that ticket.
     reentry = models.BooleanField(
@@ -95,3 +100,22 @@ class FixtureZone(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["fixture", "zone"], name="fixturezone_unique")
         ]
+
+
+class ShareRecord(AppendOnlyModel):
+    """Who shared a fixture with an organisation, or stopped sharing it, and when: the shares
+    themselves change, this record of them never does."""
+
+    class Action(models.TextChoices):
+        SHARED = "shared", "Shared"
+        UNSHARED = "unshared", "Unshared"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="share_records")
+    organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=10, choices=Action.choices)
+    purpose = models.CharField(max_length=20, choices=FixtureShare.Purpose.choices)
+    by = models.ForeignKey(User, null=True, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["at", "pk"]

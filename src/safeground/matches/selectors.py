@@ -6,7 +6,13 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from safeground.accounts.permissions import can_view_fixture, organisation_ids, require
+from safeground.accounts.permissions import (
+    can_plan_fixtures,
+    can_view_fixture,
+    organisation_ids,
+    require,
+)
+from safeground.venues.capacity import Capacity, zone_capacities
 
 from .models import Fixture
 
@@ -33,7 +39,7 @@ def fixtures_coming_and_recent(user: Any, *, recent: int = 10) -> tuple[list, li
 def fixture_for(user: Any, fixture_id: int) -> Fixture:
     fixture = get_object_or_404(
         Fixture.objects.select_related(
-            "ground", "home_club", "away_club", "competition"
+            "ground", "home_club", "away_club", "competition", "layout"
         ).prefetch_related("shares__organisation", "zones__zone"),
         pk=fixture_id,
     )
@@ -44,3 +50,18 @@ def fixture_for(user: Any, fixture_id: int) -> Fixture:
 def fixture_zone_uses(fixture: Fixture) -> dict[int, str]:
     """zone id -> home / away / buffer for this fixture."""
     return {fz.zone_id: fz.use for fz in fixture.zones.all()}
+
+
+def fixture_for_planning(user: Any, fixture_id: int) -> Fixture:
+    """A fixture the user may change (its ground's safety officer)."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_plan_fixtures(user, fixture.ground))
+    return fixture
+
+
+def fixture_safe_capacities(
+    fixture: Fixture, *, evacuation_minutes: float | None = None
+) -> dict[int, Capacity]:
+    """zone id -> the Green Guide capacity of each zone the fixture uses (venues/capacity.py)."""
+    zone_ids = fixture.zones.values_list("zone_id", flat=True)
+    return zone_capacities(fixture.ground, zone_ids, evacuation_minutes=evacuation_minutes)

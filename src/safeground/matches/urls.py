@@ -5,4 +5,10 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("fixtures/<int:fixture_id>/", views.fixture, name="fixture"),
+    path("grounds/<slug:code>/fixtures/new/", views.fixture_new, name="fixture_new"),
+    path(
+        "grounds/<slug:code>/fixtures/<int:fixture_id>/edit/",
+        views.fixture_change,
+        name="fixture_edit",
+    ),
 ]

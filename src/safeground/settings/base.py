@@ -37,6 +37,8 @@ SAFEGROUND_ENTRY_OPENS_HOURS = env.float("SAFEGROUND_ENTRY_OPENS_HOURS", default
 SAFEGROUND_ENTRY_CLOSES_HOURS = env.float("SAFEGROUND_ENTRY_CLOSES_HOURS", default=3.0)
 SAFEGROUND_ENTRY_CACHE_SECONDS = env.float("SAFEGROUND_ENTRY_CACHE_SECONDS", default=5.0)
 SAFEGROUND_CAPACITY_WARNING = env.float("SAFEGROUND_CAPACITY_WARNING", default=0.9)
+# The Green Guide's turnstile rate (people per turnstile per hour) for entry capacity.
+SAFEGROUND_TURNSTILE_RATE = env.int("SAFEGROUND_TURNSTILE_RATE", default=660)
 # Live entry counts: at most one `entry.counts` event per match per process in this many seconds.
 SAFEGROUND_ENTRY_COUNTS_EVERY = env.float("SAFEGROUND_ENTRY_COUNTS_EVERY", default=1.0)
 # Offline scanners (docs/adr/0006-offline-scanners.md): a bundle is valid until the match's entry

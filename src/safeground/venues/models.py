@@ -18,6 +18,12 @@ class Ground(models.Model):
     plan_width = models.PositiveIntegerField(default=1000)
     plan_height = models.PositiveIntegerField(default=1000)
     pitch_shape = models.TextField(blank=True)
+    # The Green Guide's rates of passage (people per metre of exit width per minute), the normal
+    # egress time and the emergency evacuation time from the fire risk assessment (2.5 to 8).
+    level_rate = models.PositiveIntegerField(default=82)
+    stair_rate = models.PositiveIntegerField(default=66)
+    egress_minutes = models.FloatField(default=8.0)
+    evacuation_minutes = models.FloatField(default=8.0)
 
     class Meta:
         ordering = ["name"]
@@ -30,6 +36,9 @@ class Stand(models.Model):
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="stands")
     code = models.CharField(max_length=20)
     name = models.CharField(max_length=100)
+    # The Green Guide's (P) factor (physical condition) and (S) factor (safety management), 0-1.
+    p_factor = models.FloatField(default=1.0)
+    s_factor = models.FloatField(default=1.0)
 
     class Meta:
         ordering = ["ground", "code"]
@@ -168,3 +177,59 @@ class ZoneBlock(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["zone", "block", "first_row"], name="zoneblock_unique")
         ]
+
+
+class Layout(models.Model):
+    """A named way of using the ground's zones for a match ("League", "Cup / large away end"): which
+    zone holds home fans, which away fans, which is the segregation buffer. A fixture picks one."""
+
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="layouts")
+    code = models.CharField(max_length=40)
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["ground", "code"], name="layout_unique_code")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LayoutZone(models.Model):
+    class Use(models.TextChoices):
+        HOME = "home", "Home supporters"
+        AWAY = "away", "Away supporters"
+        BUFFER = "buffer", "Segregation buffer"
+
+    layout = models.ForeignKey(Layout, on_delete=models.CASCADE, related_name="zones")
+    zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="+")
+    use = models.CharField(max_length=10, choices=Use.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["layout", "zone"], name="layoutzone_unique")]
+
+
+class Exit(models.Model):
+    """An exit route from blocks (a vomitory, a stairway, a gate onto the pitch) and its width."""
+
+    class Kind(models.TextChoices):
+        LEVEL = "level", "Level or ramped"
+        STAIRS = "stairs", "Stairway"
+
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="exits")
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=100)
+    width = models.FloatField(help_text="clear width in metres")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # Used only to evacuate (e.g. onto the pitch): counts for evacuation, not for normal egress.
+    emergency_only = models.BooleanField(default=False)
+    blocks = models.ManyToManyField(Block, related_name="exits")
+
+    class Meta:
+        ordering = ["ground", "code"]
+        constraints = [models.UniqueConstraint(fields=["ground", "code"], name="exit_unique_code")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -5,7 +5,7 @@ from typing import Any
 from django.db.models import Count, Sum
 from django.shortcuts import get_object_or_404
 
-from safeground.accounts.permissions import can_view_ground, require
+from safeground.accounts.permissions import can_plan_fixtures, can_view_ground, require
 
 from .models import Gate, Ground, Turnstile
 from .plan import Plan, plan_for_ground
@@ -18,6 +18,13 @@ def grounds_visible_to(user: Any) -> list[Ground]:
 def ground_for(user: Any, code: str) -> Ground:
     ground = get_object_or_404(Ground, code=code)
     require(can_view_ground(user, ground))
+    return ground
+
+
+def ground_for_planning(user: Any, code: str) -> Ground:
+    """A ground whose fixtures the user may add and edit."""
+    ground = ground_for(user, code)
+    require(can_plan_fixtures(user, ground))
     return ground
 
 

@@ -10,8 +10,11 @@ from .models import (
     Block,
     BlockAdjacency,
     Concourse,
+    Exit,
     Gate,
     Ground,
+    Layout,
+    LayoutZone,
     Stand,
     Tier,
     Turnstile,
@@ -47,11 +50,16 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         plan_width=spec.plan_width,
         plan_height=spec.plan_height,
         pitch_shape=spec.pitch,
+        level_rate=spec.flow.level_rate,
+        stair_rate=spec.flow.stair_rate,
+        egress_minutes=spec.flow.egress_minutes,
+        evacuation_minutes=spec.flow.evacuation_minutes,
     )
     stands = {
         stand.code: stand
         for stand in Stand.objects.bulk_create(
-            Stand(ground=ground, code=s.code, name=s.name) for s in venue.stands
+            Stand(ground=ground, code=s.code, name=s.name, p_factor=s.p_factor, s_factor=s.s_factor)
+            for s in venue.stands
         )
     }
     tiers = {
@@ -116,6 +124,33 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         )
         for zone, spec_zone in zip(zones, venue.zones, strict=True)
         for member in spec_zone.members
+    )
+
+    exits = Exit.objects.bulk_create(
+        Exit(
+            ground=ground,
+            code=e.code,
+            name=e.name,
+            width=e.width,
+            kind=e.kind,
+            emergency_only=e.emergency_only,
+        )
+        for e in venue.exits
+    )
+    Exit.blocks.through.objects.bulk_create(
+        Exit.blocks.through(exit=exit_, block=blocks[code])
+        for exit_, spec_exit in zip(exits, venue.exits, strict=True)
+        for code in spec_exit.serves
+    )
+
+    layouts = Layout.objects.bulk_create(
+        Layout(ground=ground, code=layout.code, name=layout.name) for layout in venue.layouts
+    )
+    zone_ids = {zone.code: zone for zone in zones}
+    LayoutZone.objects.bulk_create(
+        LayoutZone(layout=layout, zone=zone_ids[code], use=use)
+        for layout, spec_layout in zip(layouts, venue.layouts, strict=True)
+        for code, use in spec_layout.zones.items()
     )
 
     # Stored once per pair, lower id first (the table's check constraint): a lookup for one

@@ -20,10 +20,22 @@ turnstiles, concourses, zones (home, away, buffer) and which blocks touch. The f
          blocks: [S-L1, {block: S-L2, rows: A-F}]}
     adjacency:
       - [N-L1, N-L2]
+    layouts:
+      - {code: league, name: League, zones: {home-north: home, away-se: away, buffer-se: buffer}}
+    exits:
+      - {code: N-L1-V, name: N-L1 vomitory, width: 2.0, kind: stairs, serves: [N-L1]}
+
+For the Green Guide capacity (venues/capacity.py): `ground.capacity` may give the rates of passage
+(`level_rate`, `stair_rate`: people per metre of exit width per minute, default 82 and 66), the
+normal `egress_minutes` (default 8) and the `evacuation_minutes` the fire risk assessment sets
+(2.5 to 8, default 8); each stand may give its `p_factor` and `s_factor` (0 to 1, default 1); each
+exit its clear `width` in metres, `kind` (level or stairs) and `emergency: true` when it is used
+only in an emergency (onto the pitch).
 
 `ground`, `stands` and `blocks` are required; the other sections may be left out. A block's name
 defaults to its code. `rows` is a range ("A-Y" for letters, "1-30" for numbers) or a list of labels.
-`turnstiles` is a count (9 gives A01..A09 for gate A) or a list of codes.
+`turnstiles` is a count (9 gives A01..A09 for gate A) or a list of codes. A layout names the zones
+a fixture uses and how (home, away, buffer); a block may be in only one zone of a layout.
 
 Every problem is collected, not just the first, as `FILE:LINE: FIELD: message` (for example
 `venue.yaml:14: blocks[3].capacity: must be a whole number, got 'abc'`), so whoever keeps the file
@@ -40,15 +52,37 @@ import yaml
 
 from safeground.errors import FileRefused
 
-from .models import Block, Concourse, Gate, Ground, Stand, Tier, Turnstile, Zone, ZoneBlock
+from .models import (
+    Block,
+    Concourse,
+    Exit,
+    Gate,
+    Ground,
+    Layout,
+    LayoutZone,
+    Stand,
+    Tier,
+    Turnstile,
+    Zone,
+    ZoneBlock,
+)
 
 ZONE_KINDS = tuple(Zone.Kind.values)
+LAYOUT_USES = tuple(LayoutZone.Use.values)
 
 
 class VenueFileError(FileRefused):
     """The venue file is refused; `errors` lists every problem as `file:line: field: message`."""
 
     code = "venue_file_refused"
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    level_rate: int = 82
+    stair_rate: int = 66
+    egress_minutes: float = 8.0
+    evacuation_minutes: float = 8.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +93,7 @@ class GroundSpec:
     plan_width: int
     plan_height: int
     pitch: str
+    flow: FlowSpec
     line: int  # of ground.code, for errors found later (a ground with this code already exists)
 
 
@@ -73,6 +108,18 @@ class StandSpec:
     code: str
     name: str
     tiers: list[TierSpec]
+    p_factor: float
+    s_factor: float
+
+
+@dataclass(frozen=True)
+class ExitSpec:
+    code: str
+    name: str
+    width: float
+    kind: str
+    emergency_only: bool
+    serves: list[str]
 
 
 @dataclass(frozen=True)
@@ -121,6 +168,13 @@ class ZoneSpec:
 
 
 @dataclass(frozen=True)
+class LayoutSpec:
+    code: str
+    name: str
+    zones: dict[str, str]  # zone code -> home / away / buffer
+
+
+@dataclass(frozen=True)
 class VenueSpec:
     ground: GroundSpec
     stands: list[StandSpec]
@@ -129,6 +183,8 @@ class VenueSpec:
     concourses: list[ConcourseSpec]
     zones: list[ZoneSpec]
     adjacency: list[tuple[str, str]]  # each touching pair once, in file order
+    layouts: list[LayoutSpec]
+    exits: list[ExitSpec]
 
 
 def venue_file_read(*, path: Path) -> VenueSpec:
@@ -290,6 +346,31 @@ class _Check:
             return None
         return value
 
+    def number(
+        self,
+        m: _Mapping,
+        key: str,
+        field: str,
+        *,
+        low: float,
+        high: float | None = None,
+        default: float | None = None,
+    ) -> float | None:
+        """A number from low to high (a whole number or a decimal like 0.85)."""
+        if key not in m:
+            if default is None:
+                self.error(m.line, field, "missing")
+            return default
+        value, line = m[key], m.key_lines[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.error(line, field, f"must be a number, got {value!r}")
+            return None
+        if value < low or (high is not None and value > high):
+            between = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
+            self.error(line, field, f"must be {between}, got {value:g}")
+            return None
+        return float(value)
+
     def items(
         self, m: _Mapping, key: str, field: str, *, required: bool
     ) -> list[tuple[str, Any, int]]:
@@ -318,7 +399,17 @@ def _venue(check: _Check, document: Any) -> VenueSpec | None:
         document,
         1,
         "(file)",
-        ("ground", "stands", "blocks", "gates", "concourses", "zones", "adjacency"),
+        (
+            "ground",
+            "stands",
+            "blocks",
+            "gates",
+            "concourses",
+            "zones",
+            "adjacency",
+            "layouts",
+            "exits",
+        ),
     )
     if top is None:
         return None
@@ -341,6 +432,8 @@ def _venue(check: _Check, document: Any) -> VenueSpec | None:
     adjacency = _adjacency(
         check, check.items(top, "adjacency", "adjacency", required=False), block_rows
     )
+    layouts = _layouts(check, check.items(top, "layouts", "layouts", required=False), zones)
+    exits = _exits(check, check.items(top, "exits", "exits", required=False), block_rows)
     if ground is None:
         return None
     return VenueSpec(
@@ -351,11 +444,15 @@ def _venue(check: _Check, document: Any) -> VenueSpec | None:
         concourses=concourses,
         zones=zones,
         adjacency=adjacency,
+        layouts=layouts,
+        exits=exits,
     )
 
 
 def _ground(check: _Check, value: Any, line: int) -> GroundSpec | None:
-    m = check.mapping(value, line, "ground", ("code", "name", "layout_note", "plan", "pitch"))
+    m = check.mapping(
+        value, line, "ground", ("code", "name", "layout_note", "plan", "pitch", "capacity")
+    )
     if m is None:
         return None
     code = check.text(m, "code", "ground.code", max_length=_max_length(Ground, "code"))
@@ -381,6 +478,9 @@ def _ground(check: _Check, value: Any, line: int) -> GroundSpec | None:
     pitch = ""
     if "pitch" in m:
         pitch = _shape(check, m["pitch"], m.key_lines["pitch"], "ground.pitch") or ""
+    flow = FlowSpec()
+    if "capacity" in m:
+        flow = _flow(check, m["capacity"], m.key_lines["capacity"]) or flow
     if code is None or name is None or note is None:
         return None
     return GroundSpec(
@@ -390,6 +490,7 @@ def _ground(check: _Check, value: Any, line: int) -> GroundSpec | None:
         plan_width=width,
         plan_height=height,
         pitch=pitch,
+        flow=flow,
         line=m.key_lines["code"],
     )
 
@@ -402,9 +503,11 @@ def _stands(
     tiers_of: dict[str, set[str]] = {}
     seen: dict[str, int] = {}
     for field, value, line in items:
-        m = check.mapping(value, line, field, ("code", "name", "tiers"))
+        m = check.mapping(value, line, field, ("code", "name", "tiers", "p_factor", "s_factor"))
         if m is None:
             continue
+        p_factor = check.number(m, "p_factor", f"{field}.p_factor", low=0, high=1, default=1)
+        s_factor = check.number(m, "s_factor", f"{field}.s_factor", low=0, high=1, default=1)
         code = check.text(m, "code", f"{field}.code", max_length=_max_length(Stand, "code"))
         if code is not None:
             check.unique(seen, code, m.key_lines["code"], f"{field}.code", "stand")
@@ -433,7 +536,15 @@ def _stands(
         if code is not None:
             tiers_of.setdefault(code, set()).update(tier.code for tier in tiers)
         if code is not None and name is not None:
-            stands.append(StandSpec(code=code, name=name, tiers=tiers))
+            stands.append(
+                StandSpec(
+                    code=code,
+                    name=name,
+                    tiers=tiers,
+                    p_factor=p_factor if p_factor is not None else 1.0,
+                    s_factor=s_factor if s_factor is not None else 1.0,
+                )
+            )
     return stands, tiers_of
 
 
@@ -809,3 +920,149 @@ def _adjacency(
             seen.add(frozenset(codes))
             pairs.append((first, second))
     return pairs
+
+
+def _layouts(
+    check: _Check, items: list[tuple[str, Any, int]], zones: list[ZoneSpec]
+) -> list[LayoutSpec]:
+    """Each layout: zone code -> use, every zone known, no block in two of its zones."""
+    by_code = {zone.code: zone for zone in zones}
+    layouts: list[LayoutSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(value, line, field, ("code", "name", "zones"))
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Layout, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "layout")
+        name = check.text(m, "name", f"{field}.name", max_length=_max_length(Layout, "name"))
+        uses: dict[str, str] = {}
+        if "zones" not in m:
+            check.error(m.line, f"{field}.zones", "missing")
+        elif not isinstance(m["zones"], _Mapping) or not m["zones"]:
+            check.error(
+                m.key_lines["zones"],
+                f"{field}.zones",
+                f"must be a mapping of zone code to {', '.join(LAYOUT_USES)}, got {m['zones']!r}",
+            )
+        else:
+            uses = _layout_zones(check, m["zones"], f"{field}.zones", by_code)
+        if code is not None and name is not None and uses:
+            layouts.append(LayoutSpec(code=code, name=name, zones=uses))
+    return layouts
+
+
+def _layout_zones(
+    check: _Check, zones: _Mapping, field: str, by_code: dict[str, ZoneSpec]
+) -> dict[str, str]:
+    uses: dict[str, str] = {}
+    block_zone: dict[str, list[tuple[str, str]]] = {}
+    ok = True
+    for zone_code, use in zones.items():
+        line, zone_field = zones.key_lines[zone_code], f"{field}.{zone_code}"
+        zone = by_code.get(str(zone_code))
+        if zone is None:
+            check.error(line, zone_field, f"unknown zone '{zone_code}'")
+            ok = False
+            continue
+        if use not in LAYOUT_USES:
+            check.error(line, zone_field, f"must be one of {', '.join(LAYOUT_USES)}, got {use!r}")
+            ok = False
+            continue
+        for member in zone.members:
+            # Two zones may share a block by rows (a buffer of the front rows), never whole.
+            for other, first_row in block_zone.get(member.block, []):
+                if other != zone.code and (
+                    not first_row or not member.first_row or first_row == member.first_row
+                ):
+                    check.error(
+                        line, zone_field, f"block '{member.block}' is also in zone '{other}'"
+                    )
+                    ok = False
+            block_zone.setdefault(member.block, []).append((zone.code, member.first_row))
+        uses[zone.code] = use
+    if ok and not {"home", "away"} <= set(uses.values()):
+        check.error(zones.line, field, "a layout needs a home zone and an away zone")
+        ok = False
+    return uses if ok else {}
+
+
+_FLOW_FIELDS = ("level_rate", "stair_rate", "egress_minutes", "evacuation_minutes")
+
+
+def _flow(check: _Check, value: Any, line: int) -> FlowSpec | None:
+    m = check.mapping(value, line, "ground.capacity", _FLOW_FIELDS)
+    if m is None:
+        return None
+    default = FlowSpec()
+    level = check.whole_number(
+        m, "level_rate", "ground.capacity.level_rate", minimum=1, default=default.level_rate
+    )
+    stair = check.whole_number(
+        m, "stair_rate", "ground.capacity.stair_rate", minimum=1, default=default.stair_rate
+    )
+    egress = check.number(
+        m, "egress_minutes", "ground.capacity.egress_minutes", low=1, high=8, default=8
+    )
+    evacuation = check.number(
+        m, "evacuation_minutes", "ground.capacity.evacuation_minutes", low=2.5, high=8, default=8
+    )
+    if level is None or stair is None or egress is None or evacuation is None:
+        return None
+    return FlowSpec(
+        level_rate=level, stair_rate=stair, egress_minutes=egress, evacuation_minutes=evacuation
+    )
+
+
+EXIT_KINDS = tuple(Exit.Kind.values)
+
+
+def _exits(
+    check: _Check, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
+) -> list[ExitSpec]:
+    exits: list[ExitSpec] = []
+    seen: dict[str, int] = {}
+    for field, value, line in items:
+        m = check.mapping(
+            value, line, field, ("code", "name", "width", "kind", "emergency", "serves")
+        )
+        if m is None:
+            continue
+        code = check.text(m, "code", f"{field}.code", max_length=_max_length(Exit, "code"))
+        if code is not None:
+            check.unique(seen, code, m.key_lines["code"], f"{field}.code", "exit")
+        name = check.text(
+            m, "name", f"{field}.name", max_length=_max_length(Exit, "name"), default=code or ""
+        )
+        width = check.number(m, "width", f"{field}.width", low=0.5, high=50)
+        kind = check.text(m, "kind", f"{field}.kind", max_length=10)
+        if kind is not None and kind not in EXIT_KINDS:
+            check.error(
+                m.key_lines["kind"], f"{field}.kind", f"must be level or stairs, got '{kind}'"
+            )
+            kind = None
+        emergency = m.get("emergency", False)
+        if not isinstance(emergency, bool):
+            check.error(
+                m.key_lines["emergency"],
+                f"{field}.emergency",
+                f"must be true or false, got {emergency!r}",
+            )
+        serves = _block_list(check, m, f"{field}.serves", block_rows)
+        if "serves" in m and not serves:
+            check.error(
+                m.key_lines["serves"], f"{field}.serves", "an exit serves at least one block"
+            )
+        if None not in (code, name, width, kind) and serves:
+            exits.append(
+                ExitSpec(
+                    code=code,  # type: ignore[arg-type]
+                    name=name,  # type: ignore[arg-type]
+                    width=width,  # type: ignore[arg-type]
+                    kind=kind,  # type: ignore[arg-type]
+                    emergency_only=bool(emergency),
+                    serves=serves,
+                )
+            )
+    return exits

@@ -1,7 +1,11 @@
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from safeground.accounts.permissions import can_plan_fixtures
+
+from .capacity import stand_capacities, zone_capacities
 from .selectors import gates_with_blocks, ground_for, ground_plan, ground_totals
 
 
@@ -16,5 +20,39 @@ def ground(request: HttpRequest, code: str) -> HttpResponse:
             "plan": ground_plan(ground),
             "totals": ground_totals(ground),
             "gates": gates_with_blocks(ground),
+            "may_plan": can_plan_fixtures(request.user, ground),
         },
+    )
+
+
+@login_required
+def capacity(request: HttpRequest, code: str) -> HttpResponse:
+    """The Green Guide safe capacity of each stand and zone, with the working; ?evacuation=M
+    recomputes with another evacuation time (2.5 to 8 minutes)."""
+    ground = ground_for(request.user, code)
+    minutes, problem = ground.evacuation_minutes, ""
+    asked = request.GET.get("evacuation", "").strip()
+    if asked:
+        try:
+            minutes = float(asked)
+        except ValueError:
+            problem = f"'{asked}' is not a number of minutes"
+        if not problem and not 2.5 <= minutes <= 8:
+            problem = f"the evacuation time must be from 2.5 to 8 minutes, got {asked}"
+        if problem:
+            minutes = ground.evacuation_minutes
+    zones = list(ground.zones.all())
+    by_zone = zone_capacities(ground, [z.pk for z in zones], evacuation_minutes=minutes)
+    return render(
+        request,
+        "venues/capacity.html",
+        {
+            "ground": ground,
+            "minutes": minutes,
+            "problem": problem,
+            "stands": stand_capacities(ground, evacuation_minutes=minutes),
+            "zones": [(zone, by_zone[zone.pk]) for zone in zones if zone.pk in by_zone],
+            "rate": settings.SAFEGROUND_TURNSTILE_RATE,
+        },
+        status=400 if problem else 200,
     )

@@ -1,0 +1,201 @@
+"""A fixture as a club types it (the page, `safeground add-fixture`, a season CSV, the API),
+checked into what fixture_add and fixture_edit write.
+
+The fields, by these names everywhere (the CSV's columns, the command's options, the API's keys):
+
+    opponent         the visiting club, by name (a club new to Safeground is added)
+    competition      e.g. Premier League (added if new)
+    stage            e.g. Fourth round (optional)
+    kickoff          local time at the ground, 2026-12-05 15:00 (or ISO 8601 with an offset)
+    layout           the code of one of the ground's layouts (its venue file's `layouts:`)
+    away_allocation  tickets for the away end, a whole number (0 if left out)
+    shared_with      organisations working the match, by slug or name, separated by ; or |
+                     (a police force works it as the police; the opponent's own organisation
+                     as the away club)
+
+Every problem is collected as (field, message), so a page shows each at its field and a file
+names each row and column.
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from safeground.accounts.models import Organisation
+from safeground.errors import SafegroundError
+from safeground.venues.models import Ground, Layout
+
+from .models import Club, FixtureShare
+
+FIELDS = (
+    "opponent", "competition", "stage", "kickoff", "layout", "away_allocation", "shared_with",
+)  # fmt: skip
+NAME_LENGTH = 100
+KICKOFF_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%d/%m/%Y %H:%M")
+
+
+class FixtureError(SafegroundError):
+    """A fixture that cannot be made as asked; `field` names what is wrong."""
+
+    code = "fixture_refused"
+
+
+@dataclass(frozen=True)
+class FixtureFields:
+    opponent: str
+    competition: str
+    stage: str
+    kickoff: datetime
+    layout: Layout | None  # None: an edit keeps the zones of a fixture set zone by zone
+    away_allocation: int
+    shares: dict[Organisation, str]
+
+
+def fixture_fields_read(
+    *, ground: Ground, data: Mapping[str, Any], keep_zones: bool = False
+) -> FixtureFields:
+    """The checked fields, or FixtureError naming the first problem."""
+    fields, problems = fixture_fields_check(ground=ground, data=data, keep_zones=keep_zones)
+    if fields is None:
+        raise FixtureError(*problems[0])
+    return fields
+
+
+def fixture_fields_check(
+    *, ground: Ground, data: Mapping[str, Any], keep_zones: bool = False
+) -> tuple[FixtureFields | None, list[tuple[str, str]]]:
+    """(the fields, []) or (None, every (field, message) found). keep_zones: no layout is needed
+    (editing a fixture whose zones were set one by one, as the demo's 2016 season's were)."""
+    problems: list[tuple[str, str]] = []
+
+    def text(name: str, *, required: bool) -> str:
+        value = " ".join(str(data.get(name) or "").split())
+        if required and not value:
+            problems.append((name, "is missing"))
+        elif len(value) > NAME_LENGTH:
+            problems.append((name, f"is {len(value)} characters; at most {NAME_LENGTH}"))
+        return value
+
+    opponent = text("opponent", required=True)
+    if opponent and opponent.casefold() == ground.organisation.name.casefold():
+        problems.append(("opponent", "a club cannot play itself"))
+    competition = text("competition", required=True)
+    stage = text("stage", required=False)
+    kickoff = _kickoff(data.get("kickoff"), problems)
+    layout_code = str(data.get("layout") or "").strip()
+    layout = None if keep_zones and not layout_code else _layout(ground, layout_code, problems)
+    allocation = _allocation(data.get("away_allocation"), problems)
+    shares = shares_check(ground, opponent, data.get("shared_with"), problems)
+    if problems or kickoff is None or (layout is None and not keep_zones):
+        return None, problems
+    return FixtureFields(
+        opponent=opponent,
+        competition=competition,
+        stage=stage,
+        kickoff=kickoff,
+        layout=layout,
+        away_allocation=allocation,
+        shares=shares,
+    ), []
+
+
+def _kickoff(value: Any, problems: list[tuple[str, str]]) -> datetime | None:
+    if isinstance(value, datetime):
+        found = value
+    else:
+        raw = str(value or "").strip()
+        if not raw:
+            problems.append(("kickoff", "is missing"))
+            return None
+        for pattern in KICKOFF_FORMATS:
+            try:
+                # The ground's local time (TIME_ZONE).
+                found = datetime.strptime(raw, pattern).replace(
+                    tzinfo=timezone.get_current_timezone()
+                )
+                break
+            except ValueError:
+                continue
+        else:
+            try:
+                found = datetime.fromisoformat(raw)
+            except ValueError:
+                problems.append(
+                    ("kickoff", f"'{raw}' is not a date and time (use 2026-12-05 15:00)")
+                )
+                return None
+    if timezone.is_naive(found):
+        found = timezone.make_aware(found)
+    return found
+
+
+def _layout(ground: Ground, code: str, problems: list[tuple[str, str]]) -> Layout | None:
+    layouts = {layout.code: layout for layout in ground.layouts.all()}
+    if not layouts:
+        problems.append(
+            ("layout", f"{ground.name} has no layouts: add `layouts:` to its venue file")
+        )
+        return None
+    if not code:
+        problems.append(("layout", f"is missing; one of {', '.join(sorted(layouts))}"))
+        return None
+    if code not in layouts:
+        problems.append(
+            ("layout", f"no layout '{code}' at {ground.name}; one of {', '.join(sorted(layouts))}")
+        )
+        return None
+    return layouts[code]
+
+
+def _allocation(value: Any, problems: list[tuple[str, str]]) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        raw = str(value or "").strip().replace(",", "")
+        if not raw:
+            return 0
+        if not raw.isdigit():
+            problems.append(("away_allocation", f"'{value}' is not a whole number"))
+            return 0
+        number = int(raw)
+    if number < 0:
+        problems.append(("away_allocation", f"must be at least 0, got {number}"))
+    return number
+
+
+def shares_check(
+    ground: Ground, opponent: str, value: Any, problems: list[tuple[str, str]]
+) -> dict[Organisation, str]:
+    """Organisations by slug or name, each with the purpose it works the match for."""
+    if isinstance(value, str):
+        wanted = [part.strip() for part in re.split(r"[;|]", value)]
+    else:
+        wanted = [str(part).strip() for part in value or ()]
+    wanted = [part for part in wanted if part]
+    if not wanted:
+        return {}
+    found = {
+        key: organisation
+        for organisation in Organisation.objects.filter(Q(slug__in=wanted) | Q(name__in=wanted))
+        for key in (organisation.slug, organisation.name)
+    }
+    away_org = Club.objects.filter(name=opponent).values_list("organisation_id", flat=True).first()
+    shares: dict[Organisation, str] = {}
+    for name in wanted:
+        organisation = found.get(name)
+        if organisation is None:
+            problems.append(("shared_with", f"no organisation '{name}'"))
+        elif organisation.pk == ground.organisation_id:
+            problems.append(("shared_with", f"{organisation.name} is the home club"))
+        elif organisation.kind == Organisation.Kind.POLICE_FORCE:
+            shares[organisation] = FixtureShare.Purpose.POLICE
+        elif organisation.pk == away_org:
+            shares[organisation] = FixtureShare.Purpose.AWAY_CLUB
+        else:
+            shares[organisation] = FixtureShare.Purpose.OTHER
+    return shares

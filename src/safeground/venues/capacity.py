@@ -1,0 +1,250 @@
+"""The Green Guide's safe capacity of a stand or a zone, with its working.
+
+For a set of seats (whole blocks, or rows of a block by their share of its rows):
+
+- holding capacity: the seats x the stand's (P) factor (physical condition) x its (S) factor
+  (safety management);
+- entry capacity: one hour through the turnstiles: each gate's turnstiles x the rate per hour
+  (SAFEGROUND_TURNSTILE_RATE, 660), shared between the blocks the gate serves by their seats;
+- exit capacity: normal egress within the ground's egress time (8 minutes): each exit's width x
+  its rate of passage (level or stairs, people per metre per minute) x the minutes, shared between
+  the blocks it serves by their seats (exits used only in an emergency are left out);
+- emergency evacuation capacity: the same over every exit, emergency ones too, within the
+  evacuation time (2.5 to 8 minutes, set by the fire risk assessment: the ground's value unless a
+  caller gives one);
+- safe capacity: the lowest of them. A figure the venue file gives nothing for (no gates, no
+  exits) is shown as not assessed and left out of the lowest.
+
+Each figure is rounded down once, at the end, so the working adds up as shown.
+"""
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from .models import Block, Exit, Gate, Ground, Stand, ZoneBlock
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    value: int | None  # None: the venue file gives nothing to assess it from
+    working: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    seats: int
+    holding: Figure
+    entry: Figure
+    exit: Figure
+    evacuation: Figure
+
+    @property
+    def figures(self) -> list[Figure]:
+        return [self.holding, self.entry, self.exit, self.evacuation]
+
+    @property
+    def safe(self) -> int:
+        return min(figure.value for figure in self.figures if figure.value is not None)
+
+    @property
+    def limited_by(self) -> str:
+        return next(figure.name for figure in self.figures if figure.value == self.safe)
+
+
+@dataclass(frozen=True)
+class _Block:
+    code: str
+    seats: int
+    rows: list[str]
+    p_factor: float
+    s_factor: float
+
+
+@dataclass(frozen=True)
+class _Route:
+    name: str
+    per_hour_or_minute: float  # a gate's people per hour; an exit's people per minute
+    detail: str  # "11 turnstiles x 660/h", "2.0 m stairs x 66/m/min"
+    blocks: tuple[int, ...]
+    emergency_only: bool = False
+
+
+@dataclass(frozen=True)
+class GroundData:
+    """What the capacity of any part of one ground is computed from (read once)."""
+
+    blocks: dict[int, _Block]
+    gates: list[_Route]
+    exits: list[_Route]
+    egress_minutes: float
+    evacuation_minutes: float
+    rate_per_hour: int
+
+
+def ground_data(ground: Ground, *, rate_per_hour: int | None = None) -> GroundData:
+    stands = {
+        stand.pk: stand
+        for stand in Stand.objects.filter(ground=ground).only("p_factor", "s_factor")
+    }
+    blocks = {
+        block.pk: _Block(
+            block.code,
+            block.capacity,
+            list(block.rows or ()),
+            stands[block.tier.stand_id].p_factor,
+            stands[block.tier.stand_id].s_factor,
+        )
+        for block in Block.objects.filter(ground=ground).select_related("tier")
+    }
+    rate = int(rate_per_hour or settings.SAFEGROUND_TURNSTILE_RATE)
+    gates = [
+        _Route(
+            gate.name,
+            len(gate.turnstiles.all()) * rate,
+            f"{len(gate.turnstiles.all())} turnstiles × {rate:,}/h",
+            tuple(block.pk for block in gate.blocks.all()),
+        )
+        for gate in Gate.objects.filter(ground=ground).prefetch_related("turnstiles", "blocks")
+    ]
+    exits = []
+    for exit_ in Exit.objects.filter(ground=ground).prefetch_related("blocks"):
+        flow = ground.stair_rate if exit_.kind == Exit.Kind.STAIRS else ground.level_rate
+        exits.append(
+            _Route(
+                exit_.name,
+                exit_.width * flow,
+                f"{exit_.width:g} m {exit_.get_kind_display().lower()} × {flow}/m/min",
+                tuple(block.pk for block in exit_.blocks.all()),
+                exit_.emergency_only,
+            )
+        )
+    return GroundData(blocks, gates, exits, ground.egress_minutes, ground.evacuation_minutes, rate)
+
+
+def capacity_of(
+    data: GroundData, parts: Mapping[int, float], *, evacuation_minutes: float | None = None
+) -> Capacity:
+    """The capacity of these seats: block id -> the share of the block (1 for all of it)."""
+    minutes = evacuation_minutes if evacuation_minutes is not None else data.evacuation_minutes
+    seats = {pk: data.blocks[pk].seats * share for pk, share in parts.items() if pk in data.blocks}
+    total = sum(seats.values())
+    return Capacity(
+        seats=math.floor(total),
+        holding=_holding(data, seats),
+        entry=_through(
+            "Entry capacity",
+            data.gates,
+            data,
+            seats,
+            1.0,
+            "per hour",
+            "no gate serves these blocks",
+            "the venue file has no gates",
+        ),
+        exit=_through(
+            "Exit capacity",
+            [route for route in data.exits if not route.emergency_only],
+            data,
+            seats,
+            data.egress_minutes,
+            f"× {data.egress_minutes:g} min egress",
+            "no exit serves these blocks",
+            "the venue file has no exits",
+        ),
+        evacuation=_through(
+            "Emergency evacuation capacity",
+            data.exits,
+            data,
+            seats,
+            minutes,
+            f"× {minutes:g} min evacuation",
+            "no exit serves these blocks",
+            "the venue file has no exits",
+        ),
+    )
+
+
+def _holding(data: GroundData, seats: Mapping[int, float]) -> Figure:
+    by_factors: dict[tuple[float, float], float] = defaultdict(float)
+    for pk, n in seats.items():
+        block = data.blocks[pk]
+        by_factors[block.p_factor, block.s_factor] += n
+    value = sum(n * p * s for (p, s), n in by_factors.items())
+    working = [
+        f"{math.floor(n):,} seats × (P) {p:.2f} × (S) {s:.2f} = {n * p * s:,.0f}"
+        for (p, s), n in sorted(by_factors.items())
+    ]
+    return Figure("Holding capacity", math.floor(value), working)
+
+
+def _through(
+    name: str,
+    routes: Iterable[_Route],
+    data: GroundData,
+    seats: Mapping[int, float],
+    minutes: float,
+    unit: str,
+    none_serve: str,
+    none_at_all: str,
+) -> Figure:
+    routes = list(routes)
+    if not routes:
+        return Figure(name, None, [f"Not assessed: {none_at_all}."])
+    value = 0.0
+    working = []
+    for route in routes:
+        mine = sum(seats.get(pk, 0.0) for pk in route.blocks)
+        if not mine:
+            continue
+        served = sum(data.blocks[pk].seats for pk in route.blocks if pk in data.blocks)
+        part = route.per_hour_or_minute * minutes * mine / served
+        value += part
+        share = "" if mine == served else f" × {mine:,.0f} of its {served:,} seats"
+        working.append(f"{route.name}: {route.detail} {unit}{share} = {part:,.0f}")
+    if not working:
+        working = [f"0: {none_serve}."]
+    return Figure(name, math.floor(value), working)
+
+
+def zone_parts(zone_ids: Iterable[int], data: GroundData) -> dict[int, dict[int, float]]:
+    """zone id -> block id -> the share of the block in the zone (its rows' share)."""
+    parts: dict[int, dict[int, float]] = defaultdict(dict)
+    for zone_id, block_id, first, last in ZoneBlock.objects.filter(
+        zone_id__in=list(zone_ids)
+    ).values_list("zone_id", "block_id", "first_row", "last_row"):
+        rows = data.blocks[block_id].rows
+        share = 1.0
+        if first and rows and first in rows and (last or first) in rows:
+            start, stop = rows.index(first), rows.index(last or first)
+            share = (abs(stop - start) + 1) / len(rows)
+        parts[zone_id][block_id] = parts[zone_id].get(block_id, 0.0) + share
+    return parts
+
+
+def zone_capacities(
+    ground: Ground, zone_ids: Iterable[int], *, evacuation_minutes: float | None = None
+) -> dict[int, Capacity]:
+    data = ground_data(ground)
+    return {
+        zone_id: capacity_of(data, parts, evacuation_minutes=evacuation_minutes)
+        for zone_id, parts in zone_parts(zone_ids, data).items()
+    }
+
+
+def stand_capacities(
+    ground: Ground, *, evacuation_minutes: float | None = None
+) -> list[tuple[Stand, Capacity]]:
+    data = ground_data(ground)
+    by_stand: dict[int, dict[int, float]] = defaultdict(dict)
+    for pk, stand_id in Block.objects.filter(ground=ground).values_list("pk", "tier__stand_id"):
+        by_stand[stand_id][pk] = 1.0
+    return [
+        (stand, capacity_of(data, by_stand[stand.pk], evacuation_minutes=evacuation_minutes))
+        for stand in Stand.objects.filter(ground=ground)
+        if stand.pk in by_stand
+    ]
