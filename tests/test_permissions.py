@@ -110,6 +110,7 @@ def a_photo() -> dict:
 
 
 LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
+PLAN_SIGNERS = ["safety", "police"]
 
 
 # The banned-supporter register (docs/adr/0004-ban-register.md). POST-only routes are opened
@@ -159,6 +160,27 @@ TABLE: dict[str, list[Row]] = {
     "fixture": [
         (lambda: reverse("fixture", args=[cup_tie().pk]), expect(302, 200)),
         (lambda: reverse("fixture", args=[league_match().pk]), expect(302, 200, liaison=403)),
+    ],
+    # Risk assessment and match plan: everyone working the match but stewards and the away club;
+    # assessing again: the home safety officer and the policing force's commander.
+    "fixture_risk": [
+        (
+            lambda: reverse("fixture_risk", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:fixture_risk": [
+        (
+            lambda: reverse("api:fixture_risk", args=[cup_tie().pk]),
+            expect(401, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:fixture_risk_assess": [
+        (
+            lambda: reverse("api:fixture_risk_assess", args=[cup_tie().pk]),
+            only(401, PLAN_SIGNERS, 201, 403),
+            {},
+        )
     ],
     "api:fixture_list": [(lambda: reverse("api:fixture_list"), expect(401, 200))],
     "api:fixture_detail": [

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "verify-log": "Recompute each match's log hash chain; name the first entry that does not fit.",
     "replay-arrival": "Play the cup tie's arrival through the turnstiles (the gates demo).",
     "import-tickets": "Import tickets for a match from a CSV export (FILE --fixture ID).",
+    "assess": "Check the risk policy; assess open fixtures again (--policy FILE: try a file).",
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
     "migrate": "Create or update the database tables.",
 }

@@ -9,9 +9,10 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db import transaction
 
-from safeground.accounts.models import Organisation, Role
+from safeground.accounts.models import Organisation, Role, User
 from safeground.accounts.services import organisation_create, user_create
 from safeground.bans.demo import register_demo_load
 from safeground.incidents.services import categories_seed
@@ -19,6 +20,8 @@ from safeground.matches.models import FixtureShare, FixtureZone
 from safeground.matches.services import club_ensure, competition_ensure, fixture_create
 from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
+
+from .history import history_demo_load
 
 DEMO_GROUND_FILE = Path(__file__).resolve().parents[1] / "venues" / "demo" / "london-stadium.yaml"
 DEMO_PASSWORD = "matchday-demo"
@@ -138,4 +141,6 @@ def demo_load() -> Ground:
             shares=shares,
         )
     register_demo_load(organisation=orgs[HOME_ORG], ground=ground)
+    if settings.SAFEGROUND_DEMO_HISTORY:
+        history_demo_load(ground=ground, author=User.objects.get(username="loggist"))
     return ground

@@ -1,8 +1,10 @@
 """Clubs, competitions and fixtures: who plays where, which zones each end uses, who works it."""
 
+from django.conf import settings
 from django.db import models
 
 from safeground.accounts.models import Organisation
+from safeground.append_only import AppendOnlyModel
 from safeground.venues.models import Ground, Zone
 
 
@@ -95,3 +97,32 @@ class FixtureZone(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["fixture", "zone"], name="fixturezone_unique")
         ]
+
+
+class RiskAssessment(AppendOnlyModel):
+    """A fixture's category as assessed at a time under a policy, with every factor behind it.
+
+    Kept, never changed: the category a plan was made from stays explainable. A fixture's
+    current assessment is its latest one; an open fixture is assessed again when the policy
+    changes (matches.services.risk_assessment_current, `safeground assess`)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="assessments")
+    category = models.CharField(max_length=20)
+    meaning = models.CharField(max_length=100, blank=True)
+    score = models.FloatField()
+    summary = models.TextField()
+    # [{key, name, value, weight, contribution, working, reasons: [...]}, ...] (matches.risk)
+    factors = models.JSONField()
+    policy_path = models.CharField(max_length=500)
+    policy_sha256 = models.CharField(max_length=64)
+    assessed_at = models.DateTimeField()
+    assessed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["fixture", "-assessed_at", "-pk"]
+        get_latest_by = ["assessed_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.fixture}: category {self.category}"

@@ -6,9 +6,14 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from safeground.accounts.permissions import can_view_fixture, organisation_ids, require
+from safeground.accounts.permissions import (
+    can_read_plan,
+    can_view_fixture,
+    organisation_ids,
+    require,
+)
 
-from .models import Fixture
+from .models import Fixture, RiskAssessment
 
 
 def fixtures_visible_to(user: Any) -> QuerySet[Fixture]:
@@ -44,3 +49,15 @@ def fixture_for(user: Any, fixture_id: int) -> Fixture:
 def fixture_zone_uses(fixture: Fixture) -> dict[int, str]:
     """zone id -> home / away / buffer for this fixture."""
     return {fz.zone_id: fz.use for fz in fixture.zones.all()}
+
+
+def fixture_for_planning(user: Any, fixture_id: int) -> Fixture:
+    """A fixture whose risk assessment and match plan the user may read."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_read_plan(user, fixture))
+    return fixture
+
+
+def risk_assessments(fixture: Fixture) -> QuerySet[RiskAssessment]:
+    """Every assessment kept for the fixture, latest first."""
+    return fixture.assessments.select_related("assessed_by").order_by("-assessed_at", "-pk")

@@ -5,4 +5,5 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("fixtures/<int:fixture_id>/", views.fixture, name="fixture"),
+    path("fixtures/<int:fixture_id>/risk/", views.fixture_risk, name="fixture_risk"),
 ]
