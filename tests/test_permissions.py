@@ -21,7 +21,9 @@ from safeground.incidents.services import (
     log_entry_assign,
     steward_post_assign,
 )
-from safeground.matches.models import Fixture
+from safeground.matches.models import Fixture, PlanVersion
+from safeground.matches.selectors import plan_current
+from safeground.matches.services import plan_generate
 from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
@@ -78,6 +80,14 @@ def an_assigned_report() -> LogEntry:
         author=User.objects.get(username="loggist"),
         assignee=User.objects.get(username="steward"),
     ).concerns  # type: ignore[return-value]
+
+
+def a_plan() -> PlanVersion:
+    """The cup tie's current plan, made by the safety officer from the category if none."""
+    fixture = cup_tie()
+    return plan_current(fixture) or plan_generate(
+        fixture=fixture, by=User.objects.get(username="safety")
+    )
 
 
 def stewards_posted() -> Fixture:
@@ -180,6 +190,34 @@ TABLE: dict[str, list[Row]] = {
             lambda: reverse("api:fixture_risk_assess", args=[cup_tie().pk]),
             only(401, PLAN_SIGNERS, 201, 403),
             {},
+        )
+    ],
+    "fixture_plan": [
+        (
+            lambda: reverse("fixture_plan", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    # No plan made yet: 404 for whoever may read one.
+    "api:fixture_plan": [
+        (
+            lambda: reverse("api:fixture_plan", args=[cup_tie().pk]),
+            expect(401, 404, steward=403, liaison=403),
+        )
+    ],
+    # Made from the category (each allowed request makes a version): the safety officer only.
+    "api:fixture_plan_save": [
+        (
+            lambda: reverse("api:fixture_plan_save", args=[cup_tie().pk]),
+            only(401, ["safety"], 201, 403),
+            {},
+        )
+    ],
+    "api:fixture_plan_sign": [
+        (
+            lambda: reverse("api:fixture_plan_sign", args=[a_plan().fixture_id]),
+            only(401, PLAN_SIGNERS, 201, 403),
+            {"version": 1},  # the plan a_plan() makes
         )
     ],
     "api:fixture_list": [(lambda: reverse("api:fixture_list"), expect(401, 200))],

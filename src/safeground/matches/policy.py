@@ -33,6 +33,19 @@ FACTORS = (
 )
 
 
+# What every category's plan sets, in the order the plan lists them.
+MEASURES = (
+    ("alcohol", "Alcohol restrictions"),
+    ("police_inside", "Police inside the ground"),
+    ("search", "Search regime"),
+    ("banned_checks", "Banned-supporter checks at the gates"),
+    ("segregation_buffer", "Segregation buffer"),
+    ("away_arrival", "Away supporters' arrival"),
+    ("away_holding", "Away supporters held after the match"),
+)
+ZONE_USES = ("home", "away", "buffer")
+
+
 class PolicyFileError(FileRefused):
     """The policy file is refused; `errors` lists every problem as `file:line: key: message`."""
 
@@ -73,6 +86,8 @@ class Policy:
     evening_from: time
     away_free_up_to: int
     away_per: int
+    first_aid: "FirstAidPolicy"
+    plans: dict[str, "PlanPolicy"]  # category label -> the plan it starts from
 
     def category_for(self, score: float) -> CategoryLevel:
         reached = [level for level in self.categories if score >= level.start]
@@ -81,6 +96,25 @@ class Policy:
     def next_category(self, score: float) -> CategoryLevel | None:
         above = [level for level in self.categories if level.start > score]
         return above[0] if above else None
+
+
+@dataclass(frozen=True)
+class FirstAidPolicy:
+    """One first aider per `per` spectators up to `up_to`, then one per `then_per`; a crowd
+    doctor above `doctor_over` (the Green Guide's planning figures by default)."""
+
+    per: int
+    up_to: int
+    then_per: int
+    doctor_over: int
+
+
+@dataclass(frozen=True)
+class PlanPolicy:
+    spectators_per_steward: dict[str, int]  # zone use -> spectators per steward
+    measures: dict[str, str]
+    primary: str
+    fallback: str
 
 
 def policy_path() -> Path:
@@ -206,6 +240,8 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         "stages",
         "kickoff",
         "away_allocation",
+        "first_aid",
+        "plans",
     )
     top = check.mapping(document, 1, "", sections)
     if top is None:
@@ -245,8 +281,11 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
                     check.error(got[1], key, "must be more than 0")
                 elif number is not None:
                     away[name] = int(number)
+    first_aid = _first_aid(check, top)
+    plans = _plans(check, top, categories or ())
     if (
         check.errors
+        or first_aid is None
         or categories is None
         or season_starts is None
         or half_life is None
@@ -272,7 +311,88 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         evening_from=evening_from,
         away_free_up_to=away["free_up_to"],
         away_per=away["per"],
+        first_aid=first_aid,
+        plans=plans,
     )
+
+
+def _whole(check: _Check, m: _Mapping, name: str, key: str, minimum: int = 0) -> int | None:
+    if (got := check.get(m, name, key)) is None:
+        return None
+    number = check.number(*got, f"{key}.{name}", whole=True)
+    if number is not None and number < minimum:
+        check.error(got[1], f"{key}.{name}", f"must be at least {minimum}, got {number:g}")
+        return None
+    return None if number is None else int(number)
+
+
+def _first_aid(check: _Check, top: _Mapping) -> FirstAidPolicy | None:
+    names = ("spectators_per_first_aider", "up_to", "then_per", "crowd_doctor_over")
+    if (m := _section(check, top, "first_aid", names)) is None:
+        return None
+    minimums = {"spectators_per_first_aider": 1, "then_per": 1}
+    found = [_whole(check, m, name, "first_aid", minimums.get(name, 0)) for name in names]
+    if any(value is None for value in found):
+        return None
+    per, up_to, then_per, doctor_over = (int(value) for value in found)  # type: ignore[arg-type]
+    return FirstAidPolicy(per=per, up_to=up_to, then_per=then_per, doctor_over=doctor_over)
+
+
+def _plans(
+    check: _Check, top: _Mapping, categories: tuple[CategoryLevel, ...]
+) -> dict[str, PlanPolicy]:
+    if (m := _section(check, top, "plans")) is None:
+        return {}
+    labels = [level.label for level in categories]
+    for label in m:
+        if str(label) not in labels:
+            check.error(m.key_lines[label], f"plans.{label}", "not one of the categories above")
+    plans = {}
+    for label in labels:
+        key = f"plans.{label}"
+        if label not in m:
+            check.error(m.line, key, "missing: every category needs a plan")
+            continue
+        plan = check.mapping(
+            m[label],
+            m.key_lines[label],
+            key,
+            ("spectators_per_steward", "measures", "communications"),
+        )
+        if plan is None:
+            continue
+        ratios: dict[str, int] = {}
+        if (got := check.get(plan, "spectators_per_steward", key)) is not None:
+            rm = check.mapping(*got, f"{key}.spectators_per_steward", ZONE_USES)
+            for use in ZONE_USES if rm is not None else ():
+                value = _whole(check, rm, use, f"{key}.spectators_per_steward", minimum=1)  # type: ignore[arg-type]
+                if value is not None:
+                    ratios[use] = value
+        measures: dict[str, str] = {}
+        names = tuple(name for name, _ in MEASURES)
+        if (got := check.get(plan, "measures", key)) is not None:
+            mm = check.mapping(*got, f"{key}.measures", names)
+            for name in names if mm is not None else ():
+                if (item := check.get(mm, name, f"{key}.measures")) is not None:  # type: ignore[arg-type]
+                    text = check.text(*item, f"{key}.measures.{name}")
+                    if text is not None:
+                        measures[name] = text
+        comms: dict[str, str] = {}
+        if (got := check.get(plan, "communications", key)) is not None:
+            cm = check.mapping(*got, f"{key}.communications", ("primary", "fallback"))
+            for name in ("primary", "fallback") if cm is not None else ():
+                if (item := check.get(cm, name, f"{key}.communications")) is not None:  # type: ignore[arg-type]
+                    text = check.text(*item, f"{key}.communications.{name}")
+                    if text is not None:
+                        comms[name] = text
+        if len(ratios) == len(ZONE_USES) and len(measures) == len(names) and len(comms) == 2:
+            plans[label] = PlanPolicy(
+                spectators_per_steward=ratios,
+                measures=measures,
+                primary=comms["primary"],
+                fallback=comms["fallback"],
+            )
+    return plans
 
 
 # What each factor's section holds besides its weight.

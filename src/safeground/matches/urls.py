@@ -6,4 +6,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("fixtures/<int:fixture_id>/", views.fixture, name="fixture"),
     path("fixtures/<int:fixture_id>/risk/", views.fixture_risk, name="fixture_risk"),
+    path("fixtures/<int:fixture_id>/plan/", views.fixture_plan, name="fixture_plan"),
 ]
