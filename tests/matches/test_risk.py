@@ -1,11 +1,13 @@
 """Risk assessment: a fixture's category from the policy and the ground's history, explained."""
 
+import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -303,3 +305,44 @@ def test_the_demo_cup_tie_is_raised_by_watford_and_middlesbrough(demo_with_histo
     arrests = LogEntry.objects.filter(fixture=boro, category__code="arrest").count()
     assert f"Arrest v Middlesbrough on {day(boro.kickoff)}: {arrests} logged" in said
     assert assessment.category not in {labels()[0]}
+
+
+def test_banned_supporters_turned_away_at_the_gates_count_for_the_next_match(match_day):
+    """The turnstiles' history (entry registers it): each banned ticket denied counts once."""
+    earlier, later = match_day.league_match, match_day.cup_tie
+    _, key = factories.device(match_day.cast.home)
+    banned = []
+    for n in range(3):
+        ticket = factories.ticket(earlier, barcode=f"BANNED-{n}", block="S-L2")
+        factories.flag(ticket, status="confirmed")
+        banned.append(ticket)
+
+    def scan(barcode: str) -> str:
+        return (
+            Client()
+            .post(
+                "/api/entry/scan",
+                {
+                    "barcode": barcode,
+                    "turnstile": "F03",
+                    "scanned_at": (earlier.kickoff - timedelta(hours=1)).isoformat(),
+                    "nonce": str(uuid.uuid4()),
+                },
+                content_type="application/json",
+                headers={"X-Device-Key": key},
+            )
+            .json()["reason"]
+        )
+
+    reasons_given = [scan(ticket.barcode) for ticket in [*banned, banned[0]]]  # one tries twice
+    assert reasons_given == ["banned"] * 4
+
+    assessment = risk_assessment_current(fixture=later)
+
+    denials = next(f for f in assessment.factors if f["key"] == "banned_denials")
+    opponent = earlier.away_club.short_name
+    assert denials["reasons"] == [
+        f"Banned supporters denied at the turnstiles v {opponent} on {day(earlier.kickoff)}:"
+        f" {len(banned)}"
+    ]
+    assert denials["value"] > 0
