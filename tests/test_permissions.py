@@ -22,8 +22,9 @@ from safeground.incidents.services import (
     log_entry_assign,
     steward_post_assign,
 )
-from safeground.matches.models import Fixture
-from safeground.matches.services import fixture_share
+from safeground.matches.models import Fixture, PlanVersion
+from safeground.matches.selectors import plan_current
+from safeground.matches.services import fixture_share, plan_generate
 from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
@@ -82,6 +83,14 @@ def an_assigned_report() -> LogEntry:
     ).concerns  # type: ignore[return-value]
 
 
+def a_plan() -> PlanVersion:
+    """The cup tie's current plan, made by the safety officer from the category if none."""
+    fixture = cup_tie()
+    return plan_current(fixture) or plan_generate(
+        fixture=fixture, by=User.objects.get(username="safety")
+    )
+
+
 def stewards_posted() -> Fixture:
     """The cup tie with the steward and the supervisor posted to the away section."""
     fixture, safety = cup_tie(), User.objects.get(username="safety")
@@ -130,6 +139,7 @@ def a_photo_url(*, block: str) -> str:
 
 
 LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
+PLAN_SIGNERS = ["safety", "police"]
 
 
 # The banned-supporter register (docs/adr/0004-ban-register.md). POST-only routes are opened
@@ -253,6 +263,55 @@ TABLE: dict[str, list[Row]] = {
             ),
             only(401, PLANNERS, 204, 403),
             {},
+        )
+    ],
+    # Risk assessment and match plan: everyone working the match but stewards and the away club;
+    # assessing again: the home safety officer and the policing force's commander.
+    "fixture_risk": [
+        (
+            lambda: reverse("fixture_risk", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:fixture_risk": [
+        (
+            lambda: reverse("api:fixture_risk", args=[cup_tie().pk]),
+            expect(401, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:fixture_risk_assess": [
+        (
+            lambda: reverse("api:fixture_risk_assess", args=[cup_tie().pk]),
+            only(401, PLAN_SIGNERS, 201, 403),
+            {},
+        )
+    ],
+    "fixture_plan": [
+        (
+            lambda: reverse("fixture_plan", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    # No plan made yet: 404 for whoever may read one.
+    "api:fixture_plan": [
+        (
+            lambda: reverse("api:fixture_plan", args=[cup_tie().pk]),
+            expect(401, 404, steward=403, liaison=403),
+        )
+    ],
+    # Made from the category (each allowed request makes a version): the safety officer only.
+    "api:fixture_plan_save": [
+        (
+            lambda: reverse("api:fixture_plan_save", args=[cup_tie().pk]),
+            only(401, ["safety"], 201, 403),
+            {},
+        )
+    ],
+    "api:fixture_plan_sign": [
+        (
+            lambda: reverse("api:fixture_plan_sign", args=[a_plan().fixture_id]),
+            only(401, PLAN_SIGNERS, 201, 403),
+            {"version": 1},  # the plan a_plan() makes
         )
     ],
     "api:fixture_list": [(lambda: reverse("api:fixture_list"), expect(401, 200))],

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "add-fixture": "Add a fixture at a ground (--ground CODE --opponent ... --layout ...).",
     "import-fixtures": "Import a season's fixtures from a CSV file (FILE --ground CODE).",
     "import-tickets": "Import tickets for a match from a CSV export (FILE --fixture ID).",
+    "assess": "Check the risk policy; assess open fixtures again (--policy FILE: try a file).",
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
     "migrate": "Create or update the database tables.",
 }

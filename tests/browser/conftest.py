@@ -44,6 +44,7 @@ def browser() -> Iterator[Browser]:
 def site(server, transactional_db, settings):
     """The demo loaded and served; the second factor off unless a test turns it on."""
     settings.SAFEGROUND_REQUIRE_2FA = False
+    settings.SAFEGROUND_DEMO_HISTORY = True
     demo_load()
     return server
 

@@ -42,9 +42,7 @@ def test_the_code_keeps_every_contract() -> None:
 )
 def test_a_forbidden_import_breaks_its_contract(tmp_path, module, forbidden, contract) -> None:
     copy = tmp_path / "safeground"
-    shutil.copytree(
-        ROOT / "src" / "safeground", copy, ignore=shutil.ignore_patterns("__pycache__")
-    )
+    shutil.copytree(ROOT / "src" / "safeground", copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / module / "crossing.py").write_text(f"import {forbidden}  # noqa\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0

@@ -8,8 +8,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from safeground.demo.season import RERUN_STAGE
-from safeground.entry.runtime import lookups
 from safeground.entry.models import Ticket
+from safeground.entry.runtime import lookups
 from safeground.matches.models import Fixture
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from safeground.entry.models import TicketFlag
-from safeground.entry.models import Ticket
+from safeground.entry.models import Ticket, TicketFlag
 from tests import factories
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_second_factor")]

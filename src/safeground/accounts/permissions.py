@@ -231,3 +231,34 @@ def flag_organisation_ids(user: Any) -> set[int]:
 def access_record_organisation_ids(user: Any) -> set[int]:
     """The auditor searches the access records of their organisation; they change nothing."""
     return {org for org, role in memberships(user) if role in ACCESS_RECORD_READERS}
+
+
+# Risk assessment and the match plan. Everyone working the match reads them except stewards
+# (their post and briefing come to their page) and the away club. The home club's safety officer
+# owns the plan; it and the police commander (of the force policing the match) sign it off.
+PLAN_SIGNERS = frozenset({Role.SAFETY_OFFICER, Role.POLICE_COMMANDER})
+
+
+def can_read_plan(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_for_fixture(user, fixture, police_only=True) - {Role.STEWARD})
+
+
+def can_assess_risk(user: Any, fixture: Fixture) -> bool:
+    return bool(plan_sign_roles(user, fixture))
+
+
+def can_edit_plan(user: Any, fixture: Fixture) -> bool:
+    return Role.SAFETY_OFFICER in roles_at(user, fixture.ground.organisation_id)
+
+
+def plan_sign_roles(user: Any, fixture: Fixture) -> set[str]:
+    """The roles in which the user may sign the fixture's plan off: the home club's safety
+    officer, the policing force's commander."""
+    roles: set[str] = set()
+    if Role.SAFETY_OFFICER in roles_at(user, fixture.ground.organisation_id):
+        roles.add(Role.SAFETY_OFFICER)
+    if Role.POLICE_COMMANDER in roles_for_fixture(user, fixture, police_only=True) - roles_at(
+        user, fixture.ground.organisation_id
+    ):
+        roles.add(Role.POLICE_COMMANDER)
+    return roles

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from safeground.accounts.models import Organisation, Role
+from safeground.accounts.models import Organisation, Role, User
 from safeground.accounts.services import organisation_create, user_create
 from safeground.entry.services import tickets_write
 from safeground.incidents.services import categories_seed
@@ -22,6 +22,7 @@ from safeground.matches.services import club_ensure, competition_ensure, fixture
 from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
 
+from .history import history_demo_load
 from .register import cup_tie_tickets, register_demo_load
 
 DEMO_GROUND_FILE = Path(__file__).resolve().parents[1] / "venues" / "demo" / "london-stadium.yaml"
@@ -147,6 +148,8 @@ def demo_load() -> Ground:
             shares=shares,
         )
     register_demo_load(organisation=orgs[HOME_ORG], ground=ground)
+    if settings.SAFEGROUND_DEMO_HISTORY:
+        history_demo_load(ground=ground, author=User.objects.get(username="loggist"))
     return ground
 
 

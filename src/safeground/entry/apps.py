@@ -14,3 +14,9 @@ class EntryConfig(AppConfig):
         hooks.on_ban_in_force(flagging.ban_in_force)
         hooks.on_ban_revoked(services.flags_clear_revoked)
         hooks.on_flags_awaiting(selectors.flags_awaiting)
+        # Risk assessment (matches) reads the history through a registered source.
+        from safeground.matches.risk import register_history
+
+        from .risk_history import banned_denials
+
+        register_history(banned_denials)

@@ -14,3 +14,9 @@ class IncidentsConfig(AppConfig):
 
         providers.register_catch_up(live_catch_up)
         providers.register_viewer_zones(viewer_zone_ids)
+        # Risk assessment (matches) reads the history through a registered source.
+        from safeground.matches.risk import register_history
+
+        from .risk_history import log_history
+
+        register_history(log_history)

@@ -6,13 +6,37 @@ from ninja import Router, Schema, Status
 from ninja.security import django_auth
 
 from safeground.accounts.models import Organisation
+from safeground.accounts.permissions import (
+    can_assess_risk,
+    can_edit_plan,
+    plan_sign_roles,
+    require,
+)
+from safeground.errors import NotFound
 from safeground.venues.selectors import ground_for_planning
 
 from .fixture_fields import FixtureError, fixture_fields_read, shares_check
 from .forms import fixture_initial
-from .models import Fixture
-from .selectors import fixture_for, fixture_for_planning, fixtures_visible_to
-from .services import fixture_add, fixture_edit, fixture_share, fixture_unshare
+from .models import Fixture, PlanVersion, RiskAssessment
+from .selectors import (
+    fixture_for,
+    fixture_for_planning,
+    fixture_for_risk,
+    fixtures_visible_to,
+    plan_current,
+    plan_is_signed_off,
+)
+from .services import (
+    fixture_add,
+    fixture_edit,
+    fixture_share,
+    fixture_unshare,
+    plan_generate,
+    plan_revise,
+    plan_sign,
+    risk_assess,
+    risk_assessment_current,
+)
 
 router = Router(tags=["fixtures"], auth=django_auth)
 
@@ -135,3 +159,162 @@ def fixture_unshare_route(request: HttpRequest, fixture_id: int, organisation: s
         raise FixtureError("organisation", f"no organisation '{organisation}'")
     fixture_unshare(fixture=fixture, organisation=found, by=request.user)  # type: ignore[arg-type]
     return Status(204, None)
+
+
+class FactorOut(Schema):
+    key: str
+    name: str
+    value: float
+    weight: float
+    contribution: float
+    working: str
+    reasons: list[str]
+
+
+class RiskOut(Schema):
+    fixture: int
+    category: str
+    meaning: str
+    score: float
+    summary: str
+    factors: list[FactorOut]
+    policy_path: str
+    policy_sha256: str
+    assessed_at: datetime
+
+
+def _risk_out(assessment: RiskAssessment) -> RiskOut:
+    return RiskOut(
+        fixture=assessment.fixture_id,
+        category=assessment.category,
+        meaning=assessment.meaning,
+        score=assessment.score,
+        summary=assessment.summary,
+        factors=[FactorOut(**factor) for factor in assessment.factors],
+        policy_path=assessment.policy_path,
+        policy_sha256=assessment.policy_sha256,
+        assessed_at=assessment.assessed_at,
+    )
+
+
+@router.get("/fixtures/{fixture_id}/risk", response=RiskOut, url_name="fixture_risk")
+def fixture_risk(request: HttpRequest, fixture_id: int) -> RiskOut:
+    """The fixture's category and every factor behind it (assessed now if never assessed, or if
+    the fixture is still to be played and the policy has changed)."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    return _risk_out(risk_assessment_current(fixture=fixture))
+
+
+@router.post(
+    "/fixtures/{fixture_id}/risk/assess",
+    response={201: RiskOut},
+    url_name="fixture_risk_assess",
+)
+def fixture_risk_assess(request: HttpRequest, fixture_id: int) -> Status[RiskOut]:
+    """Assess again now (history logged since counts); the safety officer or police commander."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    require(can_assess_risk(request.user, fixture))
+    user: Any = request.user
+    return Status(201, _risk_out(risk_assess(fixture=fixture, by=user)))
+
+
+class SignOffOut(Schema):
+    role: str
+    user: str
+    signed_at: datetime
+
+
+class PlanOut(Schema):
+    fixture: int
+    version: int
+    category: str
+    measures: dict[str, str]
+    stewards: list[dict[str, Any]]
+    first_aid: dict[str, Any]
+    communications: dict[str, str]
+    note: str
+    created_at: datetime
+    sign_offs: list[SignOffOut]
+    signed_off: bool
+
+
+class PlanChange(Schema):
+    """No `version` and no plan yet: the plan is made from the category. Otherwise `version` is
+    the one the change was made on; `regenerate` makes a new version from the current category."""
+
+    version: int | None = None
+    regenerate: bool = False
+    stewards: dict[str, int] = {}
+    measures: dict[str, str] = {}
+    communications: dict[str, str] = {}
+    first_aiders: int | None = None
+    note: str = ""
+
+
+class PlanSign(Schema):
+    version: int
+
+
+def _plan_out(version: PlanVersion) -> PlanOut:
+    return PlanOut(
+        fixture=version.fixture_id,
+        version=version.number,
+        category=version.category,
+        measures=version.measures,
+        stewards=version.stewards,
+        first_aid=version.first_aid,
+        communications=version.communications,
+        note=version.note,
+        created_at=version.created_at,
+        sign_offs=[
+            SignOffOut(role=s.role, user=s.user.username, signed_at=s.signed_at)
+            for s in version.sign_offs.all()
+        ],
+        signed_off=plan_is_signed_off(version),
+    )
+
+
+@router.get("/fixtures/{fixture_id}/plan", response=PlanOut, url_name="fixture_plan")
+def fixture_plan(request: HttpRequest, fixture_id: int) -> PlanOut:
+    """The current version of the match plan, with its signatures."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    plan = plan_current(fixture)
+    if plan is None:
+        raise NotFound("plan", "no plan yet: the safety officer makes it from the category")
+    return _plan_out(plan)
+
+
+@router.post("/fixtures/{fixture_id}/plan", response={201: PlanOut}, url_name="fixture_plan_save")
+def fixture_plan_save(request: HttpRequest, fixture_id: int, change: PlanChange) -> Status[PlanOut]:
+    """A new version: made from the category, or the safety officer's changes (409 when the plan
+    has moved on since `version`)."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    require(can_edit_plan(request.user, fixture))
+    user: Any = request.user
+    if change.version is None or change.regenerate:
+        made = plan_generate(fixture=fixture, by=user, based_on=change.version)
+    else:
+        made = plan_revise(
+            fixture=fixture,
+            by=user,
+            based_on=change.version,
+            stewards=change.stewards,
+            measures=change.measures,
+            communications=change.communications,
+            first_aiders=change.first_aiders,
+            note=change.note,
+        )
+    return Status(201, _plan_out(made))
+
+
+@router.post(
+    "/fixtures/{fixture_id}/plan/sign", response={201: SignOffOut}, url_name="fixture_plan_sign"
+)
+def fixture_plan_sign(request: HttpRequest, fixture_id: int, body: PlanSign) -> Status[SignOffOut]:
+    """Sign the current version off: the safety officer or the police commander."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    require(bool(plan_sign_roles(request.user, fixture)))
+    signed = plan_sign(fixture=fixture, by=request.user, version=body.version)  # type: ignore[arg-type]
+    return Status(
+        201, SignOffOut(role=signed.role, user=signed.user.username, signed_at=signed.signed_at)
+    )

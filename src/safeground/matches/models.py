@@ -1,5 +1,6 @@
 """Clubs, competitions and fixtures: who plays where, which zones each end uses, who works it."""
 
+from django.conf import settings
 from django.db import models
 
 from safeground.accounts.models import Organisation, User
@@ -119,3 +120,83 @@ class ShareRecord(AppendOnlyModel):
 
     class Meta:
         ordering = ["at", "pk"]
+
+
+class RiskAssessment(AppendOnlyModel):
+    """A fixture's category as assessed at a time under a policy, with every factor behind it.
+
+    Kept, never changed: the category a plan was made from stays explainable. A fixture's
+    current assessment is its latest one; an open fixture is assessed again when the policy
+    changes (matches.services.risk_assessment_current, `safeground assess`)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="assessments")
+    category = models.CharField(max_length=20)
+    meaning = models.CharField(max_length=100, blank=True)
+    score = models.FloatField()
+    summary = models.TextField()
+    # [{key, name, value, weight, contribution, working, reasons: [...]}, ...] (matches.risk)
+    factors = models.JSONField()
+    policy_path = models.CharField(max_length=500)
+    policy_sha256 = models.CharField(max_length=64)
+    assessed_at = models.DateTimeField()
+    assessed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["fixture", "-assessed_at", "-pk"]
+        get_latest_by = ["assessed_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.fixture}: category {self.category}"
+
+
+class PlanVersion(AppendOnlyModel):
+    """One saved version of a fixture's match plan. Every change is a new version; the latest
+    is the plan, and it is signed off only when both the safety officer and the police
+    commander have signed that version (PlanSignOff)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="plan_versions")
+    number = models.PositiveIntegerField()
+    assessment = models.ForeignKey(RiskAssessment, on_delete=models.PROTECT, related_name="+")
+    category = models.CharField(max_length=20)
+    # {key: text} for each of matches.policy.MEASURES
+    measures = models.JSONField()
+    # [{zone, name, use, capacity, per, computed, stewards}]: computed = ceil(capacity / per);
+    # stewards is the number planned (the computed one unless the safety officer changed it)
+    stewards = models.JSONField()
+    # {spectators, computed, first_aiders, crowd_doctor, working}
+    first_aid = models.JSONField()
+    communications = models.JSONField()  # {primary, fallback}
+    note = models.TextField(blank=True)  # what changed and why
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["fixture", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["fixture", "number"], name="planversion_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fixture}: plan version {self.number}"
+
+
+class PlanSignOff(AppendOnlyModel):
+    """A signature on one version of the plan, in one role (safety officer, police commander)."""
+
+    version = models.ForeignKey(PlanVersion, on_delete=models.PROTECT, related_name="sign_offs")
+    role = models.CharField(max_length=30)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    signed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["version", "signed_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "role"], name="plansignoff_one_per_role")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version} signed by {self.user} ({self.role})"

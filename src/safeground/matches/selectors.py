@@ -7,14 +7,16 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from safeground.accounts.permissions import (
+    PLAN_SIGNERS,
     can_plan_fixtures,
+    can_read_plan,
     can_view_fixture,
     organisation_ids,
     require,
 )
 from safeground.venues.capacity import Capacity, zone_capacities
 
-from .models import Fixture
+from .models import Fixture, PlanSignOff, PlanVersion, RiskAssessment
 
 
 def fixtures_visible_to(user: Any) -> QuerySet[Fixture]:
@@ -65,3 +67,39 @@ def fixture_safe_capacities(
     """zone id -> the Green Guide capacity of each zone the fixture uses (venues/capacity.py)."""
     zone_ids = fixture.zones.values_list("zone_id", flat=True)
     return zone_capacities(fixture.ground, zone_ids, evacuation_minutes=evacuation_minutes)
+
+
+def fixture_for_risk(user: Any, fixture_id: int) -> Fixture:
+    """A fixture whose risk assessment and match plan the user may read."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_read_plan(user, fixture))
+    return fixture
+
+
+def risk_assessments(fixture: Fixture) -> QuerySet[RiskAssessment]:
+    """Every assessment kept for the fixture, latest first."""
+    return fixture.assessments.select_related("assessed_by").order_by("-assessed_at", "-pk")
+
+
+def plan_current(fixture: Fixture) -> PlanVersion | None:
+    """The latest version of the fixture's plan, with its signatures."""
+    return (
+        fixture.plan_versions.select_related("created_by", "assessment")
+        .prefetch_related("sign_offs__user")
+        .order_by("-number")
+        .first()
+    )
+
+
+def plan_versions(fixture: Fixture) -> QuerySet[PlanVersion]:
+    return fixture.plan_versions.select_related("created_by").prefetch_related("sign_offs__user")
+
+
+def plan_signatures(version: PlanVersion) -> dict[str, PlanSignOff | None]:
+    """Each signing role -> its signature on this version (None: still to sign)."""
+    signed = {sign_off.role: sign_off for sign_off in version.sign_offs.all()}
+    return {role: signed.get(role) for role in sorted(PLAN_SIGNERS)}
+
+
+def plan_is_signed_off(version: PlanVersion) -> bool:
+    return all(plan_signatures(version).values())

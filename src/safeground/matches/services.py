@@ -7,10 +7,25 @@ from django.db import transaction
 from django.utils import timezone
 
 from safeground.accounts.models import Organisation, User
+from safeground.accounts.permissions import plan_sign_roles
+from safeground.errors import Forbidden, SafegroundError
 from safeground.venues.models import Ground, Layout, Zone
 
 from .fixture_fields import FixtureError, FixtureFields
-from .models import Club, Competition, Fixture, FixtureShare, FixtureZone, ShareRecord
+from .models import (
+    Club,
+    Competition,
+    Fixture,
+    FixtureShare,
+    FixtureZone,
+    PlanSignOff,
+    PlanVersion,
+    RiskAssessment,
+    ShareRecord,
+)
+from .plan import first_aid_computed, stewards_computed
+from .policy import Policy, policy_current
+from .risk import assess
 
 
 def club_ensure(
@@ -180,3 +195,189 @@ def fixtures_import(
 ) -> list[Fixture]:
     """A season's checked fixtures, all written or none."""
     return [fixture_add(ground=ground, fields=fields, by=by) for fields in fixtures]
+
+
+# --- risk assessment ----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def risk_assess(
+    *, fixture: Fixture, policy: Policy | None = None, by: User | None = None
+) -> RiskAssessment:
+    """Assess the fixture now under `policy` (the configured one by default) and keep it."""
+    policy = policy or policy_current()
+    result = assess(fixture, policy)
+    return RiskAssessment.objects.create(
+        fixture=fixture,
+        category=result.category,
+        meaning=result.meaning,
+        score=result.score,
+        summary=result.summary,
+        factors=result.factors_json(),
+        policy_path=policy.path,
+        policy_sha256=policy.sha256,
+        assessed_at=timezone.now(),
+        assessed_by=by,
+    )
+
+
+def risk_assessment_current(*, fixture: Fixture) -> RiskAssessment:
+    """The fixture's assessment: the latest kept one, made now if there is none or if the
+    fixture is still to be played and the policy has changed since (a played match keeps the
+    category it was worked under)."""
+    latest = fixture.assessments.order_by("-assessed_at", "-pk").first()
+    if latest is not None and fixture.kickoff <= timezone.now():
+        return latest
+    policy = policy_current()
+    if latest is not None and latest.policy_sha256 == policy.sha256:
+        return latest
+    return risk_assess(fixture=fixture, policy=policy)
+
+
+def risk_reassess_open(*, policy: Policy | None = None) -> list[RiskAssessment]:
+    """Assess again every fixture still to be played whose latest assessment was made under
+    another policy (or that has none); returns the new assessments, earliest kick-off first."""
+    policy = policy or policy_current()
+    made = []
+    for fixture in Fixture.objects.filter(kickoff__gt=timezone.now()).select_related(
+        "ground", "home_club", "away_club", "competition"
+    ):
+        latest = fixture.assessments.order_by("-assessed_at", "-pk").first()
+        if latest is None or latest.policy_sha256 != policy.sha256:
+            made.append(risk_assess(fixture=fixture, policy=policy))
+    return made
+
+
+# --- the match plan -----------------------------------------------------------------------------
+
+
+class PlanError(SafegroundError):
+    """A plan change or signature refused; `field` names what is wrong."""
+
+    code = "plan_refused"
+
+
+class PlanChanged(SafegroundError):
+    """The plan has a newer version than the one the change or signature was made on."""
+
+    code = "plan_changed"
+    status = 409
+
+
+def _locked(fixture: Fixture, based_on: int | None) -> PlanVersion | None:
+    """Lock the fixture (one plan change at a time) and check `based_on` is the latest."""
+    Fixture.objects.select_for_update().filter(pk=fixture.pk).first()
+    latest = fixture.plan_versions.order_by("-number").first()
+    current = latest.number if latest else None
+    if based_on != current:
+        raise PlanChanged(
+            "version",
+            f"the plan is at version {current} now, not {based_on}: open it again"
+            if current
+            else "there is no plan yet",
+        )
+    return latest
+
+
+@transaction.atomic
+def plan_generate(*, fixture: Fixture, by: User, based_on: int | None = None) -> PlanVersion:
+    """A new version of the plan as the policy sets it for the fixture's current category."""
+    latest = _locked(fixture, based_on)
+    assessment = risk_assessment_current(fixture=fixture)
+    policy = policy_current()
+    plan = policy.plans.get(assessment.category)
+    if plan is None:
+        raise PlanError("category", f"the policy has no plan for category {assessment.category}")
+    stewards = stewards_computed(fixture, plan)
+    return PlanVersion.objects.create(
+        fixture=fixture,
+        number=(latest.number + 1) if latest else 1,
+        assessment=assessment,
+        category=assessment.category,
+        measures=dict(plan.measures),
+        stewards=stewards,
+        first_aid=first_aid_computed(sum(row["capacity"] for row in stewards), policy.first_aid),
+        communications={"primary": plan.primary, "fallback": plan.fallback},
+        note=f"Made from category {assessment.category} by the policy",
+        created_by=by,
+        created_at=timezone.now(),
+    )
+
+
+@transaction.atomic
+def plan_revise(
+    *,
+    fixture: Fixture,
+    by: User,
+    based_on: int,
+    stewards: Mapping[str, int] | None = None,
+    measures: Mapping[str, str] | None = None,
+    communications: Mapping[str, str] | None = None,
+    first_aiders: int | None = None,
+    note: str = "",
+) -> PlanVersion:
+    """A new version with the safety officer's changes; it needs both signatures again."""
+    latest = _locked(fixture, based_on)
+    assert latest is not None  # _locked refuses a based_on when there is no plan
+    rows = [dict(row) for row in latest.stewards]
+    by_zone = {row["zone"]: row for row in rows}
+    for zone, count in (stewards or {}).items():
+        if zone not in by_zone:
+            raise PlanError("stewards", f"no zone '{zone}' in this fixture's layout")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise PlanError("stewards", f"{zone}: a whole number of stewards, 0 or more")
+        by_zone[zone]["stewards"] = count
+    new_measures = dict(latest.measures)
+    for key, text in (measures or {}).items():
+        if key not in new_measures:
+            raise PlanError("measures", f"no measure '{key}'")
+        if not str(text).strip():
+            raise PlanError(f"measures.{key}", "must not be empty")
+        new_measures[key] = str(text).strip()
+    new_communications = dict(latest.communications)
+    for key, text in (communications or {}).items():
+        if key not in new_communications:
+            raise PlanError("communications", f"no '{key}': primary or fallback")
+        if not str(text).strip():
+            raise PlanError(f"communications.{key}", "must not be empty")
+        new_communications[key] = str(text).strip()
+    first_aid = dict(latest.first_aid)
+    if first_aiders is not None:
+        if isinstance(first_aiders, bool) or first_aiders < 0:
+            raise PlanError("first_aiders", "a whole number, 0 or more")
+        first_aid["first_aiders"] = first_aiders
+    if (rows, new_measures, new_communications, first_aid) == (
+        latest.stewards,
+        latest.measures,
+        latest.communications,
+        latest.first_aid,
+    ):
+        raise PlanError("plan", "nothing changed")
+    return PlanVersion.objects.create(
+        fixture=fixture,
+        number=latest.number + 1,
+        assessment=latest.assessment,
+        category=latest.category,
+        measures=new_measures,
+        stewards=rows,
+        first_aid=first_aid,
+        communications=new_communications,
+        note=note.strip(),
+        created_by=by,
+        created_at=timezone.now(),
+    )
+
+
+@transaction.atomic
+def plan_sign(*, fixture: Fixture, by: User, version: int) -> PlanSignOff:
+    """Sign the current version off in the signer's role (safety officer or police commander)."""
+    latest = _locked(fixture, version)
+    assert latest is not None
+    roles = sorted(plan_sign_roles(by, fixture))
+    if not roles:
+        raise Forbidden("role", "only the safety officer and the police commander sign the plan")
+    signed = set(latest.sign_offs.values_list("role", flat=True))
+    role = next((r for r in roles if r not in signed), None)
+    if role is None:
+        raise PlanError("version", f"version {latest.number} is already signed in your role")
+    return PlanSignOff.objects.create(version=latest, role=role, user=by, signed_at=timezone.now())

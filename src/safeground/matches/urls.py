@@ -11,4 +11,6 @@ urlpatterns = [
         views.fixture_change,
         name="fixture_edit",
     ),
+    path("fixtures/<int:fixture_id>/risk/", views.fixture_risk, name="fixture_risk"),
+    path("fixtures/<int:fixture_id>/plan/", views.fixture_plan, name="fixture_plan"),
 ]

@@ -1,25 +1,52 @@
 from collections import defaultdict
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
+from safeground.accounts.models import Role
 from safeground.accounts.permissions import (
     access_record_organisation_ids,
+    can_assess_risk,
+    can_edit_plan,
     can_open_control_room,
     can_open_steward_page,
     can_plan_fixtures,
+    can_read_plan,
     can_use_register,
     flag_organisation_ids,
+    plan_sign_roles,
     require,
 )
 from safeground.venues.selectors import ground_for_planning, ground_plan, grounds_visible_to
 
 from .fixture_fields import FixtureError
 from .forms import FixtureForm, fixture_initial
-from .models import FixtureZone
-from .selectors import fixture_for, fixture_zone_uses, fixtures_coming_and_recent
-from .services import fixture_add, fixture_edit
+from .models import Fixture, FixtureZone, RiskAssessment
+from .policy import MEASURES, PolicyFileError
+from .selectors import (
+    fixture_for,
+    fixture_for_risk,
+    fixture_zone_uses,
+    fixtures_coming_and_recent,
+    plan_current,
+    plan_signatures,
+    plan_versions,
+    risk_assessments,
+)
+from .services import (
+    PlanChanged,
+    PlanError,
+    fixture_add,
+    fixture_edit,
+    plan_generate,
+    plan_revise,
+    plan_sign,
+    risk_assess,
+    risk_assessment_current,
+)
 
 
 @login_required
@@ -44,6 +71,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
     fixture = fixture_for(request.user, fixture_id)
+    may_read_plan = can_read_plan(request.user, fixture)
     zones_by_use: dict[str, list[str]] = defaultdict(list)
     for fixture_zone in fixture.zones.all():
         zones_by_use[FixtureZone.Use(fixture_zone.use).label].append(fixture_zone.zone.name)
@@ -57,6 +85,119 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "may_open_control_room": can_open_control_room(request.user, fixture),
             "may_open_steward_page": can_open_steward_page(request.user, fixture),
             "may_plan": can_plan_fixtures(request.user, fixture.ground),
+            "may_read_plan": may_read_plan,
+            "assessment": _assessment(request, fixture) if may_read_plan else None,
+        },
+    )
+
+
+def _assessment(request: HttpRequest, fixture: object) -> RiskAssessment | None:
+    """The current assessment; None, with the policy's problems shown, if the policy is refused."""
+    try:
+        return risk_assessment_current(fixture=fixture)  # type: ignore[arg-type]
+    except PolicyFileError as error:
+        for problem in error.errors:
+            messages.error(request, f"Risk policy refused: {problem}")
+        return None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def fixture_risk(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The category and every factor behind it; POST assesses again (new history since)."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    may_assess = can_assess_risk(request.user, fixture)
+    if request.method == "POST":
+        require(may_assess)
+        try:
+            risk_assess(fixture=fixture, by=request.user)  # type: ignore[arg-type]
+        except PolicyFileError as error:
+            for problem in error.errors:
+                messages.error(request, f"Risk policy refused: {problem}")
+        return redirect("fixture_risk", fixture.pk)
+    return render(
+        request,
+        "matches/risk.html",
+        {
+            "fixture": fixture,
+            "assessment": _assessment(request, fixture),
+            "earlier": list(risk_assessments(fixture)[1:6]),
+            "may_assess": may_assess,
+        },
+    )
+
+
+def _plan_change(request: HttpRequest, fixture: Fixture) -> None:
+    """The POSTed action: generate, save (the edit form) or sign. Refusals become messages."""
+    action = request.POST.get("action", "")
+    user = request.user
+    try:
+        based_on = int(request.POST["version"]) if request.POST.get("version") else None
+        if action == "generate":
+            require(can_edit_plan(user, fixture))
+            plan_generate(fixture=fixture, by=user, based_on=based_on)  # type: ignore[arg-type]
+        elif action == "save":
+            require(can_edit_plan(user, fixture))
+            stewards = {}
+            for key in request.POST:
+                value = request.POST.get(key, "")
+                if key.startswith("stewards-"):
+                    try:
+                        stewards[key.removeprefix("stewards-")] = int(value)
+                    except ValueError:
+                        raise PlanError("stewards", f"{value!r} is not a whole number") from None
+            first_aiders = request.POST.get("first_aiders", "")
+            plan_revise(
+                fixture=fixture,
+                by=user,  # type: ignore[arg-type]
+                based_on=based_on or 0,
+                stewards=stewards,
+                measures={
+                    key.removeprefix("measure-"): request.POST.get(key, "")
+                    for key in request.POST
+                    if key.startswith("measure-")
+                },
+                communications={
+                    key: request.POST[key] for key in ("primary", "fallback") if key in request.POST
+                },
+                first_aiders=int(first_aiders) if first_aiders.isdigit() else None,
+                note=request.POST.get("note", ""),
+            )
+        elif action == "sign":
+            require(bool(plan_sign_roles(user, fixture)))
+            plan_sign(fixture=fixture, by=user, version=based_on or 0)  # type: ignore[arg-type]
+        else:
+            messages.error(request, "Unknown action.")
+    except (PlanError, PlanChanged, PolicyFileError) as error:
+        messages.error(request, error.message)
+    except ValueError:
+        messages.error(request, "version: not a number")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def fixture_plan(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The match plan: its measures, stewards per zone with the working, first aid and
+    communications; the safety officer edits it; both signatures on the current version."""
+    fixture = fixture_for_risk(request.user, fixture_id)
+    if request.method == "POST":
+        _plan_change(request, fixture)
+        return redirect("fixture_plan", fixture.pk)
+    plan = plan_current(fixture)
+    sign_roles = plan_sign_roles(request.user, fixture)
+    signatures = plan_signatures(plan) if plan else {}
+    return render(
+        request,
+        "matches/plan.html",
+        {
+            "fixture": fixture,
+            "plan": plan,
+            "measure_names": dict(MEASURES),
+            "signatures": [(Role(role).label, sign_off) for role, sign_off in signatures.items()],
+            "signed_off": bool(plan) and all(signatures.values()),
+            "may_edit": can_edit_plan(request.user, fixture),
+            "may_sign": bool(plan) and any(signatures.get(role) is None for role in sign_roles),
+            "versions": list(plan_versions(fixture)),
         },
     )
 

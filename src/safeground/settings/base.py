@@ -28,6 +28,9 @@ SAFEGROUND_MATCH_THRESHOLD = env.float("SAFEGROUND_MATCH_THRESHOLD", default=85.
 # The demo's cup-tie tickets: "all" (~55,000, about 2 s of a demo load), "sample" (two seats a
 # block, the planted ban matches among them: what tests use) or "none".
 SAFEGROUND_DEMO_TICKETS = env.str("SAFEGROUND_DEMO_TICKETS", default="all")
+# The demo season's log before the cup tie (clashes v Watford, disorder v Middlesbrough), which
+# raises the cup tie's risk category.
+SAFEGROUND_DEMO_HISTORY = env.bool("SAFEGROUND_DEMO_HISTORY", default=True)
 # The gates (docs/adr/0005-turnstile-decisions.md). A scan is for the match at the turnstile's
 # ground whose kick-off is nearest the time scanned, from OPENS hours before kick-off to CLOSES
 # hours after; CACHE_SECONDS is how long a device key, a turnstile and a match's gate ends and
@@ -47,6 +50,11 @@ SAFEGROUND_ENTRY_COUNTS_EVERY = env.float("SAFEGROUND_ENTRY_COUNTS_EVERY", defau
 # changing SECRET_KEY changes it too. Production refuses to start without it.
 SAFEGROUND_BUNDLE_HOURS = env.float("SAFEGROUND_BUNDLE_HOURS", default=12.0)
 SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY", default="")
+# The risk policy (YAML): category thresholds, factor weights, rivalries, the match plan per
+# category. A safety officer edits it; `safeground assess` checks it and re-assesses open fixtures.
+SAFEGROUND_RISK_POLICY = env.str(
+    "SAFEGROUND_RISK_POLICY", default=str(PACKAGE_DIR / "matches" / "policy" / "default.yaml")
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -14,6 +14,8 @@ SAFEGROUND_REQUIRE_2FA = True
 MEDIA_ROOT = Path(tempfile.gettempdir()) / f"safeground-test-media-{os.getpid()}"
 # The demo's 55,000 cup-tie tickets take seconds to write; tests get two seats a block.
 SAFEGROUND_DEMO_TICKETS = "sample"
+# The log's tests start from an empty log; the risk and browser tests switch the history on.
+SAFEGROUND_DEMO_HISTORY = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["*"]
 AXES_ENABLED = True

@@ -8,9 +8,9 @@ layout or re-entry rule takes effect in every process within that time
 (docs/adr/0005-turnstile-decisions.md).
 Only found things are kept; an unknown key or turnstile is looked up again each time.
 
-On the event loop (entry/runtime/asgi.py on PostgreSQL) every lookup is asked for with `cached_only=True`:
-a hit is answered at once, without the database; a miss raises NotCached and the scan goes to a
-thread, which loads it through Django and fills the cache for the scans after it. So that a
+On the event loop (entry/runtime/asgi.py on PostgreSQL) every lookup is asked for with
+`cached_only=True`: a hit is answered at once, without the database; a miss raises NotCached
+and the scan goes to a thread, which loads it through Django and fills the cache for the scans after it. So that a
 turnstile scanning steadily never meets an expired entry (and a scan never waits for its reload),
 the loop has an entry reloaded on a scan thread once it is past REFRESH_AT of its time
 (`reloads_due`), while the entry still answers.
@@ -119,7 +119,7 @@ class TTLCache:
             # The next scan that needs it loads it itself, and meets the error there.
             self._data.pop(key, None)
             logger.warning("reloading %r failed", key, exc_info=True)
-            raise  # a scan thread drops a connection that failed (runtime.threads.in_scan_thread_soon)
+            raise  # a scan thread drops a failed connection (runtime.threads.in_scan_thread_soon)
 
     def clear(self) -> None:
         self._data.clear()

@@ -1,0 +1,520 @@
+"""The risk policy: a YAML file the safety officer reads and edits (shipped: policy/default.yaml).
+
+It holds the category labels and their thresholds, each factor's weight and the tables behind
+them (rivalries, competitions, stages). A file with a mistake is refused whole, every problem
+named as `FILE:LINE: KEY: message` (as venue files are, venues/venue_file.py), because a wrong
+weight silently lowers a match's category. The file's SHA-256 is stored with each assessment, so
+a category always says which policy gave it.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.conf import settings
+
+from safeground.errors import FileRefused
+from safeground.venues.venue_file import _LineLoader, _Mapping, _Sequence
+
+# The factors a policy must weigh, in the order the page lists them.
+FACTORS = (
+    "ground_incidents",
+    "club_history",
+    "arrests_ejections",
+    "banned_denials",
+    "rivalry",
+    "competition",
+    "kickoff",
+    "away_allocation",
+)
+
+
+# What every category's plan sets, in the order the plan lists them.
+MEASURES = (
+    ("alcohol", "Alcohol restrictions"),
+    ("police_inside", "Police inside the ground"),
+    ("search", "Search regime"),
+    ("banned_checks", "Banned-supporter checks at the gates"),
+    ("segregation_buffer", "Segregation buffer"),
+    ("away_arrival", "Away supporters' arrival"),
+    ("away_holding", "Away supporters held after the match"),
+)
+ZONE_USES = ("home", "away", "buffer")
+
+
+class PolicyFileError(FileRefused):
+    """The policy file is refused; `errors` lists every problem as `file:line: key: message`."""
+
+    code = "risk_policy_refused"
+
+
+@dataclass(frozen=True)
+class CategoryLevel:
+    label: str
+    start: float  # the score from which a fixture takes this category
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Rivalry:
+    clubs: frozenset[str]
+    name: str
+    level: float
+
+
+@dataclass(frozen=True)
+class Policy:
+    path: str
+    sha256: str
+    categories: tuple[CategoryLevel, ...]  # lowest first
+    season_starts: tuple[int, int]  # (month, day)
+    half_life_days: float
+    weights: dict[str, float]
+    ground_categories: dict[str, float]
+    club_categories: dict[str, float]
+    club_years: int
+    arrest_categories: dict[str, float]
+    arrest_days: int
+    denial_days: int
+    rivalries: tuple[Rivalry, ...]
+    competitions: dict[str, float]
+    stages: dict[str, float]
+    evening_from: time
+    away_free_up_to: int
+    away_per: int
+    first_aid: "FirstAidPolicy"
+    plans: dict[str, "PlanPolicy"]  # category label -> the plan it starts from
+
+    def category_for(self, score: float) -> CategoryLevel:
+        reached = [level for level in self.categories if score >= level.start]
+        return reached[-1]
+
+    def next_category(self, score: float) -> CategoryLevel | None:
+        above = [level for level in self.categories if level.start > score]
+        return above[0] if above else None
+
+
+@dataclass(frozen=True)
+class FirstAidPolicy:
+    """One first aider per `per` spectators up to `up_to`, then one per `then_per`; a crowd
+    doctor above `doctor_over` (the Green Guide's planning figures by default)."""
+
+    per: int
+    up_to: int
+    then_per: int
+    doctor_over: int
+
+
+@dataclass(frozen=True)
+class PlanPolicy:
+    spectators_per_steward: dict[str, int]  # zone use -> spectators per steward
+    measures: dict[str, str]
+    primary: str
+    fallback: str
+
+
+def policy_path() -> Path:
+    return Path(settings.SAFEGROUND_RISK_POLICY)
+
+
+_cache: dict[str, tuple[float, Policy]] = {}
+
+
+def policy_current() -> Policy:
+    """The policy at SAFEGROUND_RISK_POLICY, read again whenever the file changes."""
+    path = policy_path()
+    try:
+        mtime = path.stat().st_mtime
+    except OSError as error:
+        raise PolicyFileError([f"{path}: cannot read the file: {error}"]) from error
+    cached = _cache.get(str(path))
+    if cached is None or cached[0] != mtime:
+        cached = (mtime, policy_read(path=path))
+        _cache[str(path)] = cached
+    return cached[1]
+
+
+def policy_read(*, path: Path) -> Policy:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PolicyFileError([f"{path}: cannot read the file: {error}"]) from error
+    return policy_parse(text=text, filename=str(path))
+
+
+def policy_parse(*, text: str, filename: str) -> Policy:
+    try:
+        document = yaml.load(text, Loader=_LineLoader)  # a SafeLoader that keeps line numbers
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else 1
+        raise PolicyFileError([f"{filename}:{line}: not valid YAML: {error.problem}"]) from error
+    except yaml.YAMLError as error:
+        raise PolicyFileError([f"{filename}:1: not valid YAML: {error}"]) from error
+    check = _Check(filename)
+    policy = _policy(check, document, filename, hashlib.sha256(text.encode()).hexdigest())
+    if check.errors or policy is None:
+        raise PolicyFileError(check.errors)
+    return policy
+
+
+class _Check:
+    """Collects every problem with its line and key; readers return None for a bad value."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.errors: list[str] = []
+
+    def error(self, line: int, key: str, message: str) -> None:
+        self.errors.append(f"{self.filename}:{line}: {key}: {message}")
+
+    def mapping(
+        self, value: Any, line: int, key: str, allowed: tuple[str, ...] | None = None
+    ) -> _Mapping | None:
+        if not isinstance(value, _Mapping):
+            self.error(line, key or "(file)", f"must be a mapping, got {value!r}")
+            return None
+        for name in value:
+            if allowed is not None and name not in allowed:
+                self.error(
+                    value.key_lines[name],
+                    f"{key}.{name}" if key else str(name),
+                    f"unknown key; expected one of {', '.join(allowed)}",
+                )
+        return value
+
+    def get(self, m: _Mapping, name: str, key: str) -> tuple[Any, int] | None:
+        if name not in m:
+            self.error(m.line, f"{key}.{name}" if key else name, "missing")
+            return None
+        return m[name], m.key_lines[name]
+
+    def number(self, value: Any, line: int, key: str, *, whole: bool = False) -> float | None:
+        kinds = int if whole else int | float
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            self.error(line, key, f"must be a {'whole ' if whole else ''}number, got {value!r}")
+            return None
+        if value < 0:
+            self.error(line, key, f"must not be negative, got {value}")
+            return None
+        return float(value)
+
+    def text(self, value: Any, line: int, key: str) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
+            self.error(line, key, f"must be text, got {value!r} (put it in quotes)")
+            return None
+        return str(value).strip()
+
+    def weights(self, value: Any, line: int, key: str) -> dict[str, float]:
+        """A mapping of names to numbers (category codes, competitions, stages)."""
+        m = self.mapping(value, line, key)
+        if m is None:
+            return {}
+        found = {}
+        for name, item in m.items():
+            number = self.number(item, m.key_lines[name], f"{key}.{name}")
+            if number is not None:
+                found[str(name)] = number
+        return found
+
+
+def _section(
+    check: _Check, top: _Mapping, name: str, allowed: tuple[str, ...] | None = None
+) -> _Mapping | None:
+    got = check.get(top, name, "")
+    return None if got is None else check.mapping(got[0], got[1], name, allowed)
+
+
+def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy | None:
+    sections = (
+        "categories",
+        "season_starts",
+        "recency_half_life_days",
+        "factors",
+        "rivalries",
+        "competitions",
+        "stages",
+        "kickoff",
+        "away_allocation",
+        "first_aid",
+        "plans",
+    )
+    top = check.mapping(document, 1, "", sections)
+    if top is None:
+        return None
+    categories = _categories(check, top)
+    season_starts = _season_starts(check, top)
+    half_life = None
+    if (got := check.get(top, "recency_half_life_days", "")) is not None:
+        half_life = check.number(*got, "recency_half_life_days")
+        if half_life == 0:
+            check.error(got[1], "recency_half_life_days", "must be more than 0")
+    factors = _section(check, top, "factors", FACTORS)
+    weights: dict[str, float] = {}
+    tables: dict[str, Any] = {}
+    if factors is not None:
+        for factor in FACTORS:
+            spec = _factor(check, factors, factor)
+            if spec is not None:
+                weights[factor] = spec.pop("weight")
+                tables[factor] = spec
+    rivalries = _rivalries(check, top)
+    competitions = stages = {}
+    if (got := check.get(top, "competitions", "")) is not None:
+        competitions = check.weights(*got, "competitions")
+    if (got := check.get(top, "stages", "")) is not None:
+        stages = {name.lower(): value for name, value in check.weights(*got, "stages").items()}
+    evening_from = None
+    if (kickoff := _section(check, top, "kickoff", ("evening_from",))) is not None:
+        evening_from = _clock(check, kickoff, "evening_from", "kickoff.evening_from")
+    away: dict[str, int] = {}
+    if (allocation := _section(check, top, "away_allocation", ("free_up_to", "per"))) is not None:
+        for name in ("free_up_to", "per"):
+            key = f"away_allocation.{name}"
+            if (got := check.get(allocation, name, "away_allocation")) is not None:
+                number = check.number(*got, key, whole=True)
+                if number is not None and name == "per" and number == 0:
+                    check.error(got[1], key, "must be more than 0")
+                elif number is not None:
+                    away[name] = int(number)
+    first_aid = _first_aid(check, top)
+    plans = _plans(check, top, categories or ())
+    if (
+        check.errors
+        or first_aid is None
+        or categories is None
+        or season_starts is None
+        or half_life is None
+        or evening_from is None
+    ):
+        return None
+    return Policy(
+        path=filename,
+        sha256=sha256,
+        categories=categories,
+        season_starts=season_starts,
+        half_life_days=half_life,
+        weights=weights,
+        ground_categories=tables["ground_incidents"]["categories"],
+        club_categories=tables["club_history"]["categories"],
+        club_years=tables["club_history"]["years"],
+        arrest_categories=tables["arrests_ejections"]["categories"],
+        arrest_days=tables["arrests_ejections"]["days"],
+        denial_days=tables["banned_denials"]["days"],
+        rivalries=rivalries,
+        competitions=competitions,
+        stages=stages,
+        evening_from=evening_from,
+        away_free_up_to=away["free_up_to"],
+        away_per=away["per"],
+        first_aid=first_aid,
+        plans=plans,
+    )
+
+
+def _whole(check: _Check, m: _Mapping, name: str, key: str, minimum: int = 0) -> int | None:
+    if (got := check.get(m, name, key)) is None:
+        return None
+    number = check.number(*got, f"{key}.{name}", whole=True)
+    if number is not None and number < minimum:
+        check.error(got[1], f"{key}.{name}", f"must be at least {minimum}, got {number:g}")
+        return None
+    return None if number is None else int(number)
+
+
+def _first_aid(check: _Check, top: _Mapping) -> FirstAidPolicy | None:
+    names = ("spectators_per_first_aider", "up_to", "then_per", "crowd_doctor_over")
+    if (m := _section(check, top, "first_aid", names)) is None:
+        return None
+    minimums = {"spectators_per_first_aider": 1, "then_per": 1}
+    found = [_whole(check, m, name, "first_aid", minimums.get(name, 0)) for name in names]
+    if any(value is None for value in found):
+        return None
+    per, up_to, then_per, doctor_over = (int(value) for value in found)  # type: ignore[arg-type]
+    return FirstAidPolicy(per=per, up_to=up_to, then_per=then_per, doctor_over=doctor_over)
+
+
+def _plans(
+    check: _Check, top: _Mapping, categories: tuple[CategoryLevel, ...]
+) -> dict[str, PlanPolicy]:
+    if (m := _section(check, top, "plans")) is None:
+        return {}
+    labels = [level.label for level in categories]
+    for label in m:
+        if str(label) not in labels:
+            check.error(m.key_lines[label], f"plans.{label}", "not one of the categories above")
+    plans = {}
+    for label in labels:
+        key = f"plans.{label}"
+        if label not in m:
+            check.error(m.line, key, "missing: every category needs a plan")
+            continue
+        plan = check.mapping(
+            m[label],
+            m.key_lines[label],
+            key,
+            ("spectators_per_steward", "measures", "communications"),
+        )
+        if plan is None:
+            continue
+        ratios: dict[str, int] = {}
+        if (got := check.get(plan, "spectators_per_steward", key)) is not None:
+            rm = check.mapping(*got, f"{key}.spectators_per_steward", ZONE_USES)
+            for use in ZONE_USES if rm is not None else ():
+                value = _whole(check, rm, use, f"{key}.spectators_per_steward", minimum=1)  # type: ignore[arg-type]
+                if value is not None:
+                    ratios[use] = value
+        measures: dict[str, str] = {}
+        names = tuple(name for name, _ in MEASURES)
+        if (got := check.get(plan, "measures", key)) is not None:
+            mm = check.mapping(*got, f"{key}.measures", names)
+            for name in names if mm is not None else ():
+                if (item := check.get(mm, name, f"{key}.measures")) is not None:  # type: ignore[arg-type]
+                    text = check.text(*item, f"{key}.measures.{name}")
+                    if text is not None:
+                        measures[name] = text
+        comms: dict[str, str] = {}
+        if (got := check.get(plan, "communications", key)) is not None:
+            cm = check.mapping(*got, f"{key}.communications", ("primary", "fallback"))
+            for name in ("primary", "fallback") if cm is not None else ():
+                if (item := check.get(cm, name, f"{key}.communications")) is not None:  # type: ignore[arg-type]
+                    text = check.text(*item, f"{key}.communications.{name}")
+                    if text is not None:
+                        comms[name] = text
+        if len(ratios) == len(ZONE_USES) and len(measures) == len(names) and len(comms) == 2:
+            plans[label] = PlanPolicy(
+                spectators_per_steward=ratios,
+                measures=measures,
+                primary=comms["primary"],
+                fallback=comms["fallback"],
+            )
+    return plans
+
+
+# What each factor's section holds besides its weight.
+_FACTOR_KEYS: dict[str, tuple[str, ...]] = {
+    "ground_incidents": ("categories",),
+    "club_history": ("categories", "years"),
+    "arrests_ejections": ("categories", "days"),
+    "banned_denials": ("days",),
+}
+
+
+def _factor(check: _Check, factors: _Mapping, name: str) -> dict[str, Any] | None:
+    key = f"factors.{name}"
+    extra = _FACTOR_KEYS.get(name, ())
+    got = check.get(factors, name, "factors")
+    if got is None:
+        return None
+    m = check.mapping(got[0], got[1], key, ("weight", *extra))
+    if m is None:
+        return None
+    spec: dict[str, Any] = {}
+    for part in ("weight", *extra):
+        if (value := check.get(m, part, key)) is None:
+            continue
+        if part == "categories":
+            spec[part] = check.weights(*value, f"{key}.categories")
+        else:
+            number = check.number(*value, f"{key}.{part}", whole=part != "weight")
+            if number is not None:
+                spec[part] = number if part == "weight" else int(number)
+    return spec if len(spec) == 1 + len(extra) else None
+
+
+def _categories(check: _Check, top: _Mapping) -> tuple[CategoryLevel, ...] | None:
+    got = check.get(top, "categories", "")
+    if got is None:
+        return None
+    value, line = got
+    if not isinstance(value, _Sequence) or not value:
+        check.error(line, "categories", f"must be a list of categories, got {value!r}")
+        return None
+    levels: list[CategoryLevel] = []
+    for index, item in enumerate(value):
+        key = f"categories[{index}]"
+        m = check.mapping(item, value.item_lines[index], key, ("label", "from", "meaning"))
+        if m is None:
+            continue
+        label = start = None
+        if (got := check.get(m, "label", key)) is not None:
+            label = check.text(*got, f"{key}.label")
+        if (got := check.get(m, "from", key)) is not None:
+            start = check.number(*got, f"{key}.from")
+            if start is not None and levels and start <= levels[-1].start:
+                check.error(got[1], f"{key}.from", "must be above the category before it")
+            elif start is not None and not levels and start != 0:
+                check.error(got[1], f"{key}.from", "the first category must start from 0")
+        meaning = ""
+        if "meaning" in m:
+            meaning = check.text(m["meaning"], m.key_lines["meaning"], f"{key}.meaning") or ""
+        if label is not None and start is not None:
+            levels.append(CategoryLevel(label=label, start=start, meaning=meaning))
+    return tuple(levels) if len(levels) == len(value) else None
+
+
+def _season_starts(check: _Check, top: _Mapping) -> tuple[int, int] | None:
+    got = check.get(top, "season_starts", "")
+    if got is None:
+        return None
+    value, line = got
+    found = re.fullmatch(r"(\d\d)-(\d\d)", str(value))
+    if not isinstance(value, str) or found is None:
+        check.error(line, "season_starts", f'must be "MM-DD" in quotes, got {value!r}')
+        return None
+    month, day = int(found[1]), int(found[2])
+    if not (1 <= month <= 12 and 1 <= day <= 28):
+        check.error(line, "season_starts", f"must be a month 01-12 and a day 01-28, got {value}")
+        return None
+    return month, day
+
+
+def _clock(check: _Check, m: _Mapping, name: str, key: str) -> time | None:
+    got = check.get(m, name, key.rsplit(".", 1)[0])
+    if got is None:
+        return None
+    value, line = got
+    found = re.fullmatch(r"(\d\d):(\d\d)", str(value)) if isinstance(value, str) else None
+    if found is None or int(found[1]) > 23 or int(found[2]) > 59:
+        check.error(line, key, f'must be a time "HH:MM" in quotes, got {value!r}')
+        return None
+    return time(int(found[1]), int(found[2]))
+
+
+def _rivalries(check: _Check, top: _Mapping) -> tuple[Rivalry, ...]:
+    got = check.get(top, "rivalries", "")
+    if got is None:
+        return ()
+    value, line = got
+    if not isinstance(value, _Sequence):
+        check.error(line, "rivalries", f"must be a list, got {value!r}")
+        return ()
+    found: list[Rivalry] = []
+    for index, item in enumerate(value):
+        key = f"rivalries[{index}]"
+        m = check.mapping(item, value.item_lines[index], key, ("clubs", "name", "level"))
+        if m is None:
+            continue
+        clubs = name = level = None
+        if (got := check.get(m, "clubs", key)) is not None:
+            names = got[0]
+            if (
+                not isinstance(names, _Sequence)
+                or len(names) != 2
+                or not all(isinstance(n, str) and n.strip() for n in names)
+                or names[0] == names[1]
+            ):
+                check.error(got[1], f"{key}.clubs", f"must name two clubs, got {names!r}")
+            else:
+                clubs = frozenset(n.strip() for n in names)
+        if (got := check.get(m, "name", key)) is not None:
+            name = check.text(*got, f"{key}.name")
+        if (got := check.get(m, "level", key)) is not None:
+            level = check.number(*got, f"{key}.level")
+        if clubs is not None and name is not None and level is not None:
+            found.append(Rivalry(clubs=clubs, name=name, level=level))
+    return tuple(found)
