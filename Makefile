@@ -33,6 +33,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/mypy
+	PYTHONPATH=src $(BIN)/lint-imports --no-cache
 
 test: $(STAMP) browser lint
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/safeground makemigrations --check --dry-run

@@ -1,7 +1,7 @@
 """The safety officer's fixture form: rendering only; fixture_fields checks what is typed, as it
 does for the command line, a season file and the API."""
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils import timezone
@@ -34,10 +34,10 @@ class FixtureForm(forms.Form):
         self.keep_zones = keep_zones
         self.checked: FixtureFields | None = None
         blank = "Keep the zones as they are" if keep_zones else "Choose a layout"
-        self.fields["layout"].choices = [("", blank)] + [
+        cast(forms.ChoiceField, self.fields["layout"]).choices = [("", blank)] + [
             (layout.code, layout.name) for layout in ground.layouts.all()
         ]
-        self.fields["shared_with"].choices = [
+        cast(forms.ChoiceField, self.fields["shared_with"]).choices = [
             (org.slug, f"{org.name} ({org.get_kind_display()})")
             for org in Organisation.objects.exclude(pk=ground.organisation_id)
         ]

@@ -9,11 +9,11 @@ layout or re-entry rule takes effect in every process within that time
 Only found things are kept; an unknown key or turnstile is looked up again each time.
 
 On the event loop (entry/runtime/asgi.py on PostgreSQL) every lookup is asked for with
-`cached_only=True`: a hit is answered at once, without the database; a miss raises NotCached
-and the scan goes to a thread, which loads it through Django and fills the cache for the scans after it. So that a
-turnstile scanning steadily never meets an expired entry (and a scan never waits for its reload),
-the loop has an entry reloaded on a scan thread once it is past REFRESH_AT of its time
-(`reloads_due`), while the entry still answers.
+`cached_only=True`: a hit is answered at once, without the database; a miss raises NotCached and
+the scan goes to a thread, which loads it through Django and fills the cache for the scans after
+it. So that a turnstile scanning steadily never meets an expired entry (and a scan never waits
+for its reload), the loop has an entry reloaded on a scan thread once it is past REFRESH_AT of
+its time (`reloads_due`), while the entry still answers.
 """
 
 import logging
