@@ -41,10 +41,11 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def site(server, transactional_db, settings):
-    """The demo loaded and served; the second factor off unless a test turns it on."""
+def site(server, transactional_db, settings, request):
+    """The demo loaded and served; the second factor off unless a test turns it on. The demo's log
+    before the cup tie only for tests marked `demo_history` (the others start from an empty log)."""
     settings.SAFEGROUND_REQUIRE_2FA = False
-    settings.SAFEGROUND_DEMO_HISTORY = True
+    settings.SAFEGROUND_DEMO_HISTORY = request.node.get_closest_marker("demo_history") is not None
     demo_load()
     return server
 

@@ -10,6 +10,7 @@ from safeground.matches.selectors import plan_current, plan_is_signed_off
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.mark.demo_history
 def test_the_safety_officer_and_the_police_commander_sign_off_the_cup_tie(site, new_page, log_in):
     cup = Fixture.objects.get(away_club__name="Chelsea")
     page = log_in(new_page(), "safety")

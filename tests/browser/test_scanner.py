@@ -93,7 +93,7 @@ def test_every_reason_code_as_the_steward_sees_it_online(match_today, site, new_
         ("HOME-1", DENY, "wrong_end", "Direct the holder to Gate A"),
         ("LEAGUE-1", DENY, "wrong_match", "another match"),
         ("CANCELLED-1", DENY, "cancelled", "cancelled"),
-        ("NOT-A-TICKET", DENY, "unknown_ticket", "unknown ticket"),
+        ("NOT-A-TICKET", DENY, "unknown_ticket", "not on this match's list"),
         ("FLAGGED-1", DENY, "flagged", "check identity"),
     ]:
         scan(page, barcode)
@@ -126,9 +126,9 @@ def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_con
     expect(first.locator("[data-queued]")).to_have_text("queued (1)")
     # ...and knows it let that ticket in itself.
     scan(first, "AWAY-1")
-    expect_decision(first, DENY, "already_inside", "let in by this scanner")
+    expect_decision(first, DENY, "already_inside", "already used by this scanner")
     scan(first, "LEAGUE-1")
-    expect_decision(first, DENY, "unknown_ticket", "cannot tell an unknown ticket from one for")
+    expect_decision(first, DENY, "unknown_ticket", "not on this match's list")
     expect(first.locator("[data-queued]")).to_have_text("queued (3)")
 
     scan(second, "AWAY-1")  # a copy of the ticket, at another turnstile, a moment later
@@ -231,7 +231,7 @@ def test_a_steward_scans_people_out_and_back_in_online_and_offline(
         scan(page, barcode)
         expect_decision(page, "ADMIT", "", "Admit: block S-L")
     scan(page, "AWAY-2")
-    expect_decision(page, DENY, "already_inside", "let in by this scanner")
+    expect_decision(page, DENY, "already_inside", "already used by this scanner")
     # The page opens again offline and still knows who went out and came back.
     page.reload()
     expect(page.locator("[data-queued]")).to_have_text("queued (5)")

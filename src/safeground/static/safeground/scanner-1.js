@@ -286,7 +286,8 @@
     const message = fill(SAY[reason], {
       end: row && row[1] === "a" ? "an away" : "a home",
       go: gates.length ? ` Direct the holder to ${gates.join(" or ")}.` : "",
-      where: "", // offline: inside when the ticket list was made, or let in by this scanner
+      // offline the steward learns only whether this scanner let it in itself
+      where: mine.has(hash) ? " by this scanner" : " before the ticket list was made",
     });
     return { decision: "deny", reason, message, hash };
   }
