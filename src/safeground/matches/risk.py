@@ -222,16 +222,30 @@ def _entries(record: PastRecord) -> str:
     return f"{record.count} entr{'y' if record.count == 1 else 'ies'}"
 
 
-def _ground_incidents(fixture: Fixture, policy: Policy, records: list[PastRecord]) -> Factor:
-    since = season_start(policy, fixture.kickoff)
-    picked = [
-        (r, policy.ground_categories[r.code])
+def _logged(
+    records: list[PastRecord],
+    weights: dict[str, float],
+    since: datetime,
+    *,
+    ground_id: int | None = None,
+    club_ids: frozenset[int] | None = None,
+) -> list[tuple[PastRecord, float]]:
+    """The log's records since a date, of the categories the policy weighs, each with its weight;
+    at one ground or between one pair of clubs."""
+    return [
+        (r, weights[r.code])
         for r in records
         if r.kind == "log"
-        and r.ground_id == fixture.ground_id
         and r.kickoff >= since
-        and r.code in policy.ground_categories
+        and r.code in weights
+        and (ground_id is None or r.ground_id == ground_id)
+        and (club_ids is None or r.club_ids == club_ids)
     ]
+
+
+def _ground_incidents(fixture: Fixture, policy: Policy, records: list[PastRecord]) -> Factor:
+    since = season_start(policy, fixture.kickoff)
+    picked = _logged(records, policy.ground_categories, since, ground_id=fixture.ground_id)
     return _factor(
         fixture,
         policy,
@@ -247,14 +261,7 @@ def _ground_incidents(fixture: Fixture, policy: Policy, records: list[PastRecord
 def _club_history(fixture: Fixture, policy: Policy, records: list[PastRecord]) -> Factor:
     since = fixture.kickoff - timedelta(days=365 * policy.club_years)
     both = frozenset({fixture.home_club_id, fixture.away_club_id})
-    picked = [
-        (r, policy.club_categories[r.code])
-        for r in records
-        if r.kind == "log"
-        and r.club_ids == both
-        and r.kickoff >= since
-        and r.code in policy.club_categories
-    ]
+    picked = _logged(records, policy.club_categories, since, club_ids=both)
     return _factor(
         fixture,
         policy,
@@ -273,14 +280,7 @@ def _club_history(fixture: Fixture, policy: Policy, records: list[PastRecord]) -
 
 def _arrests_ejections(fixture: Fixture, policy: Policy, records: list[PastRecord]) -> Factor:
     since = fixture.kickoff - timedelta(days=policy.arrest_days)
-    picked = [
-        (r, policy.arrest_categories[r.code])
-        for r in records
-        if r.kind == "log"
-        and r.ground_id == fixture.ground_id
-        and r.kickoff >= since
-        and r.code in policy.arrest_categories
-    ]
+    picked = _logged(records, policy.arrest_categories, since, ground_id=fixture.ground_id)
     return _factor(
         fixture,
         policy,
