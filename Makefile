@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint bench bench-live bench-matching bench-entry bench-bundle install browser clean
+.PHONY: run test lint print-libs bench bench-live bench-matching bench-entry bench-bundle install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -16,7 +16,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+# Pango and a font for printed documents (WeasyPrint): on Debian, Chromium brings them, a bare
+# machine may not have them.
+print-libs:
+	@ldconfig -p | grep -q libpangoft2-1.0 && fc-list 2>/dev/null | grep -qi dejavu || { \
+	  echo "Installing Debian's Pango and DejaVu fonts for printed documents"; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+	    libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fontconfig >/dev/null; }
+
+run: $(STAMP) print-libs
 	$(BIN)/safeground migrate --no-input -v 0
 	$(BIN)/safeground demo --if-empty
 	$(BIN)/safeground serve
@@ -35,7 +43,7 @@ lint: $(STAMP)
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/mypy
 	PYTHONPATH=src $(BIN)/lint-imports --no-cache
 
-test: $(STAMP) browser lint
+test: $(STAMP) print-libs browser lint
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/safeground makemigrations --check --dry-run
 	scripts/run-tests
 
