@@ -31,7 +31,8 @@ What they build
     - `person()`, `ban(status=...)` through the register's services (propose, approve, appeal,
       decide, roll forward), `flag()` (confirmed and cleared through entry.services).
     - `ticket()`, `tickets()` (many at once), `device()` (a turnstile's key), `report()` (a log
-      entry through incidents.services), `categories()`.
+      entry through incidents.services), `categories()`, `scan()` (a scan decided as a
+      turnstile's is, at a time from kick-off).
 
 Moving a suite off the demo
     `cup_tie`/`league_match` -> `match_day.cup_tie`/`.league_match` (same usernames, same
@@ -46,6 +47,7 @@ Moving a suite off the demo
 Every name here is invented.
 """
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -70,6 +72,8 @@ from safeground.bans.services import (
     bans_roll_forward,
 )
 from safeground.entry.models import Ticket, TicketFlag
+from safeground.entry.runtime.lookups import DeviceInfo
+from safeground.entry.scans import ScanResult, scan_decide
 from safeground.entry.services import flag_clear, flag_confirm
 from safeground.incidents.categories import SEED as CATEGORY_SEED
 from safeground.incidents.models import Category, LogEntry
@@ -719,6 +723,34 @@ def device(
         sep=" ",
     )
     return device_create(organisation=organisation_, name=name, profile=profile)
+
+
+def scan(
+    fixture_: Fixture,
+    barcode: str,
+    /,
+    *,
+    turnstile: str = "A01",
+    minutes: float = -30,
+    direction: str = "in",
+) -> ScanResult:
+    """A scan at a turnstile `minutes` from the match's kick-off, decided as a turnstile's is
+    (entry.scans.scan_decide: admitted or denied with its reason), by the home club's device."""
+    organisation_ = fixture_.ground.organisation
+    found = Device.objects.filter(organisation=organisation_, name="Report turnstile").first()
+    made = found or device(organisation_, name="Report turnstile")[0]
+    at = fixture_.kickoff + timedelta(minutes=minutes)
+    return scan_decide(
+        device=DeviceInfo(
+            made.pk, organisation_.pk, made.name, made.profile, made.get_profile_display()
+        ),
+        turnstile=turnstile,
+        barcode=barcode,
+        scanned_at=at,
+        nonce=uuid.uuid4(),
+        direction=direction,
+        now=at,
+    )
 
 
 # --- the log ------------------------------------------------------------------------------------

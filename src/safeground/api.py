@@ -17,6 +17,7 @@ from safeground.entry.api import router as entry_router
 from safeground.errors import SafegroundError, error_body
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
+from safeground.reports.api import router as reports_router
 
 
 class ErrorOut(Schema):
@@ -55,6 +56,7 @@ api.add_router("/", accounts_router)
 api.add_router("/", matches_router)
 api.add_router("/", log_router)
 api.add_router("/", entry_router)
+api.add_router("/", reports_router)
 
 
 def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:

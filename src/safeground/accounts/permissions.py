@@ -262,3 +262,27 @@ def plan_sign_roles(user: Any, fixture: Fixture) -> set[str]:
     ):
         roles.add(Role.POLICE_COMMANDER)
     return roles
+
+
+# Reports (post-match report, season dashboard, exports): everyone working the match who reads
+# the plan (stewards and the away club do not); the season of a ground, its club's staff. Names
+# of banned people in an export: the register's readers only, each read recorded.
+SEASON_READERS = frozenset(GROUND_ROLES)
+
+
+def can_read_match_report(user: Any, fixture: Fixture) -> bool:
+    return can_read_plan(user, fixture)
+
+
+def can_read_season(user: Any, ground: Ground) -> bool:
+    return bool(roles_at(user, ground.organisation_id) & SEASON_READERS)
+
+
+def can_export_people(user: Any, organisation_id: int) -> bool:
+    """Names and dates of birth in an export of bans: criminal-offence data."""
+    return can_read_person(user, organisation_id)
+
+
+def sees_home_only(user: Any, fixture: Fixture) -> bool:
+    """A home-only log entry counts in the figures of the home club's staff only."""
+    return bool(roles_at(user, fixture.ground.organisation_id))

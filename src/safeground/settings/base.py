@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "safeground.live",
     "safeground.bans",
     "safeground.entry",
+    "safeground.reports",
     "safeground.demo",
 ]
 

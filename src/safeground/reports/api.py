@@ -1,0 +1,58 @@
+"""The reports' read API: the figures the pages show and the rows the exports hold, as JSON."""
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+from ninja.security import django_auth
+
+from .exports import (
+    ban_rows,
+    fixture_for_export,
+    ground_for_export,
+    log_rows,
+    page_size_check,
+    scan_rows,
+)
+from .selectors import SeasonFilter, match_report_for, season_for
+
+router = Router(tags=["reports"], auth=django_auth)
+
+
+@router.get("/reports/fixtures/{fixture_id}", url_name="report_match")
+def report_match(request: HttpRequest, fixture_id: int) -> dict[str, Any]:
+    """The post-match report's figures."""
+    return match_report_for(request.user, fixture_id).figures()
+
+
+@router.get("/reports/fixtures/{fixture_id}/log", url_name="report_log")
+def report_log(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]]:
+    """Every entry of the match's log, oldest first (home-only ones for the home club only)."""
+    fixture = fixture_for_export(request.user, fixture_id)
+    return list(log_rows(request.user, fixture))
+
+
+@router.get("/reports/fixtures/{fixture_id}/scans", url_name="report_scans")
+def report_scans(
+    request: HttpRequest, fixture_id: int, after: int = 0, limit: int = 1000
+) -> dict[str, Any]:
+    """The match's scans by id, a page at a time: pass the last id as `after` for the next."""
+    fixture = fixture_for_export(request.user, fixture_id)
+    rows = list(scan_rows(fixture, after=after, limit=page_size_check(limit)))
+    return {"scans": rows, "next_after": rows[-1]["id"] if len(rows) == limit else None}
+
+
+@router.get("/reports/grounds/{code}/season", url_name="report_season")
+def report_season(
+    request: HttpRequest, code: str, competition: int | None = None, opponent: int | None = None
+) -> dict[str, Any]:
+    """The season dashboard's figures, filtered by competition and opponent (club ids)."""
+    return season_for(request.user, code, SeasonFilter(competition, opponent)).figures()
+
+
+@router.get("/reports/grounds/{code}/bans", url_name="report_bans")
+def report_bans(request: HttpRequest, code: str, reason: str = "") -> list[dict[str, Any]]:
+    """The club's bans; with a `reason`, for the register's readers only, each person's name and
+    date of birth too, and an access record for each person named."""
+    ground = ground_for_export(request.user, code)
+    return ban_rows(user=request.user, ground=ground, reason=reason)[1]

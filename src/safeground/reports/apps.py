@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ReportsConfig(AppConfig):
+    name = "safeground.reports"
+    verbose_name = "Reports and season analytics"
