@@ -485,6 +485,94 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
+    # Reports: the post-match report, its exports and API for everyone working the match but
+    # stewards and the away club; the season of the ground for the club's staff (not stewards).
+    "match_report": [
+        (
+            lambda: reverse("match_report", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "match_report_pdf": [
+        (
+            lambda: reverse("match_report_pdf", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "match_export": [
+        (
+            lambda: reverse("match_export", args=[cup_tie().pk, "log", "csv"]),
+            expect(302, 200, steward=403, liaison=403),
+        ),
+        (
+            lambda: reverse("match_export", args=[cup_tie().pk, "scans", "json"]),
+            expect(302, 200, steward=403, liaison=403),
+        ),
+    ],
+    "season": [
+        (
+            lambda: reverse("season", args=["riverside-park"]),
+            only(302, GROUND_STAFF, 200, 403),
+        )
+    ],
+    "season_pdf": [
+        (
+            lambda: reverse("season_pdf", args=["riverside-park"]),
+            only(302, GROUND_STAFF, 200, 403),
+        )
+    ],
+    # Bans without names for the ground's staff; with names only for the register's readers.
+    "ground_export": [
+        (
+            lambda: reverse("ground_export", args=["riverside-park", "bans", "csv"]),
+            only(302, GROUND_STAFF, 200, 403),
+        ),
+        (
+            lambda: (
+                reverse("ground_export", args=["riverside-park", "bans", "json"])
+                + "?reason=Season+return"
+            ),
+            only(302, REGISTER, 200, 403),
+        ),
+        (
+            lambda: reverse("ground_export", args=["riverside-park", "season", "csv"]),
+            only(302, GROUND_STAFF, 200, 403),
+        ),
+    ],
+    "api:report_match": [
+        (
+            lambda: reverse("api:report_match", args=[cup_tie().pk]),
+            expect(401, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:report_log": [
+        (
+            lambda: reverse("api:report_log", args=[cup_tie().pk]),
+            expect(401, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:report_scans": [
+        (
+            lambda: reverse("api:report_scans", args=[cup_tie().pk]),
+            expect(401, 200, steward=403, liaison=403),
+        )
+    ],
+    "api:report_season": [
+        (
+            lambda: reverse("api:report_season", args=["riverside-park"]),
+            only(401, GROUND_STAFF, 200, 403),
+        )
+    ],
+    "api:report_bans": [
+        (
+            lambda: reverse("api:report_bans", args=["riverside-park"]),
+            only(401, GROUND_STAFF, 200, 403),
+        ),
+        (
+            lambda: reverse("api:report_bans", args=["riverside-park"]) + "?reason=Season+return",
+            only(401, REGISTER, 200, 403),
+        ),
+    ],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }
