@@ -14,6 +14,7 @@ from safeground.accounts.permissions import (
     can_open_control_room,
     can_open_steward_page,
     can_plan_fixtures,
+    can_read_match_report,
     can_read_plan,
     can_use_register,
     flag_organisation_ids,
@@ -86,6 +87,7 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "may_open_steward_page": can_open_steward_page(request.user, fixture),
             "may_plan": can_plan_fixtures(request.user, fixture.ground),
             "may_read_plan": may_read_plan,
+            "may_read_report": can_read_match_report(request.user, fixture),
             "assessment": _assessment(request, fixture) if may_read_plan else None,
         },
     )
