@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint print-libs bench bench-live bench-matching bench-entry bench-bundle install browser clean
+.PHONY: run test lint print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -58,6 +58,12 @@ bench-matching: $(STAMP)
 
 bench-bundle: $(STAMP)
 	$(BIN)/python bench/bench_bundle.py
+
+# The season dashboard and a post-match report over 50 matches, 20,000 log entries and 2,000,000
+# scans, on PostgreSQL (127.0.0.1:5432, a database of its own); `--sqlite` in BENCH_REPORTS_ARGS
+# for a SQLite file instead.
+bench-reports: $(STAMP)
+	$(BIN)/python bench/bench_reports.py $(BENCH_REPORTS_ARGS)
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

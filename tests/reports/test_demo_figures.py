@@ -1,0 +1,39 @@
+"""The demo's story in the season's figures: the trouble v Watford and v Middlesbrough (the
+demo's history), the cup tie's arrests once the seed case is replayed, the bans of the season.
+Each expected figure is counted from the demo's own data files."""
+
+import pytest
+
+from safeground.bans.models import Ban
+from safeground.demo.history import ENTRIES
+from safeground.demo.register import CLUB_BANS
+from safeground.demo.replay import replay, scenario_fixture, scenario_load
+from safeground.demo.season import demo_load
+from safeground.reports.selectors import SeasonFilter, match_report, season
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_season_shows_the_seed_case_figures(settings) -> None:
+    settings.SAFEGROUND_DEMO_HISTORY = True
+    ground = demo_load()
+    scenario = scenario_load("seed")
+    cup = scenario_fixture(scenario)
+    replay(scenario, fixture=cup, speed=0)
+
+    found = season(ground, SeasonFilter())
+    by_opponent = {m["opponent"]: m for m in found.matches}
+    for opponent in ("Watford", "Middlesbrough"):
+        logged = [e for e in ENTRIES if e[0] == opponent]
+        row = by_opponent[opponent]
+        assert row["incidents_total"] == len(logged)
+        assert row["arrests"] == sum(1 for e in logged if e[2] == "arrest")
+    assert by_opponent["Middlesbrough"]["arrests"] == 4  # the public figure, from the data
+    arrests = [e for e in scenario.entries if e.get("category") == "arrest"]
+    assert by_opponent["Chelsea"]["arrests"] == len(arrests) == 7
+    assert match_report(cup).arrests == len(arrests)
+
+    # The season's bans on the night of the cup tie: the 23 club bans, and one more under appeal.
+    on_the_night = found.bans[[m["id"] for m in found.matches].index(cup.pk)]
+    appealed = Ban.objects.filter(status=Ban.Status.APPEALED).count()
+    assert on_the_night["issued"] - appealed == len(CLUB_BANS) == 23
