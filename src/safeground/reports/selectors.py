@@ -52,6 +52,9 @@ HALF_TIME = 45
 SECOND_HALF = 60
 FULL_TIME = 105
 TIMELINE_STEP = 5  # minutes per bar of the admissions timeline
+# The timeline's reach from kick-off: the gates open well before it; an admission outside this
+# (a clock set wrong) is counted in the figures but not drawn.
+TIMELINE_FROM, TIMELINE_TO = -240, 180
 # Debrief notes: the safety officer's reports written from full time on.
 DEBRIEF_ROLE = "safety_officer"
 RESOLVED = (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED)
@@ -281,7 +284,8 @@ def admissions_timeline(fixture: Fixture) -> dict[str, Any]:
         .order_by()
     ):
         offset = (minute - fixture.kickoff).total_seconds() / 60
-        per_step[int(offset // TIMELINE_STEP) * TIMELINE_STEP] += n
+        if TIMELINE_FROM <= offset < TIMELINE_TO:
+            per_step[int(offset // TIMELINE_STEP) * TIMELINE_STEP] += n
     if not per_step:
         return {"step": TIMELINE_STEP, "minutes": [], "admitted": []}
     first = min(min(per_step), 0)

@@ -1,6 +1,5 @@
 """Pages: the post-match report (HTML and PDF), the season dashboard (HTML and PDF), exports."""
 
-import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -10,7 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from safeground.accounts.permissions import can_export_people
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, error_body
 from safeground.printing import pdf_response
 
 from . import charts
@@ -254,11 +253,8 @@ def _download(
 
 
 def _refused(error: SafegroundError) -> HttpResponse:
-    return HttpResponse(
-        json.dumps({"code": error.code, "field": error.field, "detail": error.message}),
-        status=error.status,
-        content_type="application/json",
-    )
+    """A download refused: the API's one error shape, as the link was asked for data."""
+    return JsonResponse(error_body(error.code, error.field, error.message), status=error.status)
 
 
 @login_required
