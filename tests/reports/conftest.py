@@ -30,6 +30,7 @@ class Played:
     # (minutes from kick-off, barcode, what the turnstile answered)
     scans: list[tuple[float, str, ScanResult]] = field(default_factory=list)
     bans: list[Ban] = field(default_factory=list)
+    debrief: LogEntry | None = None  # the safety officer's, after full time (not an incident)
     reports: list[LogEntry] = field(default_factory=list)
     # (minutes to assignment, to escalation, to resolution) of the incident acted on
     acted: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -98,10 +99,11 @@ def played(match_day) -> Played:
         entry=coins, author=police, status="resolved", observed_at=_at(cup, resolved)
     )
     played.acted = (assigned - reported, escalated - reported, resolved - reported)
-    report(
-        "other",
-        125,
-        Place(zone="home-north"),
+    played.debrief = factories.report(
+        cup,
+        category="decision",
+        place=Place(outside="Control room"),
+        observed_at=_at(cup, 125),
         author=cast["safety"],
         text="Debrief: the steward line at the buffer held; more stewards there next time",
     )

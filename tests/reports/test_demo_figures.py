@@ -31,7 +31,10 @@ def test_the_demo_season_shows_the_seed_case_figures(settings) -> None:
     assert by_opponent["Middlesbrough"]["arrests"] == 4  # the public figure, from the data
     arrests = [e for e in scenario.entries if e.get("category") == "arrest"]
     assert by_opponent["Chelsea"]["arrests"] == len(arrests) == 7
-    assert match_report(cup).arrests == len(arrests)
+    report = match_report(cup)
+    assert report.arrests == len(arrests)
+    debrief = [e for e in scenario.entries if e["by"] == "safety" and float(e["at"]) >= 105]
+    assert [note["text"] for note in report.debrief] == [e["text"] for e in debrief]
 
     # The season's bans on the night of the cup tie: the 23 club bans, and one more under appeal.
     on_the_night = found.bans[[m["id"] for m in found.matches].index(cup.pk)]

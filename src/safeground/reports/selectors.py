@@ -4,8 +4,10 @@ Every figure is aggregated in the database (GROUP BY, COUNT): a season is tens o
 log entries and millions of scans, and only the counts come back (docs/adr/0009-reports.md).
 Which entries count:
 
-- an *incident* is a report in the log (kind "report"); its category and severity are the ones
-  it was reported with (a later correction is a new entry and does not move the count);
+- an *incident* is a report in the log (kind "report") that is not a decision (the category
+  "decision": the control room's decisions and the debrief, recorded, not incidents); its
+  category and severity are the ones it was reported with (a later correction is a new entry
+  and does not move the count);
 - *arrests* and *ejections* are reports in the "arrest" and "ejection" categories, counted in one
   place, `arrests_and_ejections` (casework's outcomes will be added there);
 - *admitted* is the number of tickets admitted at least once (a ticket's first admission, its
@@ -55,8 +57,10 @@ TIMELINE_STEP = 5  # minutes per bar of the admissions timeline
 # The timeline's reach from kick-off: the gates open well before it; an admission outside this
 # (a clock set wrong) is counted in the figures but not drawn.
 TIMELINE_FROM, TIMELINE_TO = -240, 180
-# Debrief notes: the safety officer's reports written from full time on.
+# Debrief notes: the safety officer's decisions (the log's "decision" category, with their
+# rationale) written from full time on. Decisions are records, not incidents.
 DEBRIEF_ROLE = "safety_officer"
+NOT_INCIDENTS = ("decision",)
 RESOLVED = (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED)
 # Scans refused for these reasons keep the holder out: "prevented from attending" counts each
 # such ticket once, unless it was admitted in the end (entry/selectors.PREVENTING).
@@ -69,6 +73,12 @@ def _reports(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[LogEn
     """The match's incidents as one viewer may count them (home-only ones for the home club)."""
     reports = LogEntry.objects.filter(fixture_id__in=fixture_ids, kind=LogEntry.Kind.REPORT)
     return reports if home_only else reports.filter(home_only=False)
+
+
+def _incidents(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[LogEntry]:
+    """Reports of something that happened: not the control room's decisions and debrief notes
+    (category "decision"), which are in the log for the record."""
+    return _reports(fixture_ids, home_only=home_only).exclude(category__code__in=NOT_INCIDENTS)
 
 
 def arrests_and_ejections(
@@ -107,7 +117,7 @@ def response_times(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet
     """Reports that were acted on, each with its first assignment and first resolution (the
     earliest action of each kind that concerns it), in one aggregate query."""
     return (
-        _reports(fixture_ids, home_only=home_only)
+        _incidents(fixture_ids, home_only=home_only)
         .annotate(
             first_assigned=Min(
                 "actions__observed_at", filter=Q(actions__kind=LogEntry.Kind.ASSIGNMENT)
@@ -249,7 +259,7 @@ def _incidents_by_category(fixture: Fixture, *, home_only: bool) -> tuple[list[d
     names = _category_names()
     table: dict[int, list[int]] = {}
     for category_id, severity, n in (
-        _reports([fixture.pk], home_only=home_only)
+        _incidents([fixture.pk], home_only=home_only)
         .values_list("category_id", "severity")
         .annotate(n=Count("pk"))
         .values_list("category_id", "severity", "n")
@@ -339,7 +349,7 @@ def incidents_by_block(fixture: Fixture, *, home_only: bool) -> dict[str, Any]:
     counts: dict[str, int] = {}
     elsewhere: Counter[str] = Counter()
     for code, concourse, gate, zone, outside, n in (
-        _reports([fixture.pk], home_only=home_only)
+        _incidents([fixture.pk], home_only=home_only)
         .values_list("block__code", "concourse__name", "gate__name", "zone__name", "outside")
         .annotate(n=Count("pk"))
         .values_list("block__code", "concourse__name", "gate__name", "zone__name", "outside", "n")
@@ -423,12 +433,15 @@ def chain_check(fixture: Fixture) -> dict[str, Any]:
 
 
 def debrief_notes(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
-    """The safety officer's reports from full time on: their debrief, in the log like the rest."""
+    """The safety officer's decisions from full time on: their debrief, in the log like the
+    rest (a report in the "decision" category)."""
     full_time = fixture.kickoff + timedelta(minutes=FULL_TIME)
     return [
         {"seq": seq, "at": at.isoformat(), "author": author, "text": text}
         for seq, at, author, text in _reports([fixture.pk], home_only=home_only)
-        .filter(author_role=DEBRIEF_ROLE, observed_at__gte=full_time)
+        .filter(
+            author_role=DEBRIEF_ROLE, observed_at__gte=full_time, category__code__in=NOT_INCIDENTS
+        )
         .order_by("seq")
         .values_list("seq", "observed_at", "author_name", "text")
     ]
@@ -492,7 +505,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
     names = _category_names()
     by_category: dict[int, Counter[str]] = defaultdict(Counter)
     for fixture_id, category_id, n in (
-        _reports(ids, home_only=True)
+        _incidents(ids, home_only=True)
         .values_list("fixture_id", "category_id")
         .annotate(n=Count("pk"))
         .values_list("fixture_id", "category_id", "n")
@@ -545,7 +558,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         )
     busiest = [
         {"block": code, "incidents": n}
-        for code, n in _reports(ids, home_only=True)
+        for code, n in _incidents(ids, home_only=True)
         .filter(block__isnull=False)
         .values_list("block__code")
         .annotate(n=Count("pk"))
