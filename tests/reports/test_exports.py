@@ -135,3 +135,21 @@ def test_the_api_log_matches_the_export_and_the_season_filters(
     factories.report(played.day.league_match, category="medical", place=Place(block="N-L1"))
     everything = client.get(f"/api/reports/grounds/{ground}/season").json()
     assert everything["totals"]["incidents"] == len(played.reports) + 1
+
+
+def test_the_api_names_people_only_for_a_reason_from_a_register_reader(
+    played: Played, client_for, no_second_factor
+) -> None:
+    url = f"/api/reports/grounds/{played.day.ground.code}/bans"
+    before = AccessRecord.objects.count()
+    unnamed = client_for("auditor").get(url).json()
+    assert unnamed and all(row["last_name"] is None for row in unnamed)
+    assert client_for("auditor").get(url, {"reason": "Audit of the season"}).status_code == 403
+    assert AccessRecord.objects.count() == before
+
+    named = client_for("security").get(url, {"reason": "Return to the football unit"}).json()
+    assert {row["last_name"] for row in named} == {
+        b.person.last_name for b in Ban.objects.select_related("person")
+    }
+    people = {b.person_id for b in Ban.objects.filter(pk__in=[row["id"] for row in named])}
+    assert AccessRecord.objects.count() == before + len(people)

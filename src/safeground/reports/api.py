@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Schema
 from ninja.security import django_auth
 
 from .exports import (
@@ -19,20 +19,72 @@ from .selectors import SeasonFilter, match_report_for, season_for
 router = Router(tags=["reports"], auth=django_auth)
 
 
-@router.get("/reports/fixtures/{fixture_id}", url_name="report_match")
+class LogRowOut(Schema):
+    seq: int
+    kind: str
+    observed_at: str
+    logged_at: str
+    author: str
+    author_role: str
+    category: str
+    severity: int | None
+    place: str
+    text: str
+    note: str
+    status: str
+    escalated_to: str
+    concerns: int | None
+    home_only: bool
+    hash: str
+
+
+class ScanOut(Schema):
+    id: int
+    scanned_at: str
+    stored_at: str
+    gate: str
+    turnstile: str
+    direction: str
+    decision: str
+    reason: str
+    offline: bool
+
+
+class ScanPage(Schema):
+    scans: list[ScanOut]
+    next_after: int | None
+
+
+class BanOut(Schema):
+    id: int
+    type: str
+    status: str
+    scope: str
+    issued_by: str
+    starts_on: str
+    ends_on: str | None
+    is_life: bool
+    created_at: str
+    # Only with a stated reason, for the register's readers.
+    first_names: str | None = None
+    last_name: str | None = None
+    date_of_birth: str | None = None
+
+
+@router.get("/reports/fixtures/{fixture_id}", response=dict[str, Any], url_name="report_match")
 def report_match(request: HttpRequest, fixture_id: int) -> dict[str, Any]:
     """The post-match report's figures."""
     return match_report_for(request.user, fixture_id).figures()
 
 
-@router.get("/reports/fixtures/{fixture_id}/log", url_name="report_log")
+@router.get("/reports/fixtures/{fixture_id}/log", response=list[LogRowOut], url_name="report_log")
 def report_log(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]]:
     """Every entry of the match's log, oldest first (home-only ones for the home club only)."""
     fixture = fixture_for_export(request.user, fixture_id)
     return list(log_rows(request.user, fixture))
 
 
-@router.get("/reports/fixtures/{fixture_id}/scans", url_name="report_scans")
+@router.get("/reports/fixtures/{fixture_id}/scans", response=ScanPage, url_name="report_scans")
 def report_scans(
     request: HttpRequest, fixture_id: int, after: int = 0, limit: int = 1000
 ) -> dict[str, Any]:
@@ -42,7 +94,7 @@ def report_scans(
     return {"scans": rows, "next_after": rows[-1]["id"] if len(rows) == limit else None}
 
 
-@router.get("/reports/grounds/{code}/season", url_name="report_season")
+@router.get("/reports/grounds/{code}/season", response=dict[str, Any], url_name="report_season")
 def report_season(
     request: HttpRequest, code: str, competition: int | None = None, opponent: int | None = None
 ) -> dict[str, Any]:
@@ -50,7 +102,7 @@ def report_season(
     return season_for(request.user, code, SeasonFilter(competition, opponent)).figures()
 
 
-@router.get("/reports/grounds/{code}/bans", url_name="report_bans")
+@router.get("/reports/grounds/{code}/bans", response=list[BanOut], url_name="report_bans")
 def report_bans(request: HttpRequest, code: str, reason: str = "") -> list[dict[str, Any]]:
     """The club's bans; with a `reason`, for the register's readers only, each person's name and
     date of birth too, and an access record for each person named."""
