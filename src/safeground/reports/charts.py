@@ -32,8 +32,10 @@ PALETTE = (
     "#4B4B8F",
     "#A5AA99",
 )
-WIDTH, HEIGHT = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 40, 10, 10, 60
+WIDTH, HEIGHT = 640, 270
+LEFT, RIGHT, TOP, BOTTOM = 40, 10, 10, 75
+LABEL_CHARS = 18  # an x label longer than this is cut (they are rotated under the axis)
+NICE = (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
 
 
 def colour(n: int) -> str:
@@ -41,14 +43,14 @@ def colour(n: int) -> str:
 
 
 def _scale(most: float) -> float:
-    """A round top for the axis: 1, 2, 5 times a power of ten."""
-    top = 1.0
-    while top < most:
-        for step in (2, 2.5, 2):
-            top *= step
-            if top >= most:
-                break
-    return top
+    """A round top for the axis: the smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of
+    ten that holds the highest value."""
+    power = 1.0
+    while True:
+        for nice in NICE:
+            if nice * power >= most:
+                return nice * power
+        power *= 10
 
 
 def _frame(title: str, top: float, body: list[str], legend: Sequence[tuple[str, str]]) -> str:
@@ -56,6 +58,7 @@ def _frame(title: str, top: float, body: list[str], legend: Sequence[tuple[str, 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT + 16 * len(legend)}"'
         f' class="chart" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
         f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" y2="{TOP + plot_h}"'
         ' stroke="#333" stroke-width="1"/>',
     ]
@@ -73,11 +76,15 @@ def _frame(title: str, top: float, body: list[str], legend: Sequence[tuple[str, 
             )
     parts += body
     for n, (name, fill) in enumerate(legend):
-        y = HEIGHT + 16 * n
+        y = HEIGHT + 4 + 16 * n
         parts.append(f'<rect x="{LEFT}" y="{y - 9}" width="10" height="10" fill="{fill}"/>')
         parts.append(f'<text x="{LEFT + 14}" y="{y}" font-size="10">{escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _cut(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
 
 def _x_labels(labels: Sequence[str], slot: float, every: int = 1) -> list[str]:
@@ -89,7 +96,7 @@ def _x_labels(labels: Sequence[str], slot: float, every: int = 1) -> list[str]:
         x = LEFT + slot * (n + 0.5)
         out.append(
             f'<text x="{x:.1f}" y="{y}" font-size="8" text-anchor="end"'
-            f' transform="rotate(-45 {x:.1f} {y})">{escape(label)}</text>'
+            f' transform="rotate(-45 {x:.1f} {y})">{escape(_cut(label))}</text>'
         )
     return out
 
@@ -142,12 +149,17 @@ def bars(
                 f'<rect x="{LEFT + slot * n + slot * 0.1:.1f}" y="{TOP + plot_h - h:.1f}"'
                 f' width="{slot * 0.8:.1f}" height="{h:.1f}" fill="{fill}"/>'
             )
-    for index, label in marks:
+    for n, (index, label) in enumerate(marks):
         x = LEFT + slot * index
+        # Labels alternate between two lines, so close marks (half time, second half) do not
+        # overlap; one near the right edge ends at its line instead of starting there.
+        y = TOP + 9 + 11 * (n % 2)
+        anchor = ' text-anchor="end"' if x > WIDTH - RIGHT - 60 else ""
+        dx = -2 if anchor else 2
         body.append(
             f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + plot_h}" stroke="#D55E00"'
             ' stroke-dasharray="4 2"/>'
-            f'<text x="{x + 2:.1f}" y="{TOP + 9}" font-size="9" fill="#D55E00">'
+            f'<text x="{x + dx:.1f}" y="{y}" font-size="9" fill="#D55E00"{anchor}>'
             f"{escape(label)}</text>"
         )
     body += _x_labels(labels, slot, every)
