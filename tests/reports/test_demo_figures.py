@@ -2,13 +2,19 @@
 demo's history), the cup tie's arrests once the seed case is replayed, the bans of the season.
 Each expected figure is counted from the demo's own data files."""
 
+from collections import Counter
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from safeground.bans.models import Ban
 from safeground.demo.history import ENTRIES
 from safeground.demo.register import CLUB_BANS
 from safeground.demo.replay import replay, scenario_fixture, scenario_load
 from safeground.demo.season import demo_load
+from safeground.entry.models import Scan, Ticket
+from safeground.entry.selectors import entry_counts
 from safeground.reports.selectors import SeasonFilter, match_report, season
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +41,24 @@ def test_the_demo_season_shows_the_seed_case_figures(settings) -> None:
     assert report.arrests == len(arrests)
     debrief = [e for e in scenario.entries if e["by"] == "safety" and float(e["at"]) >= 105]
     assert [note["text"] for note in report.debrief] == [e["text"] for e in debrief]
+
+    # The gates: the cup tie's arrival played through the turnstiles (forged tickets, banned and
+    # flagged holders turned away); the report's denials are the scans stored.
+    call_command("replay_arrival", speed=0, share=1.0, confirm=4, lanes=1, stdout=StringIO())
+    report = match_report(cup)
+    stored = Counter(
+        Scan.objects.filter(fixture=cup, decision="deny").values_list("reason", flat=True)
+    )
+    assert {row["code"]: row["count"] for row in report.denied if row["count"]} == dict(stored)
+    kept_out = {
+        ticket
+        for ticket, reason in Scan.objects.filter(fixture=cup).values_list("ticket_id", "reason")
+        if reason in {"banned", "flagged", "cancelled"}
+    } - set(
+        Ticket.objects.filter(fixture=cup, entered_at__isnull=False).values_list("pk", flat=True)
+    )
+    assert report.prevented == len(kept_out) == entry_counts(cup)["prevented"]
+    assert report.admitted == Scan.objects.filter(fixture=cup, decision="admit").count()
 
     # The season's bans on the night of the cup tie: the 23 club bans, and one more under appeal.
     on_the_night = found.bans[[m["id"] for m in found.matches].index(cup.pk)]
