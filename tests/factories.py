@@ -72,6 +72,7 @@ from safeground.bans.services import (
     bans_roll_forward,
 )
 from safeground.entry.models import Ticket, TicketFlag
+from safeground.entry.runtime import lookups
 from safeground.entry.runtime.lookups import DeviceInfo
 from safeground.entry.scans import ScanResult, scan_decide
 from safeground.entry.services import flag_clear, flag_confirm
@@ -736,6 +737,8 @@ def scan(
 ) -> ScanResult:
     """A scan at a turnstile `minutes` from the match's kick-off, decided as a turnstile's is
     (entry.scans.scan_decide: admitted or denied with its reason), by the home club's device."""
+    # The gates' caches hold turnstiles and matches by id for a few seconds: a test's are new.
+    lookups.caches_clear()
     organisation_ = fixture_.ground.organisation
     found = Device.objects.filter(organisation=organisation_, name="Report turnstile").first()
     made = found or device(organisation_, name="Report turnstile")[0]

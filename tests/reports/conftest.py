@@ -10,6 +10,7 @@ import pytest
 
 from safeground.bans.models import Ban
 from safeground.entry.models import Scan
+from safeground.entry.runtime import lookups
 from safeground.entry.scans import ScanResult
 from safeground.incidents.models import LogEntry
 from safeground.incidents.services import (
@@ -22,6 +23,15 @@ from safeground.incidents.services import (
     steward_post_assign,
 )
 from tests import factories
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    """The gates' caches (turnstiles, matches by id) start and end each test empty, as in
+    tests/entry: ids are reused from one test's database to the next."""
+    lookups.caches_clear()
+    yield
+    lookups.caches_clear()
 
 
 @dataclass
