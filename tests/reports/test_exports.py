@@ -16,7 +16,7 @@ from .conftest import Played
 
 
 def rows(response) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
-    return list(csv.DictReader(io.StringIO(b"".join(response).decode())))
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
 def test_the_log_export_holds_every_entry_the_reader_may_see(

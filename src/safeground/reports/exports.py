@@ -226,7 +226,7 @@ def csv_cell(value: Any) -> Any:
 
 
 def csv_lines(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """CSV text line by line (a streamed download of a match's scans stays small in memory)."""
+    """CSV text in pieces of about 64 kB."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     columns = list(columns)
