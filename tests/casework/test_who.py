@@ -32,7 +32,7 @@ def seated(match_day):
             seat="5",
             barcode=f"{block}-{row}",
             holder_name=f"Holder {block} {row}",
-        )  # fmt: skip
+        )
         for block in ("S-L1", "S-L2", "S-L3")
         for row in "BCDEFGH"
     ]

@@ -70,7 +70,7 @@ def who_was_there(request: HttpRequest, fixture_id: int, payload: WhoIn) -> dict
                 "entered_at": h.entered_at,
                 "gate": h.gate,
                 "adjacent": h.adjacent,
-            }  # fmt: skip
+            }
             for h in found.holders
         ],
     }

@@ -48,7 +48,7 @@ def case_detail(case: Case) -> dict[str, Any]:
         "subjects": list(case.subjects.select_related("person", "ticket__block", "added_by")),
         "outcomes": list(
             case.outcomes.select_related("subject__ticket", "subject__person", "ban", "by")
-        ),  # fmt: skip
+        ),
         "evidence": list(case.evidence.select_related("uploaded_by", "entry", "subject")),
         "events": list(case.events.all()),
     }

@@ -317,7 +317,7 @@ def _looks_like(content_type: str, head: bytes) -> bool:
 
 
 def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.0f} MB"
+    return f"{size / (1024 * 1024):.0f} MB ({size:,} bytes)"
 
 
 @transaction.atomic
@@ -373,7 +373,7 @@ def evidence_add(
             raise EvidenceRefused("file", "the file is empty")
         limit = max_bytes(kind)
         if upload.size > limit:
-            raise EvidenceRefused("file", f"the file is {_megabytes(upload.size)}; a "
+            raise EvidenceRefused("file", f"the file is {upload.size:,} bytes; a "
                                   f"{Evidence.Kind(kind).label.lower()} may be at most "
                                   f"{_megabytes(limit)}")  # fmt: skip
         digest = hashlib.sha256()

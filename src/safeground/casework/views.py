@@ -61,7 +61,7 @@ def casework_fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "reports": reports,
             "form": form,
             "cases": selectors.cases_of(request.user, fixture),
-        },  # fmt: skip
+        },
         status=status,
     )
 

@@ -145,20 +145,18 @@ def holders_in(fixture_id: int, areas: list[Area]) -> list[Holder]:
         )
     adjacent = {area.block.pk for area in areas if area.adjacent}
     codes = {area.block.pk: area.block.code for area in areas}
-    found = (
-        Ticket.objects.filter(where, fixture_id=fixture_id).values_list(
-            "pk",
-            "barcode",
-            "block_id",
-            "row",
-            "seat",
-            "holder_name",
-            "holder_dob",
-            "status",
-            "inside",
-            "entered_at",
-            "entered_gate__name",
-        )  # fmt: skip
+    found = Ticket.objects.filter(where, fixture_id=fixture_id).values_list(
+        "pk",
+        "barcode",
+        "block_id",
+        "row",
+        "seat",
+        "holder_name",
+        "holder_dob",
+        "status",
+        "inside",
+        "entered_at",
+        "entered_gate__name",
     )
     holders = [
         Holder(pk, barcode, codes[block], row, seat, name, dob, status,

@@ -4,15 +4,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('bans', '0004_ticketflag_to_entry'),
+        ("bans", "0004_ticketflag_to_entry"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='accessrecord',
-            name='action',
-            field=models.CharField(choices=[('read', "Read a person's record"), ('search', 'Searched the register'), ('review_flag', 'Reviewed a flagged ticket'), ('propose', 'Proposed a ban'), ('approve', 'Approved a ban'), ('reject', 'Rejected a proposed ban'), ('appeal', 'Recorded an appeal'), ('decide_appeal', 'Decided an appeal'), ('activate', 'Ban came into force'), ('expire', 'Ban expired'), ('confirm_flag', 'Confirmed a flagged ticket'), ('clear_flag', 'Cleared a flagged ticket'), ('erase', 'Erased a person (retention)'), ('identify', 'Looked up who sat near an incident')], max_length=20),
+            model_name="accessrecord",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("read", "Read a person's record"),
+                    ("search", "Searched the register"),
+                    ("review_flag", "Reviewed a flagged ticket"),
+                    ("propose", "Proposed a ban"),
+                    ("approve", "Approved a ban"),
+                    ("reject", "Rejected a proposed ban"),
+                    ("appeal", "Recorded an appeal"),
+                    ("decide_appeal", "Decided an appeal"),
+                    ("activate", "Ban came into force"),
+                    ("expire", "Ban expired"),
+                    ("confirm_flag", "Confirmed a flagged ticket"),
+                    ("clear_flag", "Cleared a flagged ticket"),
+                    ("erase", "Erased a person (retention)"),
+                    ("identify", "Looked up who sat near an incident"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

@@ -1,0 +1,114 @@
+"""Case bundles: export, verify, alter one file, verify names it; a corrupt file is named."""
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+from pypdf import PdfReader
+
+from safeground.casework.bundle import bundle_verify
+from safeground.casework.models import CustodyRecord
+from safeground.casework.services import case_bundle_export
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def bundle(match_day, tmp_path):
+    case = factories.case(match_day.cup_tie, title="Coins thrown from S-L2")
+    factories.evidence(case, description="CCTV still, camera 12")
+    factories.evidence(case, kind="document",
+                       upload=factories.upload("leaflet.pdf", b"%PDF-1.4 leaflet", "application/pdf"))  # fmt: skip
+    factories.evidence(case, kind="cctv")
+    data = case_bundle_export(case=case, by=match_day.cast["police"])
+    path = tmp_path / "case.zip"
+    path.write_bytes(data)
+    return case, path
+
+
+def _rewrite(path, name: str, content: bytes) -> None:
+    """The bundle with one file's contents replaced (a valid ZIP: only the hash can tell)."""
+    with zipfile.ZipFile(path) as zf:
+        files = {n: zf.read(n) for n in zf.namelist()}
+    files[name] = content
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, data in files.items():
+            zf.writestr(n, data)
+
+
+def test_the_bundle_holds_summary_log_evidence_and_a_manifest_of_hashes(bundle):
+    case, path = bundle
+    with zipfile.ZipFile(path) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        files = {n: zf.read(n) for n in zf.namelist() if n != "manifest.json"}
+        log = json.loads(zf.read("log.json"))
+    assert manifest["files"] == {n: hashlib.sha256(d).hexdigest() for n, d in files.items()}
+    stored = {e.sha256 for e in case.evidence.exclude(sha256="")}
+    assert {i["sha256_at_upload"] for i in manifest["evidence"] if "file" in i} == stored
+    assert [i["camera"] for i in manifest["evidence"] if "camera" in i] == ["CAM 12"]
+    assert [(e["seq"], e["hash"]) for e in log["entries"]] == list(
+        case.entries.order_by("seq").values_list("seq", "hash")
+    )
+    assert log["chain_check"]["intact"] is True
+    text = PdfReader(io.BytesIO(files["summary.pdf"])).pages[0].extract_text()
+    assert f"Case #{case.pk}" in text and "intact" in text
+    exports = CustodyRecord.objects.filter(action="export", username="police")
+    assert exports.count() == case.evidence.count()
+
+
+def test_verify_passes_then_names_the_one_altered_file(bundle, capsys):
+    _, path = bundle
+    call_command("verify_bundle", str(path))
+    assert "files match the manifest" in capsys.readouterr().out
+    with zipfile.ZipFile(path) as zf:
+        altered = next(n for n in zf.namelist() if n.endswith("leaflet.pdf"))
+    _rewrite(path, altered, b"%PDF-1.4 a different leaflet")
+    check = bundle_verify(path)
+    assert check.mismatched == [altered] and not check.missing
+    with pytest.raises(CommandError):
+        call_command("verify_bundle", str(path))
+    assert f"DOES NOT MATCH: {altered}" in capsys.readouterr().err
+
+
+def test_a_removed_or_added_file_is_named(bundle):
+    _, path = bundle
+    with zipfile.ZipFile(path) as zf:
+        files = {n: zf.read(n) for n in zf.namelist() if n != "log.json"}
+    files["evidence/extra.png"] = factories.PNG
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, data in files.items():
+            zf.writestr(n, data)
+    check = bundle_verify(path)
+    assert (check.missing, check.unlisted) == (["log.json"], ["evidence/extra.png"])
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(b"this is not a zip", "not a ZIP file"), (None, "not a case bundle")],
+)
+def test_a_file_that_is_not_a_bundle_gets_a_clear_error(tmp_path, content, says):
+    path = tmp_path / "x.zip"
+    if content is None:
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("hello.txt", "hi")
+    else:
+        path.write_bytes(content)
+    with pytest.raises(CommandError) as error:
+        call_command("verify_bundle", str(path))
+    assert says in str(error.value)
+
+
+def test_the_bundle_route_downloads_the_zip_for_those_who_work_cases(
+    match_day, client_for, no_second_factor
+):
+    case = factories.case(match_day.cup_tie)
+    response = client_for("safety").get(reverse("case_bundle", args=[case.pk]))
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert zipfile.ZipFile(io.BytesIO(response.content)).testzip() is None
+    assert client_for("steward").get(reverse("case_bundle", args=[case.pk])).status_code == 403
