@@ -23,8 +23,11 @@ pytestmark = pytest.mark.django_db
 def bundle(match_day, tmp_path):
     case = factories.case(match_day.cup_tie, title="Coins thrown from S-L2")
     factories.evidence(case, description="CCTV still, camera 12")
-    factories.evidence(case, kind="document",
-                       upload=factories.upload("leaflet.pdf", b"%PDF-1.4 leaflet", "application/pdf"))  # fmt: skip
+    factories.evidence(
+        case,
+        kind="document",
+        upload=factories.upload("leaflet.pdf", b"%PDF-1.4 leaflet", "application/pdf"),
+    )
     factories.evidence(case, kind="cctv")
     data = case_bundle_export(case=case, by=match_day.cast["police"])
     path = tmp_path / "case.zip"

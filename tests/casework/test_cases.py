@@ -29,11 +29,18 @@ def holder_case(match_day):
     """A case on a missile entry in S-L2 row D, a ticket holder seated there as its subject."""
     cup = match_day.cup_tie
     entry = factories.report(cup, place=Place(block="S-L2", first_row="D"))
-    ticket = factories.ticket(cup, block="S-L2", row="D", seat="7", holder_name="Casey Quellmoor",
-                              holder_dob=date(1991, 4, 2))  # fmt: skip
+    ticket = factories.ticket(
+        cup,
+        block="S-L2",
+        row="D",
+        seat="7",
+        holder_name="Casey Quellmoor",
+        holder_dob=date(1991, 4, 2),
+    )
     case = factories.case(cup, entries=[entry])
-    subject = subject_add(case=case, by=match_day.cast["banofficer"], kind="ticket_holder",
-                          ticket=ticket)  # fmt: skip
+    subject = subject_add(
+        case=case, by=match_day.cast["banofficer"], kind="ticket_holder", ticket=ticket
+    )
     return case, subject
 
 
@@ -55,8 +62,12 @@ def test_subjects_of_each_kind_and_what_each_needs(match_day):
     person = factories.person(match_day.cast.home)
     elsewhere = factories.ticket(match_day.league_match, block="N-L1")
     assert subject_add(case=case, by=officer, kind="person", person=person).label == str(person)
-    leaflet = subject_add(case=case, by=officer, kind="material",
-                          description="Leaflet with homophobic slogans, A5, found in S-L2")  # fmt: skip
+    leaflet = subject_add(
+        case=case,
+        by=officer,
+        kind="material",
+        description="Leaflet with homophobic slogans, A5, found in S-L2",
+    )
     assert leaflet.label.startswith("Leaflet")
     with pytest.raises(CaseworkError) as refused:
         subject_add(case=case, by=officer, kind="ticket_holder", ticket=elsewhere)
@@ -76,15 +87,36 @@ def test_an_arrest_names_an_offence_of_the_entries_categories(holder_case, match
     police = match_day.cast["police"]
     offence = Category.objects.get(code="missile").offence
     with pytest.raises(CaseworkError) as refused:
-        outcome_record(case=case, by=police, kind="arrest", subject=subject,
-                       offence="Criminal Damage Act 1971 s.1", force="Met", reference="CU/1")  # fmt: skip
+        outcome_record(
+            case=case,
+            by=police,
+            kind="arrest",
+            subject=subject,
+            offence="Criminal Damage Act 1971 s.1",
+            force="Met",
+            reference="CU/1",
+        )
     assert refused.value.field == "offence" and offence in refused.value.message
     with pytest.raises(CaseworkError) as refused:
-        outcome_record(case=case, by=police, kind="arrest", subject=subject, offence=offence,
-                       force="Metropolitan Police", reference="")  # fmt: skip
+        outcome_record(
+            case=case,
+            by=police,
+            kind="arrest",
+            subject=subject,
+            offence=offence,
+            force="Metropolitan Police",
+            reference="",
+        )
     assert refused.value.field == "reference"
-    arrest = outcome_record(case=case, by=police, kind="arrest", subject=subject,
-                            offence=offence, force="Metropolitan Police", reference="CU/2016/114")  # fmt: skip
+    arrest = outcome_record(
+        case=case,
+        by=police,
+        kind="arrest",
+        subject=subject,
+        offence=offence,
+        force="Metropolitan Police",
+        reference="CU/2016/114",
+    )
     assert (arrest.offence, arrest.reference) == (offence, "CU/2016/114")
     assert offence in case.events.last().detail
     with pytest.raises(CaseworkError):
@@ -99,13 +131,20 @@ def test_a_club_ban_from_a_case_enters_the_register_awaiting_another_users_appro
 ):
     case, subject = holder_case
     officer, safety = match_day.cast["banofficer"], match_day.cast["safety"]
-    outcome = case_ban_propose(case=case, subject=subject, by=officer, is_life=True,
-                               starts_on=date(2024, 1, 1), grounds="Threw coins at stewards.")  # fmt: skip
+    outcome = case_ban_propose(
+        case=case,
+        subject=subject,
+        by=officer,
+        is_life=True,
+        starts_on=date(2024, 1, 1),
+        grounds="Threw coins at stewards.",
+    )
     ban = outcome.ban
     assert (ban.status, ban.is_life, ban.proposed_by) == (Ban.Status.PROPOSED, True, officer)
     assert (ban.person.full_name, ban.person.date_of_birth) == (
-        subject.ticket.holder_name, subject.ticket.holder_dob,
-    )  # fmt: skip
+        subject.ticket.holder_name,
+        subject.ticket.holder_dob,
+    )
     # The grounds point at the case and at each of its entries, by seq and hash.
     for entry in case.entries.all():
         assert f"log entry #{entry.seq}" in ban.grounds and entry.hash in ban.grounds
@@ -120,8 +159,14 @@ def test_a_club_ban_from_a_case_enters_the_register_awaiting_another_users_appro
 def test_an_appeal_against_a_case_ban_is_decided_by_a_third_user(holder_case, match_day):
     case, subject = holder_case
     cast = match_day.cast
-    ban = case_ban_propose(case=case, subject=subject, by=cast["banofficer"], is_life=True,
-                           starts_on=date(2024, 1, 1), grounds="Coins.").ban  # fmt: skip
+    ban = case_ban_propose(
+        case=case,
+        subject=subject,
+        by=cast["banofficer"],
+        is_life=True,
+        starts_on=date(2024, 1, 1),
+        grounds="Coins.",
+    ).ban
     ban = ban_approve(ban=ban, by=cast["safety"], reason="Proportionate")
     ban = ban_appeal(ban=ban, by=cast["banofficer"], reason="Letter from the supporter")
     for same in ("banofficer", "safety"):
@@ -133,11 +178,21 @@ def test_an_appeal_against_a_case_ban_is_decided_by_a_third_user(holder_case, ma
 
 def test_a_ban_needs_a_named_person(match_day):
     case = factories.case(match_day.cup_tie)
-    unknown = subject_add(case=case, by=match_day.cast["banofficer"], kind="unidentified",
-                          description="Man in a grey hooded top, S-L2 row D")  # fmt: skip
+    unknown = subject_add(
+        case=case,
+        by=match_day.cast["banofficer"],
+        kind="unidentified",
+        description="Man in a grey hooded top, S-L2 row D",
+    )
     with pytest.raises(CaseworkError) as refused:
-        case_ban_propose(case=case, subject=unknown, by=match_day.cast["banofficer"],
-                         is_life=True, starts_on=date(2024, 1, 1), grounds="Coins.")  # fmt: skip
+        case_ban_propose(
+            case=case,
+            subject=unknown,
+            by=match_day.cast["banofficer"],
+            is_life=True,
+            starts_on=date(2024, 1, 1),
+            grounds="Coins.",
+        )
     assert refused.value.field == "subject"
     assert not Outcome.objects.filter(case=case).exists()
 

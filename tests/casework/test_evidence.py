@@ -20,15 +20,19 @@ PDF = b"%PDF-1.4\n% a leaflet, scanned\n"
 
 def test_a_file_is_stored_through_the_evidence_storage_with_its_sha256(match_day):
     case = factories.case(match_day.cup_tie)
-    evidence = factories.evidence(case, kind="document",
-                                  upload=factories.upload("leaflet.pdf", PDF, "application/pdf"))  # fmt: skip
+    evidence = factories.evidence(
+        case, kind="document", upload=factories.upload("leaflet.pdf", PDF, "application/pdf")
+    )
     assert evidence.sha256 == hashlib.sha256(PDF).hexdigest()
     assert evidence.file.storage is storages["evidence"]
     with evidence.file.open("rb") as f:
         assert f.read() == PDF
     upload = CustodyRecord.objects.get(evidence=evidence)
-    assert (upload.action, upload.sha256, upload.username) == ("upload", evidence.sha256,
-                                                                case.opened_by.username)  # fmt: skip
+    assert (upload.action, upload.sha256, upload.username) == (
+        "upload",
+        evidence.sha256,
+        case.opened_by.username,
+    )
 
 
 def test_the_same_name_twice_is_two_files_never_a_replacement(match_day):
@@ -56,8 +60,13 @@ def test_the_same_name_twice_is_two_files_never_a_replacement(match_day):
 def test_refused_files_say_why_and_nothing_is_stored(match_day, kind, upload, says):
     case = factories.case(match_day.cup_tie)
     with pytest.raises(EvidenceRefused) as refused:
-        evidence_add(by=case.opened_by, fixture=case.fixture, case=case, kind=kind,
-                     upload=factories.upload(*upload) if upload else None)  # fmt: skip
+        evidence_add(
+            by=case.opened_by,
+            fixture=case.fixture,
+            case=case,
+            kind=kind,
+            upload=factories.upload(*upload) if upload else None,
+        )
     assert refused.value.field == "file" and says in refused.value.message
     assert not Evidence.objects.exists() and not CustodyRecord.objects.exists()
 
@@ -87,13 +96,23 @@ def test_cctv_footage_is_a_reference_with_a_camera_and_times(match_day):
 def test_evidence_on_a_log_entry_without_a_case(match_day):
     cup = match_day.cup_tie
     entry = factories.report(cup)
-    loose = evidence_add(by=match_day.cast["safety"], fixture=cup, entry=entry, kind="screenshot",
-                         upload=factories.upload("post.png"))  # fmt: skip
+    loose = evidence_add(
+        by=match_day.cast["safety"],
+        fixture=cup,
+        entry=entry,
+        kind="screenshot",
+        upload=factories.upload("post.png"),
+    )
     assert loose.case is None and loose.entry == entry
     other = factories.report(match_day.league_match)
     with pytest.raises(EvidenceRefused):
-        evidence_add(by=match_day.cast["safety"], fixture=cup, entry=other, kind="photo",
-                     upload=factories.upload())  # fmt: skip
+        evidence_add(
+            by=match_day.cast["safety"],
+            fixture=cup,
+            entry=other,
+            kind="photo",
+            upload=factories.upload(),
+        )
 
 
 def test_every_view_and_download_is_in_the_chain_of_custody(
@@ -119,11 +138,13 @@ def test_the_stewards_photos_show_in_the_locker_and_each_view_is_recorded(
 ):
     cup = match_day.cup_tie
     entry = factories.report(cup, place=Place(block="S-L2"))
-    photo = log_entry_photo_add(entry=entry, author=match_day.cast["steward"],
-                                upload=factories.upload("phone.png"))  # fmt: skip
+    photo = log_entry_photo_add(
+        entry=entry, author=match_day.cast["steward"], upload=factories.upload("phone.png")
+    )
     home_only = factories.report(cup, place=Place(block="N-L1"), home_only=True)
-    hidden = log_entry_photo_add(entry=home_only, author=match_day.cast["loggist"],
-                                 upload=factories.upload("office.png"))  # fmt: skip
+    hidden = log_entry_photo_add(
+        entry=home_only, author=match_day.cast["loggist"], upload=factories.upload("office.png")
+    )
     locker = client_for("safety").get(reverse("evidence_locker", args=[cup.pk]))
     assert locker.status_code == 200
     assert photo.sha256 in locker.text and str(hidden.pk) in locker.text

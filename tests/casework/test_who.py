@@ -58,13 +58,15 @@ def test_the_entrys_rows_either_side_in_its_block_and_the_blocks_the_venue_says_
     }
     rows = {"C", "D", "E"}  # D, one row either side
 
-    found = who_was_there(user=safety, fixture=cup, entry_ids=[entry.pk], rows=1,
-                          adjacent=True, reason=REASON)  # fmt: skip
+    found = who_was_there(
+        user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True, reason=REASON
+    )
 
     assert {h.barcode for h in found.holders} == _near(seated, {"S-L2", *touching}, rows)
     assert {h.block for h in found.holders if h.adjacent} == touching
-    only_block = who_was_there(user=safety, fixture=cup, entry_ids=[entry.pk], rows=1,
-                               adjacent=False, reason=REASON)  # fmt: skip
+    only_block = who_was_there(
+        user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=False, reason=REASON
+    )
     assert {h.barcode for h in only_block.holders} == _near(seated, {"S-L2"}, rows)
 
 
@@ -72,8 +74,14 @@ def test_an_entry_without_rows_covers_its_whole_block_and_rows_widen_a_range(mat
     cup, police = match_day.cup_tie, match_day.cast["police"]
     whole = factories.report(cup, place=Place(block="S-L3"))
     ranged = factories.report(cup, place=Place(block="S-L1", first_row="B", last_row="C"))
-    found = who_was_there(user=police, fixture=cup, entry_ids=[whole.pk, ranged.pk], rows=2,
-                          adjacent=False, reason=REASON)  # fmt: skip
+    found = who_was_there(
+        user=police,
+        fixture=cup,
+        entry_ids=[whole.pk, ranged.pk],
+        rows=2,
+        adjacent=False,
+        reason=REASON,
+    )
     expected = _near(seated, {"S-L3"}, set("ABCDEFGHIJ")) | _near(seated, {"S-L1"}, set("ABCDE"))
     assert {h.barcode for h in found.holders} == expected
 
@@ -82,13 +90,21 @@ def test_whether_and_when_each_holder_went_in_comes_from_the_turnstile(match_day
     cup = match_day.cup_tie
     assert scan("S-L2-D")["decision"] == "admit"
     entry = factories.report(cup, place=Place(block="S-L2", first_row="D"))
-    found = who_was_there(user=match_day.cast["banofficer"], fixture=cup, entry_ids=[entry.pk],
-                          rows=0, adjacent=False, reason=REASON)  # fmt: skip
+    found = who_was_there(
+        user=match_day.cast["banofficer"],
+        fixture=cup,
+        entry_ids=[entry.pk],
+        rows=0,
+        adjacent=False,
+        reason=REASON,
+    )
     admitted = Ticket.objects.get(barcode="S-L2-D")
     (holder,) = found.holders
     assert (holder.entered, holder.entered_at, holder.gate) == (
-        True, admitted.entered_at, admitted.entered_gate.name,
-    )  # fmt: skip
+        True,
+        admitted.entered_at,
+        admitted.entered_gate.name,
+    )
     assert holder.name == admitted.holder_name
 
 
@@ -97,14 +113,17 @@ def test_every_look_up_is_an_access_record_with_its_reason(match_day, seated):
     entry = factories.report(cup, place=Place(block="S-L2", first_row="D"))
     before = AccessRecord.objects.filter(action="identify").count()
     for reason in (REASON, "Second look, after the CCTV review"):
-        found = who_was_there(user=spotter, fixture=cup, entry_ids=[entry.pk], rows=1,
-                              adjacent=True, reason=reason)  # fmt: skip
+        found = who_was_there(
+            user=spotter, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True, reason=reason
+        )
     records = AccessRecord.objects.filter(action="identify").order_by("pk")
     assert records.count() == before + 2
     last = records.last()
     assert (last.username, last.reason, last.organisation_id) == (
-        "spotter", "Second look, after the CCTV review", cup.ground.organisation_id,
-    )  # fmt: skip
+        "spotter",
+        "Second look, after the CCTV review",
+        cup.ground.organisation_id,
+    )
     assert f"#{entry.seq}" in last.detail and f"{len(found.holders)} holders" in last.detail
 
 
@@ -173,8 +192,14 @@ def test_an_entry_placed_at_a_gate_has_nobody_seated_there(match_day):
     cup = match_day.cup_tie
     entry = factories.report(cup, place=Place(gate="F"))
     with pytest.raises(CaseworkError) as refused:
-        who_was_there(user=match_day.cast["safety"], fixture=cup, entry_ids=[entry.pk], rows=1,
-                      adjacent=True, reason=REASON)  # fmt: skip
+        who_was_there(
+            user=match_day.cast["safety"],
+            fixture=cup,
+            entry_ids=[entry.pk],
+            rows=1,
+            adjacent=True,
+            reason=REASON,
+        )
     assert refused.value.field == "entries"
 
 
@@ -189,11 +214,13 @@ def test_the_query_count_does_not_grow_with_the_match(match_day, django_assert_m
         Ticket.objects.filter(fixture=cup).update(row="D")
         safety = type(safety).objects.get(pk=safety.pk)  # a fresh request's user
         with CaptureQueriesContext(connection) as queries:
-            found = who_was_there(user=safety, fixture=cup, entry_ids=[entry.pk], rows=1,
-                                  adjacent=True, reason=REASON)  # fmt: skip
+            found = who_was_there(
+                user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True, reason=REASON
+            )
         assert len(found.holders) == n
         counts.append(len(queries))
     assert counts[0] == counts[1]
     with django_assert_max_num_queries(10):
-        who_was_there(user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True,
-                      reason=REASON)  # fmt: skip
+        who_was_there(
+            user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True, reason=REASON
+        )

@@ -7,7 +7,7 @@ file is a new Evidence row, with its own SHA-256.
 """
 
 from django.conf import settings
-from django.core.files.storage import storages
+from django.core.files.storage import Storage, storages
 from django.db import models
 
 from safeground.accounts.models import Organisation
@@ -18,7 +18,7 @@ from safeground.incidents.models import LogEntry, Photo
 from safeground.matches.models import Fixture
 
 
-def evidence_storage():  # type: ignore[no-untyped-def]
+def evidence_storage() -> Storage:
     """The "evidence" storage of settings.STORAGES (a folder, or S3-compatible: README)."""
     return storages["evidence"]
 
@@ -170,7 +170,7 @@ class Evidence(AppendOnlyModel):
     )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     description = models.TextField(blank=True)
-    file = models.FileField(upload_to="%Y/%m/", storage=evidence_storage, blank=True)
+    file = models.FileField(upload_to="evidence/%Y/%m/", storage=evidence_storage, blank=True)
     original_name = models.CharField(max_length=200, blank=True)
     content_type = models.CharField(max_length=100, blank=True)
     size = models.PositiveBigIntegerField(default=0)

@@ -289,7 +289,7 @@ def _file(stored: Any, *, content_type: str, name: str, download: bool) -> FileR
 
 
 @login_required
-def evidence_file(request: HttpRequest, evidence_id: int) -> HttpResponse:
+def evidence_file(request: HttpRequest, evidence_id: int) -> FileResponse:
     """A file of the locker, viewed (or downloaded with ?download=1): recorded in its custody."""
     download = request.GET.get("download") == "1"
     evidence = selectors.evidence_open(
@@ -300,7 +300,7 @@ def evidence_file(request: HttpRequest, evidence_id: int) -> HttpResponse:
 
 
 @login_required
-def evidence_photo(request: HttpRequest, photo_id: int) -> HttpResponse:
+def evidence_photo(request: HttpRequest, photo_id: int) -> FileResponse:
     """A steward's photo from the locker, viewed or downloaded: recorded in its custody."""
     download = request.GET.get("download") == "1"
     photo = selectors.photo_open(user=request.user, photo_id=photo_id, download=download)

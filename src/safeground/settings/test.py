@@ -5,20 +5,13 @@ import tempfile
 from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, DATABASES, STORAGES
+from .base import BASE_DIR, DATABASES
 
 SECRET_KEY = "test-only"
 DEBUG = False
 SAFEGROUND_REQUIRE_2FA = True
 # Uploaded files (photos) go to a folder of this test run, not the developer's var/media.
 MEDIA_ROOT = Path(tempfile.gettempdir()) / f"safeground-test-media-{os.getpid()}"
-STORAGES = {
-    **STORAGES,
-    "evidence": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": str(MEDIA_ROOT / "evidence"), "base_url": None},
-    },
-}
 # The demo's 55,000 cup-tie tickets take seconds to write; tests get two seats a block.
 SAFEGROUND_DEMO_TICKETS = "sample"
 # The log's tests start from an empty log; the risk and browser tests switch the history on.

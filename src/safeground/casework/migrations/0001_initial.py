@@ -263,7 +263,7 @@ class Migration(migrations.Migration):
                     models.FileField(
                         blank=True,
                         storage=safeground.casework.models.evidence_storage,
-                        upload_to="%Y/%m/",
+                        upload_to="evidence/%Y/%m/",
                     ),
                 ),
                 ("original_name", models.CharField(blank=True, max_length=200)),
