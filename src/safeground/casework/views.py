@@ -3,6 +3,7 @@
 A refused input re-renders the case page with the message beside the form it came from (400).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -98,10 +99,16 @@ def case(request: HttpRequest, case_id: int) -> HttpResponse:
     return _case_page(request, selectors.case_for(request.user, case_id))
 
 
-def _case_post(request: HttpRequest, case_id: int) -> Case | HttpResponse:
+def _case_post(
+    request: HttpRequest, case_id: int, allowed: Callable[[Case], bool] | None = None
+) -> Case | HttpResponse:
+    """The case, checked (and the action's own right), then the method: POST only."""
+    case = selectors.case_for(request.user, case_id)
+    if allowed is not None:
+        require(allowed(case))
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    return selectors.case_for(request.user, case_id)
+    return case
 
 
 def _refused(request: HttpRequest, case: Case, where: str, message: str) -> HttpResponse:
@@ -195,10 +202,11 @@ def case_outcome(request: HttpRequest, case_id: int) -> HttpResponse:
 @login_required
 def case_ban_propose(request: HttpRequest, case_id: int) -> HttpResponse:
     """A club ban for a subject, into the register's approval flow (a ban officer proposes)."""
-    case = _case_post(request, case_id)
+    case = _case_post(
+        request, case_id, lambda case: can_propose_ban(request.user, case.organisation_id)
+    )
     if isinstance(case, HttpResponse):
         return case
-    require(can_propose_ban(request.user, case.organisation_id))
     form = BanForm(request.POST)
     if not form.is_valid():
         return _refused(request, case, "ban", _errors(form))
