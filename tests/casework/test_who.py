@@ -4,6 +4,7 @@ went in; only roles with the right to identify, each look-up an access record.""
 import json
 
 import pytest
+from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -224,3 +225,18 @@ def test_the_query_count_does_not_grow_with_the_match(match_day, django_assert_m
         who_was_there(
             user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True, reason=REASON
         )
+
+
+def test_the_police_cannot_look_up_from_a_home_only_entry(match_day, seated):
+    cup = match_day.cup_tie
+    entry = factories.report(cup, place=Place(block="S-L2", first_row="D"), home_only=True)
+    with pytest.raises(PermissionDenied):
+        who_was_there(
+            user=match_day.cast["police"], fixture=cup, entry_ids=[entry.pk], rows=1,
+            adjacent=True, reason=REASON,
+        )  # fmt: skip
+    found = who_was_there(
+        user=match_day.cast["safety"], fixture=cup, entry_ids=[entry.pk], rows=0,
+        adjacent=False, reason=REASON,
+    )  # fmt: skip
+    assert {h.barcode for h in found.holders} == {"S-L2-D"}

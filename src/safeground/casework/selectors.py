@@ -10,7 +10,12 @@ from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from safeground.accounts.permissions import can_identify, can_work_cases, require
+from safeground.accounts.permissions import (
+    can_identify,
+    can_work_cases,
+    organisation_ids,
+    require,
+)
 from safeground.bans.models import AccessRecord
 from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
@@ -59,13 +64,17 @@ def cases_of(user: Any, fixture: Fixture) -> list[Case]:
     return list(fixture.cases.select_related("opened_by"))
 
 
-def reports_of(fixture: Fixture) -> list[LogEntry]:
-    """The match's reports, newest first, for choosing what a case or a look-up is about."""
-    return list(
-        LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
-        .select_related("category", "block", "zone", "gate")
-        .order_by("-seq")
-    )
+def _home_staff(user: Any, fixture: Fixture) -> bool:
+    return fixture.ground.organisation_id in organisation_ids(user)
+
+
+def reports_of(user: Any, fixture: Fixture) -> list[LogEntry]:
+    """The match's reports the user may see, newest first, for choosing what a case is about
+    (a home-only entry stays with the home club's staff, as in the log)."""
+    reports = LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
+    if not _home_staff(user, fixture):
+        reports = reports.filter(home_only=False)
+    return list(reports.select_related("category", "block", "zone", "gate").order_by("-seq"))
 
 
 def _distance(rows: int) -> int:
@@ -99,6 +108,13 @@ def who_was_there(
     )
     if len(entries) != len(set(entry_ids)):
         raise CaseworkError("entries", "an entry is not in this match's log")
+    # The log's rule: a home-only entry (or an action on one) is the home club's staff's alone.
+    if not _home_staff(user, fixture):
+        hidden = {e.pk for e in entries if e.home_only} | set(
+            LogEntry.objects.filter(pk__in=[e.concerns_id for e in entries if e.concerns_id],
+                                    home_only=True).values_list("pk", flat=True)
+        )  # fmt: skip
+        require(not hidden)
     unplaced = [e for e in entries if e.block is None]
     if unplaced:
         raise CaseworkError("entries", f"entry #{unplaced[0].seq} names no block: nobody is "

@@ -38,7 +38,7 @@ def _errors(form: Any) -> str:
 def casework_fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
     """The match's reports (to open a case from) and its cases."""
     fixture = selectors.fixture_for_casework(request.user, fixture_id)
-    reports = selectors.reports_of(fixture)
+    reports = selectors.reports_of(request.user, fixture)
     form = OpenCaseForm(request.POST or None, entries=reports)
     status = 200
     if request.method == "POST":
