@@ -72,7 +72,8 @@ def test_from_a_missile_entry_to_a_banned_holder_turned_away_at_the_next_fixture
 
     # The ban officer opens a case from the entry.
     officer = log_in(new_page(), "banofficer")
-    officer.goto(f"{site}/fixtures/{cup_tie.pk}/casework/")
+    officer.goto(f"{site}/fixtures/{cup_tie.pk}/")
+    officer.get_by_role("link", name="Cases and evidence").click()
     officer.get_by_label(f"Entry #{entry.seq}").check()
     officer.get_by_label("Title").fill("Coins thrown from the away section")
     officer.get_by_role("button", name="Open a case").click()
