@@ -32,6 +32,9 @@ What they build
       decide, roll forward), `flag()` (confirmed and cleared through entry.services).
     - `ticket()`, `tickets()` (many at once), `device()` (a turnstile's key), `report()` (a log
       entry through incidents.services), `categories()`.
+    - `case()` (casework.services.case_open, on a new missile report unless given entries),
+      `evidence()` (a PNG still, or kind="cctv" for a camera reference), `upload()` (a file as a
+      browser sends it; `PNG` is the smallest valid one).
 
 Moving a suite off the demo
     `cup_tie`/`league_match` -> `match_day.cup_tie`/`.league_match` (same usernames, same
