@@ -534,6 +534,12 @@ TABLE: dict[str, list[Row]] = {
             only(302, CASE_WORKERS, 200, 403),
         )
     ],
+    "locker_evidence_add": [
+        (
+            lambda: reverse("locker_evidence_add", args=[cup_tie().pk]),
+            only(302, CASE_WORKERS, 405, 403),
+        )
+    ],
     "case": [(lambda: reverse("case", args=[a_case().pk]), only(302, CASE_WORKERS, 200, 403))],
     # The reason form first; the names only after it (tests/casework/test_who.py).
     "case_who": [

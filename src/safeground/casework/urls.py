@@ -5,6 +5,11 @@ from . import views
 urlpatterns = [
     path("fixtures/<int:fixture_id>/casework/", views.casework_fixture, name="casework_fixture"),
     path("fixtures/<int:fixture_id>/evidence/", views.evidence_locker, name="evidence_locker"),
+    path(
+        "fixtures/<int:fixture_id>/evidence/add/",
+        views.locker_evidence_add,
+        name="locker_evidence_add",
+    ),
     path("cases/<int:case_id>/", views.case, name="case"),
     path("cases/<int:case_id>/who-was-there/", views.case_who, name="case_who"),
     path("cases/<int:case_id>/subjects/", views.case_subject_add, name="case_subject_add"),

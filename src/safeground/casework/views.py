@@ -279,15 +279,56 @@ def case_bundle(request: HttpRequest, case_id: int) -> HttpResponse:
     return response
 
 
-@login_required
-def evidence_locker(request: HttpRequest, fixture_id: int) -> HttpResponse:
-    fixture = selectors.fixture_for_casework(request.user, fixture_id)
+def _locker_page(
+    request: HttpRequest, fixture: Any, *, error: str = "", status: int = 200
+) -> HttpResponse:
     found = selectors.locker(request.user, fixture)
     return render(
         request,
         "casework/locker.html",
-        {"fixture": fixture, "evidence": found.evidence, "photos": found.photos},
+        {
+            "fixture": fixture,
+            "evidence": found.evidence,
+            "photos": found.photos,
+            "reports": selectors.reports_of(request.user, fixture),
+            "evidence_kinds": Evidence.Kind.choices,
+            "error": error,
+        },
+        status=status,
     )
+
+
+@login_required
+def evidence_locker(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    return _locker_page(request, selectors.fixture_for_casework(request.user, fixture_id))
+
+
+@login_required
+def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """Evidence on a log entry, before (or without) a case: a screenshot of a post, a leaflet."""
+    fixture = selectors.fixture_for_casework(request.user, fixture_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    form = EvidenceForm(request.POST, request.FILES)
+    if not form.is_valid() or not form.cleaned_data["entry"]:
+        message = _errors(form) if form.errors else "entry: choose the log entry it belongs to"
+        return _locker_page(request, fixture, error=message, status=400)
+    data = form.cleaned_data
+    entry = next((e for e in selectors.reports_of(request.user, fixture) if e.pk == data["entry"]),
+                 None)  # fmt: skip
+    if entry is None:
+        return _locker_page(request, fixture, error="entry: not a report of this match", status=400)
+    try:
+        evidence = services.evidence_add(
+            by=_user(request), fixture=fixture, entry=entry, kind=data["kind"],
+            upload=data["file"], description=data["description"], camera=data["camera"],
+            footage_from=data["footage_from"], footage_to=data["footage_to"],
+        )  # fmt: skip
+    except SafegroundError as error:
+        return _locker_page(request, fixture, error=f"{error.field}: {error.message}", status=400)
+    sha = f" SHA-256 {evidence.sha256}" if evidence.sha256 else ""
+    messages.success(request, f"Evidence #{evidence.pk} added to entry #{entry.seq}.{sha}")
+    return redirect("evidence_locker", fixture.pk)
 
 
 def _file(stored: Any, *, content_type: str, name: str, download: bool) -> FileResponse:
