@@ -29,7 +29,7 @@ def bundle(match_day, tmp_path):
         upload=factories.upload("leaflet.pdf", b"%PDF-1.4 leaflet", "application/pdf"),
     )
     factories.evidence(case, kind="cctv")
-    data = case_bundle_export(case=case, by=match_day.cast["police"])
+    data = case_bundle_export(case=case, by=match_day.cast["police"]).read()
     path = tmp_path / "case.zip"
     path.write_bytes(data)
     return case, path
@@ -113,5 +113,7 @@ def test_the_bundle_route_downloads_the_zip_for_those_who_work_cases(
     case = factories.case(match_day.cup_tie)
     response = client_for("safety").get(reverse("case_bundle", args=[case.pk]))
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    assert zipfile.ZipFile(io.BytesIO(response.content)).testzip() is None
+    assert "attachment" in response["Content-Disposition"]
+    content = b"".join(response.streaming_content)
+    assert zipfile.ZipFile(io.BytesIO(content)).testzip() is None
     assert client_for("steward").get(reverse("case_bundle", args=[case.pk])).status_code == 403

@@ -13,13 +13,14 @@ the manifest, is missing, or is not listed.
 """
 
 import hashlib
-import io
 import json
+import shutil
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -75,51 +76,80 @@ def log_extract(case: Case, entries: list[Any]) -> dict[str, Any]:
     }
 
 
-def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> bytes:
-    """The ZIP's bytes. The caller records the export (services.case_bundle_export)."""
+CHUNK = 1024 * 1024
+
+
+class _Hashing:
+    """A file object that hashes what is read through it (one pass: hash and copy together)."""
+
+    def __init__(self, source: IO[bytes]) -> None:
+        self.source, self.digest = source, hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.source.read(size)
+        self.digest.update(data)
+        return data
+
+
+def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
+    """The ZIP in a temporary file (evidence may be large videos: nothing is held in memory
+    whole), positioned at its start. The caller records the export
+    (services.case_bundle_export)."""
     log = log_extract(case, detail["entries"])
-    files: dict[str, bytes] = {}
-    files["log.json"] = json.dumps(log, indent=2, ensure_ascii=False).encode()
-    files["summary.pdf"] = render_pdf(
-        "casework/print/case.html",
-        {"case": case, **detail, "log": log, "exported_by": by, "exported_at": timezone.now()},
-    )
-    listed = []
-    for evidence in detail["evidence"]:
-        item: dict[str, Any] = {
-            "id": evidence.pk,
-            "kind": evidence.kind,
-            "description": evidence.description,
-            "uploaded_by": evidence.uploaded_by.get_username(),
-            "uploaded_at": _time(evidence.uploaded_at),
-        }
-        if evidence.file:
-            with evidence.file.open("rb") as f:
-                data = f.read()
-            path = evidence_path(evidence)
-            files[path] = data
-            item |= {"file": path, "sha256_at_upload": evidence.sha256}
-        else:
-            item |= {
-                "camera": evidence.camera,
-                "footage_from": _time(evidence.footage_from),
-                "footage_to": _time(evidence.footage_to),
-            }
-        listed.append(item)
-    manifest = {
-        "format": FORMAT,
-        "case": {"id": case.pk, "title": case.title, "fixture": str(case.fixture)},
-        "exported_at": _time(timezone.now()),
-        "exported_by": by.get_username(),
-        "files": {path: _sha256(data) for path, data in sorted(files.items())},
-        "evidence": listed,
+    small: dict[str, bytes] = {
+        "log.json": json.dumps(log, indent=2, ensure_ascii=False).encode(),
+        "summary.pdf": render_pdf(
+            "casework/print/case.html",
+            {"case": case, **detail, "log": log, "exported_by": by, "exported_at": timezone.now()},
+        ),
     }
-    out = io.BytesIO()
+    hashes = {path: _sha256(data) for path, data in small.items()}
+    out = tempfile.TemporaryFile()  # noqa: SIM115  (returned open: the response streams it)
+    listed = []
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path, data in files.items():
+        for path, data in small.items():
             zf.writestr(path, data)
+        for evidence in detail["evidence"]:
+            item: dict[str, Any] = {
+                "id": evidence.pk,
+                "kind": evidence.kind,
+                "description": evidence.description,
+                "uploaded_by": evidence.uploaded_by.get_username(),
+                "uploaded_at": _time(evidence.uploaded_at),
+            }
+            if evidence.file:
+                path = evidence_path(evidence)
+                with evidence.file.open("rb") as source, zf.open(path, "w") as target:
+                    hashing = _Hashing(source)
+                    shutil.copyfileobj(hashing, target, CHUNK)
+                hashes[path] = hashing.digest.hexdigest()
+                item |= {"file": path, "sha256_at_upload": evidence.sha256}
+            else:
+                item |= {
+                    "camera": evidence.camera,
+                    "footage_from": _time(evidence.footage_from),
+                    "footage_to": _time(evidence.footage_to),
+                }
+            listed.append(item)
+        manifest = {
+            "format": FORMAT,
+            "case": {"id": case.pk, "title": case.title, "fixture": str(case.fixture)},
+            "exported_at": _time(timezone.now()),
+            "exported_by": by.get_username(),
+            "files": dict(sorted(hashes.items())),
+            "evidence": listed,
+        }
         zf.writestr(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False))
-    return out.getvalue()
+    out.seek(0)
+    return out
+
+
+def _member_sha256(zf: zipfile.ZipFile, name: str) -> str:
+    digest = hashlib.sha256()
+    with zf.open(name) as member:
+        while chunk := member.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 @dataclass
@@ -163,7 +193,7 @@ def bundle_verify(path: Path | str) -> BundleCheck:
                 check.missing.append(name)
                 continue
             try:
-                actual = _sha256(zf.read(name))
+                actual = _member_sha256(zf, name)
             except (zipfile.BadZipFile, OSError):  # a damaged member (its CRC fails)
                 check.mismatched.append(name)
                 continue

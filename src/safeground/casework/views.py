@@ -269,14 +269,14 @@ def case_close(request: HttpRequest, case_id: int) -> HttpResponse:
 
 
 @login_required
-def case_bundle(request: HttpRequest, case_id: int) -> HttpResponse:
+def case_bundle(request: HttpRequest, case_id: int) -> FileResponse:
     """The case bundle (ZIP); the export is recorded in each evidence file's custody."""
     case = selectors.case_for(request.user, case_id)
     data = services.case_bundle_export(case=case, by=_user(request))
-    response = HttpResponse(data, content_type="application/zip")
     name = slugify(f"case-{case.pk}-{case.title}")[:80]
-    response["Content-Disposition"] = f'attachment; filename="{name}.zip"'
-    return response
+    return FileResponse(
+        data, content_type="application/zip", as_attachment=True, filename=f"{name}.zip"
+    )
 
 
 def _locker_page(
