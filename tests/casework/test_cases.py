@@ -5,6 +5,7 @@ decided by another user; the history append-only."""
 from datetime import date
 
 import pytest
+from django.urls import reverse
 
 from safeground.append_only import AppendOnlyError
 from safeground.bans.models import AccessRecord, Ban
@@ -207,3 +208,23 @@ def test_the_case_history_subjects_and_outcomes_are_append_only(holder_case, mat
         CaseEvent.objects.filter(case=case).update(detail="rewritten")
     with pytest.raises(AppendOnlyError):
         Subject.objects.filter(pk=subject.pk).delete()
+
+
+def test_the_registers_page_links_a_case_bans_grounds_to_the_case_and_its_entries(
+    holder_case, match_day, client_for, no_second_factor
+):
+    case, subject = holder_case
+    ban = case_ban_propose(
+        case=case, subject=subject, by=match_day.cast["banofficer"], is_life=True,
+        starts_on=date(2024, 1, 1), grounds="Coins.",
+    ).ban  # fmt: skip
+    other = factories.ban(match_day.cast.home)  # proposed in the register, not from a case
+    client = client_for("safety")
+    for person in (ban.person, other.person):
+        client.post(reverse("person", args=[person.pk]), {"reason": "Checking the grounds"})
+    page = client.get(reverse("person", args=[ban.person.pk])).text
+    sources = page.split("data-grounds-sources>")[1].split("</dd>")[0]
+    assert reverse("case", args=[case.pk]) in sources
+    for entry in case.entries.all():
+        assert f"log entry #{entry.seq} (hash {entry.hash[:12]}" in sources
+    assert "data-grounds-sources" not in client.get(reverse("person", args=[other.person.pk])).text

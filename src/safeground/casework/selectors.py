@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 
 from safeground.accounts.permissions import (
     can_identify,
@@ -25,7 +26,7 @@ from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
-from .models import Case, CustodyRecord, Evidence
+from .models import Case, CustodyRecord, Evidence, Outcome
 from .services import CaseworkError, custody_record_write
 from .who import MAX_ROWS, WhoWasThere, areas_for, holders_in
 
@@ -132,6 +133,30 @@ def who_was_there(
             f"{'; '.join(a.label for a in found.areas)}: {len(found.holders)} holders"
         ),
     )
+    return found
+
+
+def ban_grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+    """bans.hooks: for bans proposed from a case, the case and each of its log entries (with the
+    start of its hash), linked to the case's page. Two queries, whatever the number of bans."""
+    outcomes = list(
+        Outcome.objects.filter(ban_id__in=ban_ids, kind=Outcome.Kind.CLUB_BAN).select_related(
+            "case"
+        )
+    )
+    entries: dict[int, list[LogEntry]] = {}
+    through = Case.entries.through.objects.filter(case_id__in={o.case_id for o in outcomes})
+    for link in through.select_related("logentry").order_by("logentry__seq"):
+        entries.setdefault(link.case_id, []).append(link.logentry)
+    found: dict[int, list[tuple[str, str]]] = {}
+    for outcome in outcomes:
+        url = reverse("case", args=[outcome.case_id])
+        assert outcome.ban_id is not None
+        found.setdefault(outcome.ban_id, []).append(
+            (f"Case #{outcome.case_id}: {outcome.case.title}", url)
+        )
+        for entry in entries.get(outcome.case_id, []):
+            found[outcome.ban_id].append((f"log entry #{entry.seq} (hash {entry.hash[:12]}…)", url))
     return found
 
 
