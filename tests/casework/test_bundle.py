@@ -12,8 +12,10 @@ from django.urls import reverse
 from pypdf import PdfReader
 
 from safeground.casework.bundle import bundle_verify
-from safeground.casework.models import CustodyRecord
-from safeground.casework.services import case_bundle_export
+from safeground.casework.models import CustodyRecord, Evidence
+from safeground.casework.services import case_bundle_export, evidence_add
+from safeground.incidents.models import Photo
+from safeground.incidents.services import log_entry_photo_add
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +31,17 @@ def bundle(match_day, tmp_path):
         upload=factories.upload("leaflet.pdf", b"%PDF-1.4 leaflet", "application/pdf"),
     )
     factories.evidence(case, kind="cctv")
+    entry = case.entries.get()
+    phone = factories.upload("phone.png", factories.PNG + b"phone")
+    log_entry_photo_add(entry=entry, author=match_day.cast["steward"], upload=phone)
+    # Evidence on the case's entry, added in the locker before the case existed.
+    evidence_add(
+        by=match_day.cast["safety"],
+        fixture=case.fixture,
+        entry=entry,
+        kind="screenshot",
+        upload=factories.upload("post.png", factories.PNG + b"post"),
+    )
     data = case_bundle_export(case=case, by=match_day.cast["police"]).read()
     path = tmp_path / "case.zip"
     path.write_bytes(data)
@@ -52,8 +65,13 @@ def test_the_bundle_holds_summary_log_evidence_and_a_manifest_of_hashes(bundle):
         files = {n: zf.read(n) for n in zf.namelist() if n != "manifest.json"}
         log = json.loads(zf.read("log.json"))
     assert manifest["files"] == {n: hashlib.sha256(d).hexdigest() for n, d in files.items()}
-    stored = {e.sha256 for e in case.evidence.exclude(sha256="")}
+    entry = case.entries.get()
+    stored = {e.sha256 for e in Evidence.objects.exclude(sha256="")} | {
+        p.sha256 for p in Photo.objects.filter(entry=entry)
+    }
+    assert len(stored) == 4  # the still, the leaflet, the post, the steward's photo
     assert {i["sha256_at_upload"] for i in manifest["evidence"] if "file" in i} == stored
+    assert [i["entry"] for i in manifest["evidence"] if "photo" in i] == [entry.seq]
     assert [i["camera"] for i in manifest["evidence"] if "camera" in i] == ["CAM 12"]
     assert [(e["seq"], e["hash"]) for e in log["entries"]] == list(
         case.entries.order_by("seq").values_list("seq", "hash")
@@ -62,7 +80,8 @@ def test_the_bundle_holds_summary_log_evidence_and_a_manifest_of_hashes(bundle):
     text = PdfReader(io.BytesIO(files["summary.pdf"])).pages[0].extract_text()
     assert f"Case #{case.pk}" in text and "intact" in text
     exports = CustodyRecord.objects.filter(action="export", username="police")
-    assert exports.count() == case.evidence.count()
+    assert exports.filter(evidence__isnull=False).count() == Evidence.objects.count() == 4
+    assert exports.filter(photo__isnull=False).count() == 1
 
 
 def test_verify_passes_then_names_the_one_altered_file(bundle, capsys):

@@ -3,8 +3,9 @@
     summary.pdf        the case printed (safeground.printing)
     log.json           the case's log entries, each with its prev_hash and hash, and the result
                        of recomputing the match's chain (incidents.verify.chain_verify)
-    evidence/...       every evidence file of the case, as uploaded (CCTV references are listed
-                       in manifest.json, they have no file)
+    evidence/...       every evidence file of the case and of its log entries, as uploaded (CCTV
+                       references are listed in manifest.json, they have no file)
+    photos/...         the stewards' photos of its log entries, as taken
     manifest.json      the case, and the SHA-256 of every other file in the ZIP; for evidence,
                        the SHA-256 recorded at upload too
 
@@ -27,6 +28,7 @@ from django.utils.text import get_valid_filename
 
 from safeground.errors import SafegroundError
 from safeground.incidents.chain import canonical
+from safeground.incidents.models import Photo
 from safeground.incidents.verify import chain_verify
 from safeground.printing import render_pdf
 
@@ -52,6 +54,22 @@ def _time(value: Any) -> str | None:
 
 def evidence_path(evidence: Evidence) -> str:
     return f"evidence/{evidence.pk:05d}-{get_valid_filename(evidence.original_name) or 'file'}"
+
+
+PHOTO_SUFFIX = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp"}
+
+
+def photo_path(photo: Photo) -> str:
+    suffix = PHOTO_SUFFIX.get(photo.content_type, "bin")
+    return f"photos/{photo.pk:05d}-entry-{photo.entry.seq}.{suffix}"
+
+
+def _copy_in(zf: zipfile.ZipFile, path: str, stored: Any) -> str:
+    """Copy a stored file into the ZIP in chunks; its SHA-256 as it went in."""
+    with stored.open("rb") as source, zf.open(path, "w") as target:
+        hashing = _Hashing(source)
+        shutil.copyfileobj(hashing, target, CHUNK)
+    return hashing.digest.hexdigest()
 
 
 def log_extract(case: Case, entries: list[Any]) -> dict[str, Any]:
@@ -117,12 +135,11 @@ def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
                 "uploaded_by": evidence.uploaded_by.get_username(),
                 "uploaded_at": _time(evidence.uploaded_at),
             }
+            if evidence.entry is not None:
+                item["entry"] = evidence.entry.seq
             if evidence.file:
                 path = evidence_path(evidence)
-                with evidence.file.open("rb") as source, zf.open(path, "w") as target:
-                    hashing = _Hashing(source)
-                    shutil.copyfileobj(hashing, target, CHUNK)
-                hashes[path] = hashing.digest.hexdigest()
+                hashes[path] = _copy_in(zf, path, evidence.file)
                 item |= {"file": path, "sha256_at_upload": evidence.sha256}
             else:
                 item |= {
@@ -131,6 +148,15 @@ def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
                     "footage_to": _time(evidence.footage_to),
                 }
             listed.append(item)
+        for photo in detail["photos"]:
+            path = photo_path(photo)
+            hashes[path] = _copy_in(zf, path, photo.image)
+            listed.append({
+                "photo": photo.pk, "entry": photo.entry.seq, "file": path,
+                "sha256_at_upload": photo.sha256,
+                "uploaded_by": photo.uploaded_by.get_username(),
+                "uploaded_at": _time(photo.uploaded_at),
+            })  # fmt: skip
         manifest = {
             "format": FORMAT,
             "case": {"id": case.pk, "title": case.title, "fixture": str(case.fixture)},

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -48,14 +49,24 @@ def case_for(user: Any, case_id: int) -> Case:
 
 
 def case_detail(case: Case) -> dict[str, Any]:
-    """Everything the case page and the bundle show, read in a few queries."""
+    """Everything the case page and the bundle show, read in a few queries: the case's evidence
+    and the evidence and stewards' photos attached to its log entries."""
+    entries = list(case.entries.select_related("category", "block").order_by("seq"))
+    evidence = Evidence.objects.filter(Q(case=case) | Q(entry__in=[e.pk for e in entries]))
     return {
-        "entries": list(case.entries.select_related("category", "block").order_by("seq")),
+        "entries": entries,
         "subjects": list(case.subjects.select_related("person", "ticket__block", "added_by")),
         "outcomes": list(
             case.outcomes.select_related("subject__ticket", "subject__person", "ban", "by")
         ),
-        "evidence": list(case.evidence.select_related("uploaded_by", "entry", "subject")),
+        "evidence": list(
+            evidence.select_related("uploaded_by", "entry", "subject__ticket__block").distinct()
+        ),
+        "photos": list(
+            Photo.objects.filter(entry__in=[e.pk for e in entries])
+            .select_related("entry", "uploaded_by")
+            .order_by("uploaded_at", "pk")
+        ),
         "events": list(case.events.all()),
     }
 

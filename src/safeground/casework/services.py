@@ -422,7 +422,11 @@ def case_bundle_export(*, case: Case, by: User) -> IO[bytes]:
     for evidence in detail["evidence"]:
         custody_record_write(user=by, action=CustodyRecord.Action.EXPORT, evidence=evidence,
                              case=case, detail=f"case bundle of case #{case.pk}")  # fmt: skip
+    for photo in detail["photos"]:
+        custody_record_write(user=by, action=CustodyRecord.Action.EXPORT, photo=photo, case=case,
+                             detail=f"case bundle of case #{case.pk}")  # fmt: skip
     _event(case, by=by, action="bundle exported",
-           detail=f"ZIP of {len(detail['evidence'])} evidence items, SHA-256 "
+           detail=f"ZIP of {len(detail['evidence'])} evidence items and "
+           f"{len(detail['photos'])} stewards' photos, SHA-256 "
            f"{digest.hexdigest()}")  # fmt: skip
     return data
