@@ -159,3 +159,20 @@ def test_the_stewards_photos_show_in_the_locker_and_each_view_is_recorded(
     record = CustodyRecord.objects.get(photo=photo)
     assert (record.action, record.username, record.sha256) == ("view", "police", photo.sha256)
     assert client_for("steward").get(reverse("evidence_locker", args=[cup.pk])).status_code == 403
+
+
+def test_evidence_of_a_home_only_entry_stays_with_the_home_club(
+    match_day, client_for, no_second_factor
+):
+    cup = match_day.cup_tie
+    private = factories.evidence(
+        factories.case(cup, entries=[factories.report(cup, home_only=True)])
+    )
+    shared = factories.evidence(factories.case(cup))
+    police = client_for("police")
+    assert police.get(reverse("evidence_file", args=[private.pk])).status_code == 403
+    assert police.get(reverse("evidence_file", args=[shared.pk])).status_code == 200
+    locker = police.get(reverse("evidence_locker", args=[cup.pk])).text
+    assert f'data-evidence-item="{shared.pk}"' in locker
+    assert f'data-evidence-item="{private.pk}"' not in locker
+    assert client_for("safety").get(reverse("evidence_file", args=[private.pk])).status_code == 200

@@ -144,3 +144,17 @@ def test_closing_a_case_is_in_its_history(match_day, officer):
     assert case.status == "closed"
     assert CaseEvent.objects.filter(case=case).last().detail == "Ban in force; nothing more to do"
     assert officer.post(url, {"reason": "again"}).status_code == 400
+
+
+def test_a_case_about_a_home_only_entry_stays_with_the_home_club(
+    match_day, client_for, no_second_factor
+):
+    cup = match_day.cup_tie
+    private = factories.case(cup, entries=[factories.report(cup, home_only=True)], title="Ours")
+    shared = factories.case(cup, title="Shared")
+    police = client_for("police")
+    assert police.get(reverse("case", args=[private.pk])).status_code == 403
+    assert police.get(reverse("case", args=[shared.pk])).status_code == 200
+    listed = police.get(reverse("casework_fixture", args=[cup.pk])).text
+    assert "Shared" in listed and "Ours" not in listed
+    assert client_for("safety").get(reverse("case", args=[private.pk])).status_code == 200

@@ -45,6 +45,9 @@ def case_for(user: Any, case_id: int) -> Case:
         pk=case_id,
     )  # fmt: skip
     require(can_work_cases(user, case.fixture))
+    # A case about a home-only entry stays with the home club's staff, as the entry does.
+    if not _home_staff(user, case.fixture):
+        require(not case.entries.filter(home_only=True).exists())
     return case
 
 
@@ -73,7 +76,10 @@ def case_detail(case: Case) -> dict[str, Any]:
 
 def cases_of(user: Any, fixture: Fixture) -> list[Case]:
     require(can_work_cases(user, fixture))
-    return list(fixture.cases.select_related("opened_by"))
+    cases = fixture.cases.select_related("opened_by")
+    if not _home_staff(user, fixture):
+        cases = cases.exclude(entries__home_only=True)
+    return list(cases.distinct())
 
 
 def _home_staff(user: Any, fixture: Fixture) -> bool:
@@ -174,6 +180,11 @@ def ban_grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
 # --- the evidence locker ------------------------------------------------------------------------
 
 
+def _home_only_evidence() -> Q:
+    """Evidence of a home-only entry, or of a case about one: the home club's staff's alone."""
+    return Q(entry__home_only=True) | Q(case__entries__home_only=True)
+
+
 @dataclass(frozen=True)
 class Locker:
     evidence: list[Evidence]
@@ -184,9 +195,10 @@ def locker(user: Any, fixture: Fixture) -> Locker:
     """Every piece of evidence of the match, and the stewards' photos of the entries this user
     may see (the log's one visibility rule)."""
     require(can_work_cases(user, fixture))
-    evidence = list(
-        Evidence.objects.filter(fixture=fixture).select_related("case", "entry", "uploaded_by")
-    )
+    found = Evidence.objects.filter(fixture=fixture)
+    if not _home_staff(user, fixture):
+        found = found.exclude(_home_only_evidence())
+    evidence = list(found.select_related("case", "entry", "uploaded_by").distinct())
     viewer = viewer_for(user, fixture)
     photos = [
         photo
@@ -203,6 +215,8 @@ def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     """A piece of evidence, checked, its viewing or download recorded in its chain of custody."""
     evidence = get_object_or_404(Evidence.objects.select_related("fixture__ground"), pk=evidence_id)
     require(can_work_cases(user, evidence.fixture))
+    if not _home_staff(user, evidence.fixture):
+        require(not Evidence.objects.filter(_home_only_evidence(), pk=evidence.pk).exists())
     if not evidence.file:
         raise Http404("a CCTV reference has no file")
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
