@@ -6,6 +6,7 @@ import hashlib
 import pytest
 from django.urls import reverse
 
+from safeground.bans.models import AccessRecord
 from safeground.casework.models import Case, CaseEvent, Evidence, Outcome
 from safeground.casework.services import subject_add
 from safeground.incidents.models import Category
@@ -158,3 +159,19 @@ def test_a_case_about_a_home_only_entry_stays_with_the_home_club(
     listed = police.get(reverse("casework_fixture", args=[cup.pk])).text
     assert "Shared" in listed and "Ours" not in listed
     assert client_for("safety").get(reverse("case", args=[private.pk])).status_code == 200
+
+
+def test_naming_a_register_person_is_for_register_readers_and_is_recorded(
+    match_day, client_for, no_second_factor
+):
+    case = factories.case(match_day.cup_tie)
+    person = factories.person(match_day.cast.home)
+    body = {"kind": "person", "person": person.pk}
+    url = reverse("case_subject_add", args=[case.pk])
+    assert client_for("police").post(url, body).status_code == 403
+    assert client_for("banofficer").post(url, body).status_code == 302
+    record = AccessRecord.objects.get(person=person, action="read")
+    assert (record.username, record.reason) == (
+        "banofficer",
+        f"named as a subject of case #{case.pk}",
+    )

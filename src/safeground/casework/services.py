@@ -16,8 +16,8 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from safeground.accounts.models import User
-from safeground.bans.models import Ban, Person
-from safeground.bans.services import ban_propose
+from safeground.bans.models import AccessRecord, Ban, Person
+from safeground.bans.services import access_record_write, ban_propose
 from safeground.entry.models import Ticket
 from safeground.errors import SafegroundError
 from safeground.incidents.models import LogEntry, Photo
@@ -134,6 +134,12 @@ def subject_add(
         case=case, kind=kind, person=person, ticket=ticket, description=description,
         added_by=by, added_at=timezone.now(),
     )  # fmt: skip
+    if person is not None:
+        # Reading the register to name its person in a case is a read like any other.
+        access_record_write(
+            user=by, action=AccessRecord.Action.READ, organisation=case.organisation_id,
+            person=person, reason=f"named as a subject of case #{case.pk}",
+        )  # fmt: skip
     _event(case, by=by, action="subject added", detail=f"{subject.get_kind_display()}: "
            f"{subject.label}")  # fmt: skip
     return subject

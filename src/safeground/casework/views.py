@@ -14,7 +14,12 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from safeground.accounts.models import User
-from safeground.accounts.permissions import can_identify, can_propose_ban, require
+from safeground.accounts.permissions import (
+    can_identify,
+    can_propose_ban,
+    can_read_person,
+    require,
+)
 from safeground.bans.models import Person
 from safeground.entry.models import Ticket
 from safeground.errors import SafegroundError
@@ -160,6 +165,9 @@ def case_subject_add(request: HttpRequest, case_id: int) -> HttpResponse:
     if ticket is not None:
         # Naming a ticket holder is identifying them: only those with the right.
         require(can_identify(request.user, case.fixture))
+    if data["kind"] == Subject.Kind.PERSON:
+        # A person on the register: only its readers (the register's rule), and it is recorded.
+        require(can_read_person(request.user, case.organisation_id))
     try:
         subject = services.subject_add(
             case=case, by=_user(request), kind=data["kind"], person=person, ticket=ticket,
