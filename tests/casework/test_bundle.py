@@ -98,6 +98,20 @@ def test_verify_passes_then_names_the_one_altered_file(bundle, capsys):
     assert f"DOES NOT MATCH: {altered}" in capsys.readouterr().err
 
 
+def test_bytes_damaged_inside_the_zip_name_the_damaged_file(bundle):
+    _, path = bundle
+    with zipfile.ZipFile(path) as zf:
+        info = next(i for i in zf.infolist() if i.filename == "log.json")
+    raw = bytearray(path.read_bytes())
+    # The member's data starts after its local header (30 bytes, the name, the extra field).
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    for offset in range(start + 5, start + 15):
+        raw[offset] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    check = bundle_verify(path)
+    assert check.mismatched == ["log.json"]
+
+
 def test_a_removed_or_added_file_is_named(bundle):
     _, path = bundle
     with zipfile.ZipFile(path) as zf:

@@ -18,6 +18,7 @@ import json
 import shutil
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -220,7 +221,7 @@ def bundle_verify(path: Path | str) -> BundleCheck:
                 continue
             try:
                 actual = _member_sha256(zf, name)
-            except (zipfile.BadZipFile, OSError):  # a damaged member (its CRC fails)
+            except (zipfile.BadZipFile, OSError, zlib.error, EOFError):  # a damaged member
                 check.mismatched.append(name)
                 continue
             check.checked += 1
