@@ -15,7 +15,7 @@ recorded on the ticket: time and gate).
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db.models import Q
 
@@ -51,7 +51,7 @@ class Holder:
     row: str
     seat: str
     name: str
-    date_of_birth: object
+    date_of_birth: date
     status: str
     entered: bool
     entered_at: datetime | None
