@@ -22,6 +22,7 @@ urlpatterns = [
     path("", include("safeground.bans.urls")),
     path("", include("safeground.entry.urls")),
     path("", include("safeground.reports.urls")),
+    path("", include("safeground.casework.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]
