@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -303,7 +304,7 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection
+    from django.db import connection, connections
     from django.test import Client
 
     from safeground.accounts.models import User
@@ -335,6 +336,8 @@ def main() -> None:
         print(f"peer: the season counted in Python over every row: {naive_ms:.0f} ms")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"database: {connection.vendor}; load average: {load}")
+    connections.close_all()
+    shutil.rmtree(workdir, ignore_errors=True)  # a SQLite run leaves about 1 GB otherwise
     print(f"reports season_ms={season_ms:.0f} match_ms={match_ms:.0f}")
 
 
