@@ -223,6 +223,11 @@ def _parse(data: Any, source: str) -> list[Checkpoint]:
     return [Checkpoint(statement=statement, signature=signature, source=source)]
 
 
+def checkpoints_from_json(data: Any, source: str = "given") -> list[Checkpoint]:
+    """Checkpoints from parsed JSON: one checkpoint's file, or a download of them all."""
+    return _parse(data, source)
+
+
 def checkpoints_from_path(path: Path) -> list[Checkpoint]:
     """Checkpoints held outside the database: one file (a checkpoint, or a download of them
     all), or every *.json under a folder (a checkpoint folder, as written)."""

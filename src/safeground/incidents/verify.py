@@ -15,7 +15,7 @@ from typing import Any
 from safeground import signing
 
 from .chain import GENESIS, entry_hash
-from .checkpoints import Checkpoint, stored_checkpoints
+from .checkpoints import Checkpoint, checkpoints_from_json, stored_checkpoints
 from .models import LogEntry
 
 
@@ -106,16 +106,21 @@ def _distinct(checkpoints: Iterable[Checkpoint]) -> list[Checkpoint]:
 
 def verify_against(
     entries: Iterable[LogEntry],
-    checkpoints: Iterable[Checkpoint],
+    checkpoints: Iterable[Checkpoint | dict[str, Any]],
     *,
     fixture_id: int | None = None,
     stored: Iterable[Checkpoint] | None = None,
 ) -> LogCheck:
     """Check a match's entries (in seq order) against its signed checkpoints.
 
-    `checkpoints` are every copy at hand (the database's and any held outside); `stored`, when
-    given, are the database's own, so a copy held outside that the database lacks is named."""
-    given = list(checkpoints)
+    `checkpoints` are every copy at hand (the database's and any held outside), as read or as
+    checkpoints_for gives them (a case bundle's); `stored`, when given, are the database's own,
+    so a copy held outside that the database lacks is named."""
+    given = [
+        item
+        for one in checkpoints
+        for item in (checkpoints_from_json(one) if isinstance(one, dict) else [one])
+    ]
     stored_list = list(stored) if stored is not None else None
     every = _distinct([*given, *(stored_list or [])])
     public_key = signing.public_key_raw()
