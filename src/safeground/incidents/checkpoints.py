@@ -87,12 +87,11 @@ class Checkpoint:
         return self.statement == other.statement and self.signature == other.signature
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "statement": self.statement,
-            "signature": self.signature,
-            "public_key": signing.public_key_json()["public_key"],
-        }
+        held = {"format": FORMAT, "statement": self.statement, "signature": self.signature}
+        server = signing.public_key_json()
+        if server["key_id"] == self.key_id:  # after a key change, the old key is not ours to give
+            held["public_key"] = server["public_key"]
+        return held
 
 
 def _time(value: datetime) -> str:
