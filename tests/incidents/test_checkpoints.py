@@ -247,6 +247,23 @@ def test_a_checkpoint_altered_in_a_file_or_the_database_fails_its_signature(
     assert not ok and "bad_signature" in said and "(database)" in said
 
 
+def test_verify_log_exits_0_when_intact_and_1_naming_what_is_missing(
+    signed, folder, capsys
+) -> None:
+    # `safeground` runs the command through Django's run_from_argv: a CommandError is printed
+    # and exits with its returncode (1); anything else returns 0.
+    call_command("verify_log", match=signed.pk, checkpoints=[folder])
+    assert "chain intact" in capsys.readouterr().out
+    newest = LogEntry.objects.filter(fixture=signed).order_by("-seq").first()
+    _tamper(("DELETE FROM incidents_logentry WHERE id = %s", [newest.pk]))
+    with pytest.raises(CommandError) as refused:
+        call_command("verify_log", match=signed.pk, checkpoints=[folder])
+    assert refused.value.returncode == 1
+    assert str(refused.value) == "the log of 1 match(es) does not verify"
+    err = capsys.readouterr().err
+    assert f"entries_removed: entries #{newest.seq}..#{newest.seq} are missing" in err
+
+
 def test_a_checkpoint_file_that_is_not_one_is_refused_by_name(signed, tmp_path, capsys) -> None:
     junk = tmp_path / "junk.json"
     junk.write_text("{not json")
