@@ -138,7 +138,24 @@ def a_photo_url(*, block: str) -> str:
     return reverse("api:log_photo_file", args=[fixture.pk, report.pk, photo.pk])
 
 
+def a_checkpoint_url() -> str:
+    """A report in the cup tie's log, its head signed, and the URL of that checkpoint's file."""
+    from safeground.incidents.services import log_checkpoint_make
+
+    checkpoint = log_checkpoint_make(fixture=a_report().fixture)
+    return reverse("log_checkpoint_download", args=[checkpoint.fixture_id, checkpoint.entries])
+
+
+def a_report_url(name: str) -> str:
+    """A route of the cup tie whose log has a report in it (so there is a head to sign)."""
+    return reverse(name, args=[a_report().fixture_id])
+
+
 LOG_WRITERS = ["safety", "loggist", "supervisor", "steward", "police", "spotter"]
+# The log's signed checkpoints: whoever opens the control room (every organisation working the
+# match, stewards aside) reads and downloads them; the club's control room signs one on request.
+CHECKPOINT_READERS = {"steward": 403}
+LOG_SIGNERS = ["safety", "loggist"]
 PLAN_SIGNERS = ["safety", "police"]
 
 
@@ -410,6 +427,46 @@ TABLE: dict[str, list[Row]] = {
         )
     ],
     "api:log_list": [(lambda: reverse("api:log_list", args=[cup_tie().pk]), expect(401, 200))],
+    "log_checkpoints": [
+        (
+            lambda: reverse("log_checkpoints", args=[cup_tie().pk]),
+            expect(302, 200, **CHECKPOINT_READERS),
+        ),
+        (
+            lambda: reverse("log_checkpoints", args=[league_match().pk]),
+            expect(302, 200, liaison=403, **CHECKPOINT_READERS),
+        ),
+    ],
+    "log_checkpoints_download": [
+        (
+            lambda: reverse("log_checkpoints_download", args=[cup_tie().pk]),
+            expect(302, 200, **CHECKPOINT_READERS),
+        ),
+        (
+            lambda: reverse("log_checkpoints_download", args=[league_match().pk]),
+            expect(302, 200, liaison=403, **CHECKPOINT_READERS),
+        ),
+    ],
+    "log_checkpoint_download": [
+        (a_checkpoint_url, expect(302, 200, **CHECKPOINT_READERS)),
+    ],
+    "api:log_checkpoints": [
+        (
+            lambda: reverse("api:log_checkpoints", args=[cup_tie().pk]),
+            expect(401, 200, **CHECKPOINT_READERS),
+        ),
+        (
+            lambda: reverse("api:log_checkpoints", args=[league_match().pk]),
+            expect(401, 200, liaison=403, **CHECKPOINT_READERS),
+        ),
+    ],
+    "api:log_checkpoint_make": [
+        (
+            lambda: a_report_url("api:log_checkpoint_make"),
+            only(401, LOG_SIGNERS, 201, 403),
+            {"full_time": True},
+        )
+    ],
     "api:log_append": [
         (
             lambda: reverse("api:log_append", args=[cup_tie().pk]),

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from safeground.demo.replay import replay, scenario_fixture, scenario_load
 from safeground.incidents.models import LogEntry
+from safeground.incidents.selectors import RECORD_KINDS
 from safeground.incidents.verify import chain_verify
 from safeground.matches.models import Fixture
 
@@ -43,8 +44,12 @@ def test_a_high_speed_replay_gives_the_entries_and_chain_the_scenario_describes(
     scenario = scenario_load("seed")
     fixture = scenario_fixture(scenario)
     replay(scenario, fixture=fixture, speed=1_000_000)
+    # The scenario's entries; warnings come from the flashpoint service, and the stewards' posts
+    # are chained records (issue 15), neither of them in the scenario.
     played = [
-        e for e in LogEntry.objects.filter(fixture=fixture).order_by("seq") if e.kind != "warning"
+        e
+        for e in LogEntry.objects.filter(fixture=fixture).order_by("seq")
+        if e.kind != "warning" and e.kind not in RECORD_KINDS
     ]
     assert len(played) == len(scenario.entries)
     kinds = {"assign": "assignment", "escalate": "escalation", "resolve": "status"}

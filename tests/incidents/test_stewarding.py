@@ -138,4 +138,8 @@ def test_a_photo_is_kept_with_its_sha256_and_other_files_are_refused(cup_tie) ->
             upload=SimpleUploadedFile("x.exe", b"MZ", content_type="application/octet-stream"),
         )
     assert Photo.objects.count() == 1
-    assert LogEntry.objects.count() == 1
+    # The report, and the kept photo's SHA-256 chained after it (issue 15); the refusal wrote none.
+    assert list(LogEntry.objects.order_by("seq").values_list("kind", "text")) == [
+        ("report", "Leaflet"),
+        ("photo", hashlib.sha256(data).hexdigest()),
+    ]

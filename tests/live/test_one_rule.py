@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection
 
+from safeground.incidents.selectors import RECORD_KINDS
 from safeground.incidents.services import (
     Place,
     log_entry_append,
@@ -117,12 +118,16 @@ def texts(entries: list[dict]) -> list[str]:
 def test_a_stewards_rest_log_is_what_their_socket_brings(day, open_socket) -> None:
     first_half(day)
     caught_up, live = socket_view(day, open_socket, "steward")
+    # Seqs as the chain gave them (the steward's post is a chained record before the reports).
+    task, in_zone = (
+        day.cup_tie.log_entries.get(text=t).seq for t in ("Fan fainted in N-L2", "Coins from S-L1")
+    )
     assert texts(caught_up) == [
         "Coins from S-L1",
-        "assignment of #3",  # a report outside their zones, but the task is theirs
-        "assignment of #1",  # on a report in their zone, though given to someone else
+        f"assignment of #{task}",  # a report outside their zones, but the task is theirs
+        f"assignment of #{in_zone}",  # on a report in their zone, though given to someone else
     ]
-    assert texts(live) == ["Crush at gate F", "status of #3", "Seat broken in S-L3"]
+    assert texts(live) == ["Crush at gate F", f"status of #{task}", "Seat broken in S-L3"]
     assert rest_view(day, "steward") == caught_up + live
     assert json.dumps(rest_view(day, "steward")).count("Flag in N-L1") == 0
 
@@ -130,7 +135,9 @@ def test_a_stewards_rest_log_is_what_their_socket_brings(day, open_socket) -> No
 def test_the_control_room_sees_every_entry_both_ways(day, open_socket) -> None:
     first_half(day)
     caught_up, live = socket_view(day, open_socket, "loggist")
-    everything = list(day.cup_tie.log_entries.order_by("seq").values_list("seq", flat=True))
+    # Every entry of the log; the chained records (the steward's post) are no log entries.
+    shown = day.cup_tie.log_entries.exclude(kind__in=RECORD_KINDS)
+    everything = list(shown.order_by("seq").values_list("seq", flat=True))
     assert [e["seq"] for e in caught_up + live] == everything
     assert rest_view(day, "loggist") == caught_up + live
 

@@ -129,6 +129,20 @@ def can_open_control_room(user: Any, fixture: Fixture) -> bool:
     return bool(roles_for_fixture(user, fixture) - {Role.STEWARD})
 
 
+def can_read_checkpoints(user: Any, fixture: Fixture) -> bool:
+    """The log's signed checkpoints (counts and hashes, no personal data): every organisation
+    working the match may see and download them and keep its copy, as for the control room."""
+    return can_open_control_room(user, fixture)
+
+
+# Signing the log's head on request or at full time: whoever runs the control room.
+LOG_SIGNERS = frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR})
+
+
+def can_sign_log(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & LOG_SIGNERS)
+
+
 def can_read_log(user: Any, fixture: Fixture) -> bool:
     return can_view_fixture(user, fixture)
 

@@ -8,30 +8,31 @@ The payload's canonical JSON bytes are signed with Ed25519; the scanner verifies
 trusts them (docs/adr/0006-offline-scanners.md).
 """
 
-import base64
 import hashlib
 import hmac
-import json
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
 
 from safeground.bans.models import IN_FORCE
 from safeground.errors import NotFound
 from safeground.matches.models import Fixture
+from safeground.signing import (  # noqa: F401 (the scanner's key, as entry has always offered it)
+    b64url,
+    canonical_json,
+    key_id,
+    public_key_json,
+    public_key_raw,
+    sign,
+    signing_key,
+)
 
 from . import rules
 from .models import Ticket, TicketFlag
@@ -42,8 +43,6 @@ VERSION = 1
 HASH_BYTES = 12  # 96 bits: no collision among a ground's tickets, short on the wire
 HASH_CHARS = HASH_BYTES * 4 // 3  # a multiple of 3 bytes: base64 without padding, 16 characters
 ENDS: dict[str, str] = {Ticket.End.HOME: "h", Ticket.End.AWAY: "a"}
-# Changing it changes the key derived from SECRET_KEY, and so every scanner's trusted key.
-HKDF_INFO = b"safeground offline bundle signing key v1"
 
 
 class NoMatch(NotFound):
@@ -52,54 +51,7 @@ class NoMatch(NotFound):
     code = "no_match"
 
 
-def b64url(data: bytes) -> str:
-    """base64url without padding (RFC 4648 section 5), as the scanner page decodes it."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-# --- the signing key ----------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4)
-def _private_key(seed_b64: str, secret_key: str) -> Ed25519PrivateKey:
-    if seed_b64:
-        try:
-            seed = base64.b64decode(seed_b64, validate=True)
-        except ValueError:
-            seed = b""
-        if len(seed) != 32:
-            raise ImproperlyConfigured(
-                "SAFEGROUND_BUNDLE_SIGNING_KEY must be the base64 of 32 random bytes"
-                " (e.g. `python -c 'import os,base64; print(base64.b64encode(os.urandom(32))"
-                ".decode())'`)"
-            )
-    else:
-        # Unset (the demo, tests): derived from SECRET_KEY, so it survives restarts and every
-        # process of a deployment signs with the same key.
-        seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=HKDF_INFO).derive(
-            secret_key.encode()
-        )
-    return Ed25519PrivateKey.from_private_bytes(seed)
-
-
-def signing_key() -> Ed25519PrivateKey:
-    return _private_key(settings.SAFEGROUND_BUNDLE_SIGNING_KEY, settings.SECRET_KEY)
-
-
-def public_key_raw() -> bytes:
-    return signing_key().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-
-
-def key_id(public_key: bytes) -> str:
-    return hashlib.sha256(public_key).hexdigest()[:16]
-
-
-def public_key_json() -> dict[str, str]:
-    raw = public_key_raw()
-    return {"key_id": key_id(raw), "public_key": b64url(raw)}
-
-
-# --- the bundle ---------------------------------------------------------------------------------
+# --- the bundle (signed with the server's one key: safeground/signing.py) ------------------------
 
 
 def bundle_fixture(ground_id: int, now: datetime) -> int | None:
@@ -239,15 +191,10 @@ def bundle_payload(
     }
 
 
-def canonical_json(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
-
-
 def bundle_sign(payload: dict[str, Any]) -> SignedBundle:
     data = canonical_json(payload)
-    private = signing_key()
-    raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    return SignedBundle(payload=data, signature=private.sign(data), key_id=key_id(raw))
+    signature, signer = sign(data)
+    return SignedBundle(payload=data, signature=signature, key_id=signer)
 
 
 def bundle_for(

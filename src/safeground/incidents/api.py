@@ -16,6 +16,7 @@ from safeground.accounts.permissions import (
     can_open_steward_page,
     can_read_log,
     can_send_broadcast,
+    can_sign_log,
     can_write_log,
     require,
 )
@@ -24,11 +25,13 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from . import services
-from .models import Broadcast, LogEntry, Photo
+from .checkpoints import checkpoint_read, checkpoints_for
+from .models import Broadcast, LogCheckpoint, LogEntry, Photo
 from .selectors import (
     broadcast_json,
     broadcasts,
     entry_json,
+    fixture_for_checkpoints,
     fixture_log,
     log_visible_to,
     logged_entry_audience,
@@ -405,3 +408,36 @@ def broadcast_ack(request: HttpRequest, fixture_id: int, broadcast_id: int) -> A
     require(can_acknowledge_broadcast(request.user, fixture, found.recipient_ids))
     services.broadcast_ack(broadcast=found, user=request.user)  # type: ignore[arg-type]
     return {"broadcast": found.pk, "acknowledged": True}
+
+
+@router.get(
+    "/fixtures/{fixture_id}/log/checkpoints",
+    response=list[dict[str, Any]],
+    url_name="log_checkpoints",
+)
+def log_checkpoints(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]]:
+    """The match's signed checkpoints of its log, oldest first, each as its file (for a sharing
+    organisation's systems to fetch and keep; `safeground verify-log --checkpoints` reads them)."""
+    return checkpoints_for(fixture_for_checkpoints(request.user, fixture_id))
+
+
+class CheckpointIn(Schema):
+    full_time: bool = Field(False, description="the match is over: mark the checkpoint full time")
+
+
+@router.post(
+    "/fixtures/{fixture_id}/log/checkpoints",
+    response={201: dict[str, Any]},
+    url_name="log_checkpoint_make",
+)
+def log_checkpoint_make(
+    request: HttpRequest, fixture_id: int, payload: CheckpointIn
+) -> Status[Any]:
+    """Sign the log's head now (at full time, or whenever the control room wants one)."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_sign_log(request.user, fixture))
+    reason = (
+        LogCheckpoint.Reason.FULL_TIME if payload.full_time else LogCheckpoint.Reason.ON_REQUEST
+    )
+    checkpoint = services.log_checkpoint_make(fixture=fixture, reason=reason)
+    return Status(201, checkpoint_read(checkpoint).to_json())

@@ -40,6 +40,11 @@ class LogEntry(AppendOnlyModel):
         CORRECTION = "correction", "Correction"
         TASK = "task", "Task update"  # the assignee accepts or finishes the task
         WARNING = "warning", "Flashpoint warning"  # written by the flashpoint service
+        # Chained records: what else the control room did, kept in the chain so it is anchored
+        # too, but never shown as log entries (each has its own page and audience).
+        BROADCAST = "broadcast", "Broadcast sent"
+        POST = "post", "Steward posted"
+        PHOTO = "photo", "Photo kept"
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
@@ -203,3 +208,34 @@ class Photo(models.Model):
 
     def __str__(self) -> str:
         return f"Photo {self.sha256[:12]} of {self.entry}"
+
+
+class LogCheckpoint(AppendOnlyModel):
+    """The chain's head, signed with the server's key: "this match's log had N entries ending
+    in this hash at this time". Copies go outside the database (a checkpoint folder, the sharing
+    organisations' downloads), so a rewritten, cut short or emptied log no longer verifies
+    against them (docs/adr/0008-anchored-log.md)."""
+
+    class Reason(models.TextChoices):
+        INTERVAL = "interval", "During the match"
+        FULL_TIME = "full_time", "Full time"
+        ON_REQUEST = "on_request", "On request"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="log_checkpoints")
+    entries = models.PositiveIntegerField()  # the chain's length: the head's seq
+    head = models.CharField(max_length=64)  # the hash of entry #entries
+    made_at = models.DateTimeField()
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    key_id = models.CharField(max_length=16)
+    # The signed bytes as they were signed (canonical JSON), and the signature (base64url).
+    statement = models.TextField()
+    signature = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["fixture", "entries"]
+        constraints = [
+            models.UniqueConstraint(fields=["fixture", "entries"], name="logcheckpoint_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"checkpoint of {self.fixture_id} at #{self.entries}"

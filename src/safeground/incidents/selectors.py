@@ -10,13 +10,15 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.urls import reverse
 
+from safeground.accounts.permissions import can_read_checkpoints, require
 from safeground.live.catalogue import LOG_ENTRY, LOG_PHOTO
 from safeground.live.events import Audience, frame_json
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
+from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Concourse, Gate, ZoneBlock
 
-from .models import Category, LogEntry, Photo
+from .models import Category, LogCheckpoint, LogEntry, Photo
 
 if TYPE_CHECKING:
     from safeground.live.events import Viewer
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 RELATED = ["category", "block", "zone", "gate", "concourse", "assignee", "concerns"]
 # Entries that start an incident of their own; every other kind acts on one of these.
 INCIDENT_KINDS = {LogEntry.Kind.REPORT, LogEntry.Kind.WARNING}
+# Chained records (a broadcast, a steward's post, a photo's hash): in the chain so checkpoints
+# anchor them, never in the log as it is shown (each has its own page, event and audience).
+RECORD_KINDS = {LogEntry.Kind.BROADCAST, LogEntry.Kind.POST, LogEntry.Kind.PHOTO}
 
 
 @dataclass(frozen=True)
@@ -262,7 +267,13 @@ def entry_audience(
 
 
 def _entries(fixture: Fixture) -> QuerySet[LogEntry]:
-    return LogEntry.objects.filter(fixture=fixture).select_related(*RELATED).order_by("seq")
+    """The log as shown: every entry but the chained records."""
+    return (
+        LogEntry.objects.filter(fixture=fixture)
+        .exclude(kind__in=RECORD_KINDS)
+        .select_related(*RELATED)
+        .order_by("seq")
+    )
 
 
 def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
@@ -467,3 +478,14 @@ def steward_posts(fixture: Fixture) -> list[dict[str, str]]:
         ),
         key=lambda row: row["name"],
     )
+
+
+def fixture_for_checkpoints(user: Any, fixture_id: int) -> Fixture:
+    """A match whose signed log checkpoints the user may see and download."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_read_checkpoints(user, fixture))
+    return fixture
+
+
+def checkpoint_rows(fixture: Fixture) -> list[LogCheckpoint]:
+    return list(LogCheckpoint.objects.filter(fixture=fixture).order_by("entries"))

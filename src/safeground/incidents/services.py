@@ -26,10 +26,12 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Concourse, Gate, Zone
 
 from .chain import GENESIS, entry_hash
+from .checkpoints import checkpoint_due, checkpoint_store
 from .flashpoint import flashpoint_check, warned_zone_ids
-from .models import Broadcast, BroadcastAck, Category, LogEntry, Photo, StewardPost
+from .models import Broadcast, BroadcastAck, Category, LogCheckpoint, LogEntry, Photo, StewardPost
 from .selectors import (
     INCIDENT_KINDS,
+    RECORD_KINDS,
     broadcast_json,
     broadcast_recipients,
     entry_audience,
@@ -162,18 +164,28 @@ def log_chain_lock(fixture: Fixture) -> None:
 
 
 def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry:
-    """Lock the match's chain, link the new entry to the last one, store it, publish on commit."""
+    """Lock the match's chain, link the new entry to the last one, store it, publish on commit;
+    sign a checkpoint of the chain when one is due (checkpoints.checkpoint_due).
+
+    A chained record (a broadcast, a post, a photo: RECORD_KINDS) is only linked and stored:
+    it is no incident and goes out live through its own event, to its own audience."""
     log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
     if key:
         already = LogEntry.objects.filter(fixture=fixture, idempotency_key=key).first()
         if already is not None:
             return already
-    zones = zone_map(fixture)
+    record = fields["kind"] in RECORD_KINDS
+    zones = None if record else zone_map(fixture)
     concerns = fields.get("concerns")
     # The incident as it stands before this entry, read under the lock: whose task it was.
     before = incident_state(concerns, zones) if concerns is not None else None
-    last = LogEntry.objects.filter(fixture=fixture).order_by("-seq").values("seq", "hash").first()
+    last = (
+        LogEntry.objects.filter(fixture=fixture)
+        .order_by("-seq")
+        .values("seq", "hash", "logged_at")
+        .first()
+    )
     now = timezone.now()
     entry = LogEntry(
         fixture=fixture,
@@ -188,6 +200,12 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
     entry.save()
+    previous_at = last["logged_at"] if last else None
+    if checkpoint_due(seq=entry.seq, now=now, previous_logged_at=previous_at):
+        _checkpoint(fixture, entry, now, LogCheckpoint.Reason.INTERVAL)
+    if record:
+        return entry
+    assert zones is not None
     after = incident_fold(before, entry, zones)
     publish(
         fixture_id=fixture.pk,
@@ -197,6 +215,39 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
         audience=entry_audience(entry, before=before, after=after, zones=zones),
     )
     return entry
+
+
+def _checkpoint(fixture: Fixture, head: LogEntry, now: datetime, reason: str) -> LogCheckpoint:
+    """A checkpoint of the chain ending at `head` (the chain locked). One already signed at that
+    length is kept as it is: after newest entries were removed, appends go on and verify-log names
+    the loss, rather than every append failing on the checkpoint's unique length."""
+    existing = LogCheckpoint.objects.filter(fixture=fixture, entries=head.seq).first()
+    if existing is not None:
+        if existing.head != head.hash:
+            logger.error(
+                "fixture %s: a checkpoint of #%s already signed another head; run verify-log",
+                fixture.pk,
+                head.seq,
+            )
+        return existing
+    return checkpoint_store(
+        fixture_id=fixture.pk, entries=head.seq, head=head.hash, at=now, reason=reason
+    )
+
+
+def log_checkpoint_make(
+    *, fixture: Fixture, reason: str = LogCheckpoint.Reason.ON_REQUEST
+) -> LogCheckpoint:
+    """Sign the chain's head now (at full time, or on request); the one already signed if the
+    log has not grown since. Refused for an empty log: there is nothing to anchor."""
+    if reason not in LogCheckpoint.Reason.values:
+        raise LogEntryError("reason", f"one of {', '.join(LogCheckpoint.Reason.values)}")
+    with _one_sqlite_writer(), transaction.atomic():
+        log_chain_lock(fixture)
+        head = LogEntry.objects.filter(fixture=fixture).order_by("-seq").first()
+        if head is None:
+            raise LogEntryError("match", f"the log of {fixture} is empty: nothing to sign")
+        return _checkpoint(fixture, head, timezone.now(), reason)
 
 
 def log_entry_append(
@@ -267,7 +318,9 @@ def _report_append(
         raise LogEntryError("idempotency_key", "at most 80 characters")
     observed = _check_observed_at(observed_at, timezone.now())
     known = set(
-        LogEntry.objects.filter(fixture=fixture, seq__in=links).values_list("seq", flat=True)
+        LogEntry.objects.filter(fixture=fixture, seq__in=links)
+        .exclude(kind__in=RECORD_KINDS)
+        .values_list("seq", flat=True)
     )
     missing = sorted(set(links) - known)
     if missing:
@@ -521,6 +574,16 @@ def steward_post_assign(
     post = StewardPost.objects.create(
         fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
     )
+    # Chained, so the record of who stood where is anchored with the log.
+    _append(
+        fixture=fixture,
+        author=assigned_by,
+        kind=LogEntry.Kind.POST,
+        assignee=steward,
+        home_only=True,
+        note=f"post {post.pk}: {post_label(post)}",
+        **{field_name: place},
+    )
     publish(
         fixture_id=fixture.pk,
         type=STEWARD_POST,
@@ -557,6 +620,15 @@ def broadcast_send(
         sent_by=sent_by,
         recipient_ids=sorted(recipients),
     )
+    _append(
+        fixture=fixture,
+        author=sent_by,
+        kind=LogEntry.Kind.BROADCAST,
+        text=text,
+        zone=target,
+        home_only=True,
+        note=f"broadcast {broadcast.pk} ({script}) to users {broadcast.recipient_ids}",
+    )
     publish(
         fixture_id=fixture.pk,
         type=BROADCAST,
@@ -589,6 +661,8 @@ PHOTO_MAX_BYTES = 10 * 1024 * 1024
 @transaction.atomic
 def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
     """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
+    if entry.kind in RECORD_KINDS:
+        raise LogEntryError("entry", f"#{entry.seq} is a record, not an entry to photograph")
     if upload.content_type not in PHOTO_TYPES:
         raise LogEntryError("photo", "a JPEG, PNG or WebP image")
     if upload.size > PHOTO_MAX_BYTES:
@@ -604,6 +678,16 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
         content_type=upload.content_type,
         size=upload.size,
         uploaded_by=author,
+    )
+    # The photo's SHA-256 joins the chain: a file swapped later no longer matches the log.
+    _append(
+        fixture=entry.fixture,
+        author=author,
+        kind=LogEntry.Kind.PHOTO,
+        text=photo.sha256,
+        note=f"photo {photo.pk} of #{entry.seq} ({photo.content_type}, {photo.size} bytes)",
+        links=[entry.seq],
+        home_only=entry.home_only,
     )
     publish(
         fixture_id=entry.fixture_id,

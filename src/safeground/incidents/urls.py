@@ -10,4 +10,19 @@ urlpatterns = [
         views.steward_service_worker,
         name="steward_service_worker",
     ),
+    path(
+        "fixtures/<int:fixture_id>/log/checkpoints/",
+        views.log_checkpoints,
+        name="log_checkpoints",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/log/checkpoints.json",
+        views.log_checkpoints_download,
+        name="log_checkpoints_download",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/log/checkpoints/<int:entries>.json",
+        views.log_checkpoint_download,
+        name="log_checkpoint_download",
+    ),
 ]

@@ -1,8 +1,21 @@
-"""Recompute a match's hash chain and name the first entry that does not fit."""
+"""Recompute a match's hash chain, check it against its signed checkpoints, and name what is
+missing or does not fit.
 
-from dataclasses import dataclass
+The chain alone shows an entry changed in place, a gap and a broken link. The checkpoints
+(checkpoints.py) show what the chain cannot: newest entries removed (fewer entries than a
+checkpoint signed), a chain recomputed after an edit (the head no longer the signed one), an
+emptied table (no entries, but signed checkpoints), and a checkpoint itself altered (its
+signature fails) or dropped from the database (a copy held outside has it).
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from safeground import signing
 
 from .chain import GENESIS, entry_hash
+from .checkpoints import Checkpoint, checkpoints_from_json, stored_checkpoints
 from .models import LogEntry
 
 
@@ -13,19 +26,206 @@ class ChainBreak:
     reason: str
 
 
-def chain_verify(fixture_id: int) -> tuple[int, ChainBreak | None]:
-    """(entries checked, the first break or None)."""
-    prev = GENESIS
+@dataclass(frozen=True)
+class Problem:
+    """One thing that does not verify: a stable code and a sentence naming what is missing."""
+
+    code: str  # chain_break, entries_removed, head_mismatch, table_emptied, bad_signature,
+    # unknown_key, other_match, checkpoint_missing
+    message: str
+
+
+@dataclass
+class LogCheck:
+    """What verify_against found for one match's log."""
+
+    entries: int = 0
+    checkpoints: int = 0  # distinct checkpoints checked (database and copies held outside)
+    anchored: int = 0  # the most entries a valid checkpoint signed and the log still matches
+    chain_break: ChainBreak | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "entries": self.entries,
+            "checkpoints": self.checkpoints,
+            "anchored": self.anchored,
+            "problems": [{"code": p.code, "message": p.message} for p in self.problems],
+        }
+
+
+def _walk(entries: Iterable[LogEntry], wanted: set[int]) -> tuple[int, ChainBreak | None, dict]:
+    """(entries, the first break, seq -> hash recomputed from the genesis for the seqs wanted).
+
+    The recomputed hash, not the stored one, is compared with checkpoints: an entry edited in
+    place, or edited and every hash after it recomputed, gives a head that was never signed."""
+    prev_stored = prev_computed = GENESIS
     expected_seq = 1
     count = 0
-    for entry in LogEntry.objects.filter(fixture_id=fixture_id).order_by("seq").iterator():
+    found: ChainBreak | None = None
+    heads: dict[int, str] = {}
+    for entry in entries:
         count += 1
-        if entry.seq != expected_seq:
-            return count, ChainBreak(entry.seq, entry.pk, f"expected #{expected_seq} (a gap)")
-        if entry.prev_hash != prev:
-            return count, ChainBreak(entry.seq, entry.pk, "does not point at the entry before it")
-        if entry_hash(prev, entry) != entry.hash:
-            return count, ChainBreak(entry.seq, entry.pk, "its content no longer matches its hash")
-        prev = entry.hash
-        expected_seq += 1
-    return count, None
+        computed = entry_hash(prev_computed, entry)
+        if found is None:
+            if entry.seq != expected_seq:
+                found = ChainBreak(entry.seq, entry.pk, f"expected #{expected_seq} (a gap)")
+            elif entry.prev_hash != prev_stored:
+                found = ChainBreak(entry.seq, entry.pk, "does not point at the entry before it")
+            elif entry_hash(prev_stored, entry) != entry.hash:
+                found = ChainBreak(entry.seq, entry.pk, "its content no longer matches its hash")
+        if entry.seq in wanted:
+            heads[entry.seq] = computed
+        prev_stored, prev_computed = entry.hash, computed
+        expected_seq = entry.seq + 1
+    return count, found, heads
+
+
+def chain_verify(fixture_id: int) -> tuple[int, ChainBreak | None]:
+    """(entries checked, the first break or None): the chain on its own."""
+    count, found, _ = _walk(_entries(fixture_id), set())
+    return count, found
+
+
+def _entries(fixture_id: int) -> Iterable[LogEntry]:
+    return LogEntry.objects.filter(fixture_id=fixture_id).order_by("seq").iterator()
+
+
+def _distinct(checkpoints: Iterable[Checkpoint]) -> list[Checkpoint]:
+    kept: list[Checkpoint] = []
+    for checkpoint in checkpoints:
+        if not any(checkpoint.same_as(seen) for seen in kept):
+            kept.append(checkpoint)
+    return sorted(kept, key=lambda c: (c.entries, c.at))
+
+
+def verify_against(
+    entries: Iterable[LogEntry],
+    checkpoints: Iterable[Checkpoint | dict[str, Any]],
+    *,
+    fixture_id: int | None = None,
+    stored: Iterable[Checkpoint] | None = None,
+) -> LogCheck:
+    """Check a match's entries (in seq order) against its signed checkpoints.
+
+    `checkpoints` are every copy at hand (the database's and any held outside), as read or as
+    checkpoints_for gives them (a case bundle's); `stored`, when given, are the database's own,
+    so a copy held outside that the database lacks is named."""
+    given = [
+        item
+        for one in checkpoints
+        for item in (checkpoints_from_json(one) if isinstance(one, dict) else [one])
+    ]
+    stored_list = list(stored) if stored is not None else None
+    every = _distinct([*given, *(stored_list or [])])
+    public_key = signing.public_key_raw()
+    server_key = signing.key_id(public_key)
+    problems: list[Problem] = []
+    trusted: list[Checkpoint] = []
+    for checkpoint in every:
+        where = (
+            f"the checkpoint of #{checkpoint.entries} made {checkpoint.at} ({checkpoint.source})"
+        )
+        if fixture_id is not None and checkpoint.fixture_id != fixture_id:
+            problems.append(
+                Problem("other_match", f"{where} is of match {checkpoint.fixture_id}, not this one")
+            )
+            continue
+        if checkpoint.key_id != server_key:
+            problems.append(
+                Problem(
+                    "unknown_key",
+                    f"{where} is signed by key {checkpoint.key_id}, not this server's key"
+                    f" {server_key}: check it with that key's public half",
+                )
+            )
+            continue
+        try:
+            signature = signing.b64url_decode(checkpoint.signature)
+        except ValueError:
+            signature = b""
+        if not signing.verify(checkpoint.signed_bytes(), signature, public_key):
+            problems.append(
+                Problem(
+                    "bad_signature",
+                    f"{where} does not verify: its statement or its signature was altered",
+                )
+            )
+            continue
+        trusted.append(checkpoint)
+    count, found, heads = _walk(entries, {c.entries for c in trusted})
+    check = LogCheck(entries=count, checkpoints=len(every), chain_break=found)
+    if found is not None:
+        problems.insert(
+            0,
+            Problem("chain_break", f"entry #{found.seq} (id {found.entry_id}) {found.reason}"),
+        )
+    if stored_list is not None:
+        for checkpoint in trusted:
+            if checkpoint.source != "database" and not any(
+                checkpoint.same_as(kept) for kept in stored_list
+            ):
+                problems.append(
+                    Problem(
+                        "checkpoint_missing",
+                        f"the checkpoint of #{checkpoint.entries} made {checkpoint.at}, held in"
+                        f" {checkpoint.source}, is missing from the database",
+                    )
+                )
+    # The first checkpoint that no longer fits bounds the damage; later ones would only repeat it.
+    good_up_to = 0
+    lost: Problem | None = None
+    for checkpoint in trusted:
+        signed = f"the checkpoint signed {checkpoint.at} counted {checkpoint.entries}"
+        if count == 0 and checkpoint.entries > 0:
+            lost = Problem(
+                "table_emptied",
+                f"the log has no entries but {signed}: the table was emptied"
+                f" (entries #1..#{checkpoint.entries} are missing)",
+            )
+        elif checkpoint.entries not in heads:
+            lost = Problem(
+                "entries_removed",
+                f"entries #{count + 1}..#{checkpoint.entries} are missing: {signed}, the log"
+                f" has {count}",
+            )
+        elif heads[checkpoint.entries] != checkpoint.head:
+            if lost is None or lost.code != "head_mismatch":
+                problems.append(
+                    Problem(
+                        "head_mismatch",
+                        f"the chain up to #{checkpoint.entries} is not the one signed"
+                        f" {checkpoint.at}: entries from #{good_up_to + 1} to"
+                        f" #{checkpoint.entries} were changed, removed or replaced and the chain"
+                        " recomputed (its head does not match)",
+                    )
+                )
+                lost = problems[-1]
+        elif lost is None:
+            good_up_to = checkpoint.entries
+    if lost is not None and lost not in problems:
+        problems.append(lost)  # the last (largest) removal or emptying names all that is missing
+    check.anchored = good_up_to
+    # One message per kind of loss is enough when many checkpoints say the same.
+    check.problems = _dedupe(problems)
+    return check
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    kept: list[Problem] = []
+    for problem in problems:
+        if problem not in kept:
+            kept.append(problem)
+    return kept
+
+
+def log_verify(fixture_id: int, held: Iterable[Checkpoint] = ()) -> LogCheck:
+    """A match's log against its checkpoints in the database and any copies `held` outside it."""
+    stored = stored_checkpoints(fixture_id)
+    mine = [checkpoint for checkpoint in held if checkpoint.fixture_id == fixture_id]
+    return verify_against(_entries(fixture_id), mine, fixture_id=fixture_id, stored=stored)

@@ -4,7 +4,7 @@ import json
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -23,8 +23,16 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.venues.selectors import ground_plan
 
-from .models import Broadcast, LogEntry
-from .selectors import assignable_people, categories, steward_post, steward_posts
+from .checkpoints import checkpoint_read, checkpoints_document
+from .models import Broadcast, LogCheckpoint, LogEntry
+from .selectors import (
+    assignable_people,
+    categories,
+    checkpoint_rows,
+    fixture_for_checkpoints,
+    steward_post,
+    steward_posts,
+)
 from .steward import last_seq, post_blocks, post_place, steward_categories, steward_tasks
 
 
@@ -176,3 +184,43 @@ def steward_service_worker(request: HttpRequest, fixture_id: int) -> HttpRespons
     # The browser checks for a new worker on each visit; never let a cache answer for it.
     patch_cache_control(response, no_cache=True, private=True)
     return response
+
+
+@login_required
+def log_checkpoints(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The match's signed checkpoints of its log, for each organisation working it to download
+    and keep: its copy is what shows, later, that the club's log was not cut or rewritten."""
+    fixture = fixture_for_checkpoints(request.user, fixture_id)
+    return render(
+        request,
+        "incidents/checkpoints.html",
+        {"fixture": fixture, "checkpoints": checkpoint_rows(fixture)},
+    )
+
+
+def _attachment(data: dict, filename: str) -> HttpResponse:
+    response = JsonResponse(data, json_dumps_params={"indent": 2, "sort_keys": True})
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+def log_checkpoints_download(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """Every checkpoint of the match in one file (verify-log --checkpoints reads it)."""
+    fixture = fixture_for_checkpoints(request.user, fixture_id)
+    return _attachment(
+        checkpoints_document(fixture), f"safeground-match-{fixture.pk}-checkpoints.json"
+    )
+
+
+@login_required
+def log_checkpoint_download(request: HttpRequest, fixture_id: int, entries: int) -> HttpResponse:
+    """One checkpoint, as its file in the checkpoint folder."""
+    fixture = fixture_for_checkpoints(request.user, fixture_id)
+    checkpoint = LogCheckpoint.objects.filter(fixture=fixture, entries=entries).first()
+    if checkpoint is None:
+        raise Http404(f"no checkpoint of #{entries}")
+    return _attachment(
+        checkpoint_read(checkpoint).to_json(),
+        f"safeground-match-{fixture.pk}-checkpoint-{entries:06d}.json",
+    )

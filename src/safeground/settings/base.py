@@ -51,6 +51,21 @@ SAFEGROUND_ENTRY_COUNTS_EVERY = env.float("SAFEGROUND_ENTRY_COUNTS_EVERY", defau
 # changing SECRET_KEY changes it too. Production refuses to start without it.
 SAFEGROUND_BUNDLE_HOURS = env.float("SAFEGROUND_BUNDLE_HOURS", default=12.0)
 SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY", default="")
+# The log's checkpoints (docs/adr/0008-anchored-log.md): the chain's head is signed with the
+# server's key (the bundle key above) on the append that makes EVERY_ENTRIES entries, on the first
+# append of each EVERY_MINUTES of the clock, and at full time (`safeground checkpoint`). Each is
+# also written as a file through this Django storage (a folder by default; any storage backend,
+# e.g. S3 through django-storages, by changing BACKEND and OPTIONS).
+SAFEGROUND_CHECKPOINT_EVERY_ENTRIES = env.int("SAFEGROUND_CHECKPOINT_EVERY_ENTRIES", default=50)
+SAFEGROUND_CHECKPOINT_EVERY_MINUTES = env.int("SAFEGROUND_CHECKPOINT_EVERY_MINUTES", default=15)
+SAFEGROUND_CHECKPOINT_STORAGE = {
+    "BACKEND": "django.core.files.storage.FileSystemStorage",
+    "OPTIONS": {
+        "location": env.str(
+            "SAFEGROUND_CHECKPOINT_DIR", default=str(BASE_DIR / "var" / "checkpoints")
+        )
+    },
+}
 # The risk policy (YAML): category thresholds, factor weights, rivalries, the match plan per
 # category. A safety officer edits it; `safeground assess` checks it and re-assesses open fixtures.
 SAFEGROUND_RISK_POLICY = env.str(

@@ -12,6 +12,13 @@ DEBUG = False
 SAFEGROUND_REQUIRE_2FA = True
 # Uploaded files (photos) go to a folder of this test run, not the developer's var/media.
 MEDIA_ROOT = Path(tempfile.gettempdir()) / f"safeground-test-media-{os.getpid()}"
+# Checkpoint files too: a folder of this test run.
+SAFEGROUND_CHECKPOINT_STORAGE = {
+    "BACKEND": "django.core.files.storage.FileSystemStorage",
+    "OPTIONS": {
+        "location": str(MEDIA_ROOT.with_name(f"safeground-test-checkpoints-{os.getpid()}"))
+    },
+}
 # The demo's 55,000 cup-tie tickets take seconds to write; tests get two seats a block.
 SAFEGROUND_DEMO_TICKETS = "sample"
 # The log's tests start from an empty log; the risk and browser tests switch the history on.

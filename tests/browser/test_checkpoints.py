@@ -1,0 +1,45 @@
+"""A police commander keeps their force's copy of a match's signed log checkpoints: from the
+fixture page to the checkpoints, a download, and the copy checks against the club's log."""
+
+import pytest
+from playwright.sync_api import expect
+
+from safeground.accounts.models import User
+from safeground.incidents.checkpoints import checkpoints_from_path
+from safeground.incidents.models import LogCheckpoint
+from safeground.incidents.services import Place, log_checkpoint_make, log_entry_append
+from safeground.incidents.verify import log_verify
+from safeground.matches.models import Fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_police_download_the_full_time_checkpoint_and_it_verifies(
+    site, new_page, log_in, tmp_path
+):
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    loggist = User.objects.get(username="loggist")
+    for wave in range(1, 4):
+        log_entry_append(
+            fixture=cup_tie,
+            author=loggist,
+            category="missile",
+            text=f"Coins thrown, wave {wave}",
+            place=Place(block="S-L2"),
+        )
+    signed = log_checkpoint_make(fixture=cup_tie, reason=LogCheckpoint.Reason.FULL_TIME)
+
+    police = log_in(new_page(), "police")
+    police.get_by_role("link", name="West Ham United v Chelsea").click()
+    police.get_by_role("link", name="Signed checkpoints of the log").click()
+    row = police.locator(f'[data-checkpoint="{signed.entries}"]')
+    expect(row).to_contain_text("Full time")
+    expect(row).to_contain_text(signed.head)
+    with police.expect_download() as download:
+        police.locator("[data-download-all]").click()
+    copy = tmp_path / download.value.suggested_filename
+    download.value.save_as(copy)
+
+    held = checkpoints_from_path(copy)
+    assert [c.head for c in held] == [signed.head]
+    assert log_verify(cup_tie.pk, held).ok
