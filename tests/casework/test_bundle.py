@@ -14,8 +14,8 @@ from pypdf import PdfReader
 from safeground.casework.bundle import bundle_verify
 from safeground.casework.models import CustodyRecord, Evidence
 from safeground.casework.services import case_bundle_export, evidence_add
-from safeground.incidents.models import Photo
-from safeground.incidents.services import log_entry_photo_add
+from safeground.incidents.models import LogCheckpoint, LogEntry, Photo
+from safeground.incidents.services import log_checkpoint_make, log_entry_photo_add
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -150,3 +150,25 @@ def test_the_bundle_route_downloads_the_zip_for_those_who_work_cases(
     content = b"".join(response.streaming_content)
     assert zipfile.ZipFile(io.BytesIO(content)).testzip() is None
     assert client_for("steward").get(reverse("case_bundle", args=[case.pk])).status_code == 403
+
+
+def test_the_bundle_carries_the_signed_checkpoints_and_the_log_checks_against_them(
+    match_day, tmp_path, capsys
+):
+    case = factories.case(match_day.cup_tie, title="Coins thrown from S-L2")
+    signed = log_checkpoint_make(fixture=case.fixture, reason=LogCheckpoint.Reason.FULL_TIME)
+    path = tmp_path / "case.zip"
+    path.write_bytes(case_bundle_export(case=case, by=match_day.cast["police"]).read())
+    with zipfile.ZipFile(path) as zf:
+        carried = json.loads(zf.read("checkpoints.json"))
+        log = json.loads(zf.read("log.json"))
+        (tmp_path / "checkpoints.json").write_bytes(zf.read("checkpoints.json"))
+    assert [c["statement"]["head"] for c in carried["checkpoints"]][-1] == signed.head
+    entries = LogEntry.objects.filter(fixture=case.fixture).count()
+    assert log["chain_check"]["anchored"] == signed.entries == entries
+    assert log["chain_check"]["problems"] == []
+
+    # The bundle's copy is one verify-log reads: the club's log checks against it.
+    copy = tmp_path / "checkpoints.json"
+    call_command("verify_log", match=case.fixture.pk, checkpoints=[copy])
+    assert f"{entries} entries, chain intact" in capsys.readouterr().out

@@ -2,7 +2,9 @@
 
     summary.pdf        the case printed (safeground.printing)
     log.json           the case's log entries, each with its prev_hash and hash, and the result
-                       of recomputing the match's chain (incidents.verify.chain_verify)
+                       of checking the match's chain against its signed checkpoints
+                       (incidents.verify.log_verify)
+    checkpoints.json   the match's signed checkpoints (verify-log --checkpoints reads them)
     evidence/...       every evidence file of the case and of its log entries, as uploaded (CCTV
                        references are listed in manifest.json, they have no file)
     photos/...         the stewards' photos of its log entries, as taken
@@ -29,8 +31,9 @@ from django.utils.text import get_valid_filename
 
 from safeground.errors import SafegroundError
 from safeground.incidents.chain import canonical
+from safeground.incidents.checkpoints import checkpoints_document
 from safeground.incidents.models import Photo
-from safeground.incidents.verify import chain_verify
+from safeground.incidents.verify import log_verify
 from safeground.printing import render_pdf
 
 from .models import Case, Evidence
@@ -75,13 +78,19 @@ def _copy_in(zf: zipfile.ZipFile, path: str, stored: Any) -> str:
 
 def log_extract(case: Case, entries: list[Any]) -> dict[str, Any]:
     """The case's entries as stored, each with its hashes, and the chain check of the match."""
-    checked, broken = chain_verify(case.fixture_id)
+    check = log_verify(case.fixture_id)
+    broken = check.chain_break
     return {
         "fixture": case.fixture_id,
         "chain_check": {
-            "entries_checked": checked,
-            "intact": broken is None,
+            "entries_checked": check.entries,
+            "intact": check.ok,
             "first_break": None if broken is None else {"seq": broken.seq, "reason": broken.reason},
+            # Against the signed checkpoints (ADR 0008): how many entries a signature covers,
+            # and anything missing or altered since.
+            "checkpoints": check.checkpoints,
+            "anchored": check.anchored,
+            "problems": [{"code": p.code, "message": p.message} for p in check.problems],
         },
         "entries": [
             {
@@ -117,6 +126,9 @@ def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
     log = log_extract(case, detail["entries"])
     small: dict[str, bytes] = {
         "log.json": json.dumps(log, indent=2, ensure_ascii=False).encode(),
+        # The match's signed checkpoints, so the log can be checked away from the club's
+        # database: `safeground verify-log --checkpoints checkpoints.json`.
+        "checkpoints.json": json.dumps(checkpoints_document(case.fixture), indent=2).encode(),
         "summary.pdf": render_pdf(
             "casework/print/case.html",
             {"case": case, **detail, "log": log, "exported_by": by, "exported_at": timezone.now()},
