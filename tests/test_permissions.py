@@ -13,6 +13,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
 from safeground.bans.models import Ban
+from safeground.deployment.models import MatchCheck
 from safeground.entry.models import TicketFlag
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.services import (
@@ -188,6 +189,16 @@ def a_ban(status: str) -> Ban:
 
 def a_flag() -> TicketFlag:
     return TicketFlag.objects.order_by("pk").first()  # type: ignore[return-value]
+
+
+DEPLOYMENT = ["safety", "loggist", "supervisor", "auditor"]
+STEWARDS = ["steward", "supervisor"]
+
+
+def a_check() -> MatchCheck:
+    """The first of the cup tie's pre-match checks (prepared from the checklist if none)."""
+    fixture = cup_tie()
+    return fixture.match_checks.order_by("pk").first() or factories.checks(fixture)[0]
 
 
 # Routes called with another method than GET (no body) or POST (a body).
@@ -485,6 +496,72 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
+    # Steward deployment and pre-match checks (the deployment app). The board and the control
+    # room's panel: the home club's control-room staff and its auditor. POST-only routes are
+    # opened with GET: those allowed get 405, everyone else 403.
+    "deployment": [
+        (lambda: reverse("deployment", args=[cup_tie().pk]), only(302, DEPLOYMENT, 200, 403))
+    ],
+    "deployment_control_panel": [
+        (
+            lambda: reverse("deployment_control_panel", args=[cup_tie().pk]),
+            only(302, DEPLOYMENT, 200, 403),
+        )
+    ],
+    "deployment_post": [
+        (
+            lambda: reverse("deployment_post", args=[cup_tie().pk]),
+            only(302, ["safety", "loggist", "supervisor"], 405, 403),
+        )
+    ],
+    "deployment_checks_prepare": [
+        (
+            lambda: reverse("deployment_checks_prepare", args=[cup_tie().pk]),
+            only(302, ["safety", "loggist", "supervisor"], 405, 403),
+        )
+    ],
+    "deployment_check_send_back": [
+        (
+            lambda: reverse("deployment_check_send_back", args=[cup_tie().pk, a_check().pk]),
+            only(302, ["safety", "supervisor"], 405, 403),
+        )
+    ],
+    # Marking the plan ready, and overriding a critical check: the safety officer only.
+    "deployment_ready": [
+        (lambda: reverse("deployment_ready", args=[cup_tie().pk]), only(302, PLANNERS, 405, 403))
+    ],
+    # The steward's phone: stewards and supervisors.
+    "deployment_steward_panel": [
+        (
+            lambda: reverse("deployment_steward_panel", args=[cup_tie().pk]),
+            only(302, STEWARDS, 200, 403),
+        )
+    ],
+    "deployment_check_in": [
+        (
+            lambda: reverse("deployment_check_in", args=[cup_tie().pk]),
+            only(302, STEWARDS, 405, 403),
+        )
+    ],
+    "deployment_check_record": [
+        (
+            lambda: reverse("deployment_check_record", args=[cup_tie().pk, a_check().pk]),
+            only(302, STEWARDS, 405, 403),
+        )
+    ],
+    # The briefing carries the plan: whoever reads the plan (not stewards, not the away club).
+    "briefing": [
+        (
+            lambda: reverse("briefing", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "briefing_pdf": [
+        (
+            lambda: reverse("briefing_pdf", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }

@@ -24,6 +24,7 @@ from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.venues.selectors import ground_plan
 
 from .models import Broadcast, LogEntry
+from .panels import control_room_panels, steward_panels
 from .selectors import assignable_people, categories, steward_post, steward_posts
 from .steward import last_seq, post_blocks, post_place, steward_categories, steward_tasks
 
@@ -69,6 +70,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "blocks": plan.blocks,
             "scripts": Broadcast.Script.choices,
             "posts": steward_posts(fixture),
+            "panels": control_room_panels(user, fixture),
         },
     )
 
@@ -126,6 +128,7 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "common_categories": common,
             "more_categories": more,
             "config": config,
+            "panels": steward_panels(user, fixture),
         },
     )
 

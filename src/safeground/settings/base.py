@@ -55,6 +55,9 @@ SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY", default
 SAFEGROUND_RISK_POLICY = env.str(
     "SAFEGROUND_RISK_POLICY", default=str(PACKAGE_DIR / "matches" / "policy" / "default.yaml")
 )
+# A folder of per-ground checklists (<ground code>.yaml); grounds without one use the default
+# (deployment/checklists/default.yaml).
+SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -74,6 +77,7 @@ INSTALLED_APPS = [
     "safeground.live",
     "safeground.bans",
     "safeground.entry",
+    "safeground.deployment",
     "safeground.demo",
 ]
 
