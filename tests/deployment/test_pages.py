@@ -204,3 +204,23 @@ def test_the_briefing_prints_as_a_pdf_with_its_key_text(match_day, cup, client_f
         assert words(reason) in text
     assert f"{match_day.cast['steward']} {post.zone}" in text
     assert f"Page {pages} of {pages}" in text
+
+
+def test_the_panels_keep_a_query_budget_with_many_stewards_and_checks(
+    match_day, cup, client_for, django_assert_max_num_queries
+) -> None:
+    """Every control-room screen fetches its panel again after each check-in or result."""
+    cast = match_day.cast
+    factories.plan_signed_off(cup, cast)
+    for n in range(6):
+        extra = factories.member(cast.home, "steward", username=f"steward{n}")
+        factories.post(cup, extra, gate="F" if n % 2 else "")
+    checks = factories.checks(cup)
+    for check in checks[:8]:
+        factories.check_done(check, cast["supervisor"])
+    room, phone = client_for("loggist"), client_for("supervisor")
+    factories.post(cup, cast["supervisor"])
+    with django_assert_max_num_queries(18):
+        html(room.get(reverse("deployment_control_panel", args=[cup.pk])))
+    with django_assert_max_num_queries(16):
+        html(phone.get(reverse("deployment_steward_panel", args=[cup.pk])))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from safeground.accounts.models import Role
-from safeground.matches.models import Fixture, RiskAssessment
+from safeground.matches.models import Fixture, PlanVersion, RiskAssessment
 from safeground.matches.policy import MEASURES
 from safeground.matches.selectors import (
     fixture_zone_uses,
@@ -24,9 +24,8 @@ from .selectors import deployment_board
 ZONE_FILLS = {"home": "#c9dcf0", "away": "#f4c7a1", "buffer": "#e9e2a6", "": "#eeeeee"}
 
 
-def assessment_for(fixture: Fixture) -> RiskAssessment | None:
+def assessment_for(fixture: Fixture, plan: PlanVersion | None) -> RiskAssessment | None:
     """The assessment the current plan was made from; without a plan, the latest one."""
-    plan = plan_current(fixture)
     if plan is not None:
         return plan.assessment
     return risk_assessments(fixture).first()
@@ -46,7 +45,7 @@ def measures(plan: Any) -> list[tuple[str, str]]:
 def steward_summary(fixture: Fixture) -> dict[str, Any]:
     """For a steward's phone: the category, the measures and how to communicate."""
     plan = plan_current(fixture)
-    assessment = assessment_for(fixture)
+    assessment = assessment_for(fixture, plan)
     return {
         "category": plan.category if plan else (assessment.category if assessment else ""),
         "meaning": assessment.meaning if assessment else "",
@@ -57,7 +56,7 @@ def steward_summary(fixture: Fixture) -> dict[str, Any]:
 
 def briefing_context(fixture: Fixture) -> dict[str, Any]:
     plan = plan_current(fixture)
-    assessment = assessment_for(fixture)
+    assessment = assessment_for(fixture, plan)
     seating = ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture))
     return {
         "fixture": fixture,

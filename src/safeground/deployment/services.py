@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from safeground.accounts.models import User
@@ -56,9 +56,13 @@ def steward_check_in(*, fixture: Fixture, steward: User) -> CheckIn:
     existing = CheckIn.objects.filter(post=post).first()
     if existing is not None:
         return existing
-    check_in = CheckIn.objects.create(
-        fixture=fixture, post=post, steward=steward, checked_in_at=timezone.now()
-    )
+    try:
+        with transaction.atomic():  # a double tap from two devices: the unique post decides
+            check_in = CheckIn.objects.create(
+                fixture=fixture, post=post, steward=steward, checked_in_at=timezone.now()
+            )
+    except IntegrityError:
+        return CheckIn.objects.get(post=post)
     publish(
         fixture_id=fixture.pk,
         type=STEWARD_CHECKIN,
