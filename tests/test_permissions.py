@@ -496,16 +496,18 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
-    # Steward deployment and pre-match checks (the deployment app). The board and the control
-    # room's panel: the home club's control-room staff and its auditor. POST-only routes are
+    # Steward deployment and pre-match checks (the deployment app). The board: the home club's
+    # control-room staff and its auditor. POST-only routes are
     # opened with GET: those allowed get 405, everyone else 403.
     "deployment": [
         (lambda: reverse("deployment", args=[cup_tie().pk]), only(302, DEPLOYMENT, 200, 403))
     ],
+    # The panel: the board for those who see deployment, the briefing's links for the other
+    # readers of the plan (the police).
     "deployment_control_panel": [
         (
             lambda: reverse("deployment_control_panel", args=[cup_tie().pk]),
-            only(302, DEPLOYMENT, 200, 403),
+            expect(302, 200, steward=403, liaison=403),
         )
     ],
     "deployment_post": [

@@ -42,9 +42,16 @@ def test_the_log_pages_load_deployment_panels_for_those_who_may_see_them(cup, cl
     assert reverse("deployment_steward_panel", args=[cup.pk]) in steward_page
     assert 'data-live-panel="steward.post steward.checkin check.result"' in steward_page
     panel = reverse("deployment_control_panel", args=[cup.pk])
-    assert panel in html(client_for("loggist").get(reverse("control_room", args=[cup.pk])))
-    # The police share the live log, not the home club's deployment.
-    assert panel not in html(client_for("police").get(reverse("control_room", args=[cup.pk])))
+    room = html(client_for("loggist").get(reverse("control_room", args=[cup.pk])))
+    assert f'data-live-panel="steward.post steward.checkin check.result" hx-get="{panel}"' in room
+    assert "Stewards and checks" in html(client_for("loggist").get(panel))
+    # The police share the live log, not the home club's deployment: their panel is the
+    # briefing's links, never refreshed by deployment's events.
+    room = html(client_for("police").get(reverse("control_room", args=[cup.pk])))
+    assert f'data-live-panel="" hx-get="{panel}"' in room
+    police_panel = html(client_for("police").get(panel))
+    assert reverse("briefing", args=[cup.pk]) in police_panel
+    assert "Stewards and checks" not in police_panel
 
 
 def test_a_steward_checks_in_and_does_a_check_from_the_phone_panel(

@@ -53,9 +53,14 @@ def steward_panel_for(user: Any, fixture: Fixture) -> Panel | None:
 
 
 def control_room_panel_for(user: Any, fixture: Fixture) -> Panel | None:
-    if not can_view_deployment(user, fixture):
-        return None
-    return Panel(reverse("deployment_control_panel", args=[fixture.pk]), REFRESH_ON)
+    """The home club's staff get who is where and the checks, live; others working the match
+    (the police) the briefing's links only: deployment's events are the home club's."""
+    url = reverse("deployment_control_panel", args=[fixture.pk])
+    if can_view_deployment(user, fixture):
+        return Panel(url, REFRESH_ON)
+    if can_read_briefing(user, fixture):
+        return Panel(url)
+    return None
 
 
 def _fixture(request: HttpRequest, fixture_id: int, allowed: Any) -> Fixture:
@@ -183,8 +188,12 @@ def deployment_ready(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 @login_required
 def control_room_panel(request: HttpRequest, fixture_id: int) -> HttpResponse:
-    """The control room's panel: who is where, who has not checked in, the checks' completion."""
-    fixture = _fixture(request, fixture_id, can_view_deployment)
+    """The control room's panel: who is where, who has not checked in, the checks' completion;
+    for the police, the briefing's links."""
+    fixture = fixture_for(request.user, fixture_id)
+    if not can_view_deployment(request.user, fixture):
+        require(can_read_briefing(request.user, fixture))
+        return render(request, "deployment/briefing_links.html", {"fixture": fixture})
     return render(
         request,
         "deployment/control_room_panel.html",
