@@ -169,7 +169,7 @@ A_FIXTURE = {
     "competition": factories.LEAGUE,
     "kickoff": "2030-08-10 15:00",
     "layout": "league",
-    "away_allocation": 1000,
+    "away_allocation": 300,
     "shared_with": ["riverside-constabulary"],
 }
 
@@ -237,6 +237,12 @@ TABLE: dict[str, list[Row]] = {
             only(302, PLANNERS, 200, 403),
         )
     ],
+    "fixtures_season_import": [
+        (
+            lambda: reverse("fixtures_season_import", args=["riverside-park"]),
+            only(302, PLANNERS, 200, 403),
+        )
+    ],
     "fixture_edit": [
         (
             lambda: reverse("fixture_edit", args=["riverside-park", cup_tie().pk]),
@@ -256,7 +262,7 @@ TABLE: dict[str, list[Row]] = {
         (
             lambda: reverse("api:fixture_change", args=[cup_tie().pk]),
             only(401, PLANNERS, 200, 403),
-            {"away_allocation": 2500},
+            {"away_allocation": 550},
         )
     ],
     "api:fixture_share": [

@@ -24,7 +24,7 @@ _ORIGIN = "https://safeground.invalid/"
 def _static_only_fetcher() -> Any:
     from weasyprint.urls import URLFetcher, URLFetcherResponse
 
-    class StaticOnly(URLFetcher):  # type: ignore[misc, unused-ignore]
+    class StaticOnly(URLFetcher):
         """The project's static files and `data:` URLs (inline images); nothing else."""
 
         def fetch(self, url: str, headers: Any = None) -> URLFetcherResponse:

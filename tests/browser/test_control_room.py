@@ -110,12 +110,14 @@ def test_the_control_room_posts_a_steward_broadcasts_and_sees_who_acknowledged(
 
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
     page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)
+    page.get_by_role("tab", name="Posts").click()
     post_form = page.locator("[data-post-form]")
     post_form.get_by_label("Steward").select_option("steward")
     post_form.get_by_label("Post").select_option("away-se-cup")
     post_form.get_by_role("button", name="Post steward").click()
     expect(page.locator('[data-post="steward"]')).to_have_text("Kim Ashby: Away section (cup)")
 
+    page.get_by_role("tab", name="Broadcasts").click()
     form = page.locator("[data-broadcast-form]")
     form.get_by_label("Message", exact=True).select_option("hold")
     form.get_by_label("To").select_option("away-se-cup")
@@ -133,6 +135,7 @@ def test_the_control_room_posts_a_steward_broadcasts_and_sees_who_acknowledged(
 def test_a_broadcast_to_nobody_is_refused_with_the_reason(site, new_page, log_in):
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
     page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    page.get_by_role("tab", name="Broadcasts").click()
     form = page.locator("[data-broadcast-form]")
     form.get_by_label("Message", exact=True).select_option("free")
     form.get_by_label("Text (optional for scripted messages)").fill("x" * 10)
@@ -157,6 +160,7 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
 
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
     page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)
+    page.get_by_role("tab", name="Gates").click()
     expect(page.locator("[data-entry-counts] [data-admitted]")).to_have_text("0")
     _, key = device_create(
         organisation=Organisation.objects.get(name="West Ham United"),
@@ -239,3 +243,77 @@ def test_a_stewards_photo_shows_on_its_entry(site, new_page, log_in):
     # A reload brings it back with the catch-up.
     page.reload()
     expect(image).to_have_count(1)
+
+
+def test_the_match_so_far_sits_by_the_log_warnings_stay_pinned_and_nothing_is_off_the_map(
+    site, new_page, log_in
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from safeground.accounts.models import User
+    from safeground.incidents.services import Place, log_entry_append, log_entry_warn
+    from safeground.matches.selectors import fixture_safe_capacities
+
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    loggist = User.objects.get(username="loggist")
+    for category, place in [
+        ("arrest", Place(block="S-L2")),
+        ("arrest", Place(block="S-L1")),
+        ("ejection", Place(block="S-L1")),
+        ("medical", Place(outside="Car park B, by the coach bays")),
+    ]:
+        log_entry_append(
+            fixture=cup_tie, author=loggist, category=category, text="seen", place=place
+        )
+    reports = LogEntry.objects.filter(fixture=cup_tie, kind="report")
+    for code in ("arrest", "ejection", "medical"):
+        expected = str(reports.filter(category__code=code).count())
+        expect(page.locator(f"[data-tally-{code}]")).to_have_text(expected)
+    safe = sum(
+        capacity.safe
+        for zone_id, capacity in fixture_safe_capacities(cup_tie).items()
+        if cup_tie.zones.get(zone_id=zone_id).use != "buffer"
+    )
+    expect(page.locator("[data-tally-inside]")).to_have_text(f"0 of {safe:,}")
+    expect(page.locator("[data-tally-denied]")).to_have_text("0")
+
+    # The medical case outside the ground is on the strip beside the map, not nowhere.
+    expect(page.locator("[data-outside-list] li")).to_have_count(1)
+    expect(page.locator("[data-outside-list]")).to_contain_text("Car park B, by the coach bays")
+    expect(page.locator("[data-map-legend]")).to_contain_text("flashpoint warning")
+
+    # A flashpoint warning is pinned above the log with an alarm until it is acknowledged.
+    away = cup_tie.zones.get(use="away").zone
+    now = timezone.now()
+    log_entry_warn(
+        fixture=cup_tie,
+        zone_id=away.pk,
+        at=now,
+        severity=4,
+        text=f"Flashpoint building in {away.name}: test",
+        links=list(reports.values_list("seq", flat=True)),
+        quiet_since=now - timedelta(minutes=10),
+    )
+    pinned = page.locator("[data-pinned-warnings]")
+    expect(pinned).to_be_visible()
+    expect(pinned).to_contain_text(f"Flashpoint building in {away.name}")
+    expect(pinned).to_have_attribute("data-alarms", "1")
+    pinned.get_by_role("button", name="Acknowledge").click()
+    expect(pinned).to_be_hidden()
+    page.reload()
+    expect(page.locator("[data-freshness]")).to_contain_text("connected")
+    expect(page.locator("[data-log] .entry.warning")).to_have_count(1)
+    expect(pinned).to_be_hidden()  # acknowledged stays acknowledged
+
+    # The panels are reached by keyboard without scrolling past the log: tabs and skip links.
+    page.get_by_role("tab", name="Map").focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_role("tab", name="Gates")).to_be_focused()
+    expect(page.locator("[data-entry-counts]")).to_be_visible()
+    expect(page.locator("#panel-map")).to_be_hidden()
+    page.get_by_role("link", name="Steward posts").click()
+    expect(page.get_by_role("tab", name="Posts")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("[data-post-form]")).to_be_visible()

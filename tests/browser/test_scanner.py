@@ -64,6 +64,7 @@ def open_control_room(room: Page, site: str, match: Fixture) -> Page:
     """The match's control room, live, its gates panel showing no one in yet."""
     room.goto(f"{site}/fixtures/{match.pk}/control/")
     expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    room.get_by_role("tab", name="Gates").click()
     expect(room.locator("[data-entry-counts] [data-admitted]")).to_have_text("0")
     return room
 
@@ -166,6 +167,7 @@ def test_two_scanners_offline_admit_one_ticket_and_the_control_room_sees_the_con
 
     # A reload of the control room shows it too, from the counts.
     room.reload()
+    room.get_by_role("tab", name="Gates").click()
     expect(room.locator("[data-conflicts] li")).to_have_count(1)
 
 

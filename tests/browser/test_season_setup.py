@@ -64,3 +64,37 @@ def test_a_fixture_added_and_shared_on_the_page_gets_its_tickets_and_only_its_po
     other.goto(f"{site}/")
     expect(other.locator("[data-coming]")).not_to_contain_text("Northgate Albion")
     assert other.goto(f"{site}/fixtures/{fixture.pk}/").status == 403  # type: ignore[union-attr]
+
+
+def test_a_season_imported_on_the_page_lists_its_fixtures_and_a_bad_file_names_its_lines(
+    site, new_page, log_in, tmp_path
+) -> None:
+    page = log_in(new_page(), "safety")
+    page.goto(f"{site}/grounds/london-stadium/")
+    page.get_by_role("link", name="Import a season").click()
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "opponent,competition,kickoff,layout\nNorthgate Albion,Premier League,someday,league\n",
+        encoding="utf-8",
+    )
+    page.locator("[data-season-form] input[type=file]").set_input_files(str(bad))
+    page.get_by_role("button", name="Import the fixtures").click()
+    expect(page.locator("[data-import-errors]")).to_contain_text(
+        "line 2: kickoff: 'someday' is not a date and time"
+    )
+    assert not Fixture.objects.filter(away_club__name="Northgate Albion").exists()
+
+    good = tmp_path / "season.csv"
+    good.write_text(
+        "opponent,competition,kickoff,layout,shared_with\n"
+        "Northgate Albion,Premier League,2030-08-10 15:00,league,metropolitan-police-service\n"
+        "Harbour Town,Premier League,2030-08-24 15:00,league,\n",
+        encoding="utf-8",
+    )
+    page.locator("[data-season-form] input[type=file]").set_input_files(str(good))
+    page.get_by_role("button", name="Import the fixtures").click()
+    report = page.locator("[data-import-report]")
+    expect(report).to_contain_text("Imported 2 fixtures")
+    report.get_by_role("link", name="West Ham United v Harbour Town").click()
+    expect(page.locator("[data-fixture-title]")).to_have_text("West Ham United v Harbour Town")

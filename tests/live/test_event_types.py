@@ -291,6 +291,24 @@ def test_every_declared_type_has_its_test_here() -> None:
     assert set(TESTED) == set(catalogue.PUBLISHED)
 
 
+def test_product_code_publishes_by_the_catalogues_names_not_string_literals() -> None:
+    """A literal type compiles and runs until someone renames the event; the catalogue's name
+    does not."""
+    import re
+    from pathlib import Path
+
+    import safeground
+
+    literal = re.compile(r"""\btype=["'][a-z_]+\.[a-z_.]+["']""")
+    found = [
+        f"{path.relative_to(Path(safeground.__file__).parent)}:{number}"
+        for path in Path(safeground.__file__).parent.rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if literal.search(line)
+    ]
+    assert found == []
+
+
 def test_an_undeclared_type_is_refused_even_with_the_check_off(settings, sent) -> None:
     settings.SAFEGROUND_CHECK_LIVE_EVENTS = False
     with sent() as events, pytest.raises(UndeclaredEvent, match=r"'log\.typo' is not declared"):

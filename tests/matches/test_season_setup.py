@@ -6,12 +6,14 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from safeground.append_only import AppendOnlyError
 from safeground.matches.models import Fixture, FixtureShare, ShareRecord
 from safeground.matches.selectors import fixtures_visible_to
+from safeground.venues.models import Layout
 from tests import factories
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_second_factor")]
@@ -26,7 +28,7 @@ def fixture_page_data(**changes: object) -> dict:
         "stage": "",
         "kickoff": "2030-08-10T15:00",
         "layout": "league",
-        "away_allocation": "1200",
+        "away_allocation": "300",
         "shared_with": ["riverside-constabulary"],
     } | changes
 
@@ -40,7 +42,7 @@ def test_the_safety_officer_adds_a_fixture_on_the_page(match_day, client_for) ->
 
     made = Fixture.objects.get(away_club__name="Northgate Albion")
     assert answer.status_code == 302 and answer["Location"] == reverse("fixture", args=[made.pk])
-    assert made.layout.code == "league" and made.away_allocation == 1200
+    assert made.layout.code == "league" and made.away_allocation == 300
     assert dict(made.zones.values_list("zone__code", "use")) == factories.LEAGUE_LAYOUT
     assert made.kickoff.isoformat() == "2030-08-10T14:00:00+00:00"  # 15:00 BST
     assert list(made.shares.values_list("organisation__slug", "purpose")) == [
@@ -77,12 +79,12 @@ def test_editing_a_fixture_moves_its_zones_and_records_the_unsharing(match_day, 
 
     answer = safety.post(
         reverse("fixture_edit", args=[GROUND, made.pk]),
-        fixture_page_data(layout="cup", shared_with=[], away_allocation="2000"),
+        fixture_page_data(layout="cup", shared_with=[], away_allocation="500"),
     )
 
     assert answer.status_code == 302
     made.refresh_from_db()
-    assert (made.layout.code, made.away_allocation) == ("cup", 2000)
+    assert (made.layout.code, made.away_allocation) == ("cup", 500)
     assert dict(made.zones.values_list("zone__code", "use")) == factories.CUP_LAYOUT
     assert not made.shares.exists()
     assert list(ShareRecord.objects.filter(fixture=made).values_list("action", flat=True)) == [
@@ -115,7 +117,7 @@ def test_the_api_adds_changes_shares_and_unshares_a_fixture(match_day, client_fo
             "stage": "Final",
             "kickoff": "2031-05-01 19:45",
             "layout": "cup",
-            "away_allocation": 2000,
+            "away_allocation": 500,
         },
         content_type="application/json",
     )
@@ -124,9 +126,9 @@ def test_the_api_adds_changes_shares_and_unshares_a_fixture(match_day, client_fo
     assert made.json()["layout"] == "cup" and made.json()["shared_with"] == []
 
     changed = safety.patch(
-        f"/api/fixtures/{fixture_id}", {"away_allocation": 2500}, content_type="application/json"
+        f"/api/fixtures/{fixture_id}", {"away_allocation": 550}, content_type="application/json"
     )
-    assert changed.status_code == 200 and changed.json()["away_allocation"] == 2500
+    assert changed.status_code == 200 and changed.json()["away_allocation"] == 550
     assert changed.json()["stage"] == "Final"  # untouched fields stay
 
     shared = safety.post(
@@ -209,8 +211,8 @@ def test_a_season_file_is_imported_whole(match_day, tmp_path: Path) -> None:
     season = tmp_path / "season.csv"
     season.write_text(
         "opponent,competition,stage,kickoff,layout,away_allocation,shared_with\n"
-        "Northgate Albion,Regional League,,2030-08-10 15:00,league,1500,riverside-constabulary\n"
-        "Eastport Rovers,County Cup,Final,2030-08-17 19:45,cup,2500,"
+        "Northgate Albion,Regional League,,2030-08-10 15:00,league,300,riverside-constabulary\n"
+        "Eastport Rovers,County Cup,Final,2030-08-17 19:45,cup,550,"
         "riverside-constabulary;eastport-rovers\n",
         encoding="utf-8",
     )
@@ -229,8 +231,8 @@ def test_a_season_file_with_errors_names_each_row_and_column_and_imports_nothing
     season = tmp_path / "season.csv"
     season.write_text(
         "opponent,competition,kickoff,layout,away_allocation\n"
-        "Northgate Albion,Regional League,2030-08-10 15:00,league,1500\n"
-        ",Regional League,2030-08-17 15:00,league,1500\n"
+        "Northgate Albion,Regional League,2030-08-10 15:00,league,300\n"
+        ",Regional League,2030-08-17 15:00,league,300\n"
         "Harbour Town,Regional League,31/02/2030 15:00,derby,-\n",
         encoding="utf-8",
     )
@@ -246,3 +248,68 @@ def test_a_season_file_with_errors_names_each_row_and_column_and_imports_nothing
         f"{season}: line 4: away_allocation: '-' is not a whole number",
     ]
     assert Fixture.objects.count() == before
+
+
+def test_a_season_file_is_imported_on_the_page(match_day, client_for) -> None:
+    season = SimpleUploadedFile(
+        "season.csv",
+        b"opponent,competition,kickoff,layout,away_allocation,shared_with\n"
+        b"Northgate Albion,Regional League,2030-08-10 15:00,league,300,riverside-constabulary\n"
+        b"Eastport Rovers,County Cup,2030-08-17 19:45,cup,550,\n",
+    )
+    answer = client_for("safety").post(
+        reverse("fixtures_season_import", args=[GROUND]), {"file": season}
+    )
+    assert answer.status_code == 200
+    made = Fixture.objects.filter(kickoff__year=2030)
+    assert sorted(made.values_list("away_club__name", flat=True)) == [
+        "Eastport Rovers",
+        "Northgate Albion",
+    ]
+    for fixture in made:
+        assert reverse("fixture", args=[fixture.pk]).encode() in answer.content
+    record = ShareRecord.objects.get(fixture__away_club__name="Northgate Albion")
+    assert record.by == match_day.cast["safety"]
+
+
+def test_a_bad_season_file_on_the_page_names_every_line_and_imports_nothing(
+    match_day, client_for
+) -> None:
+    season = SimpleUploadedFile(
+        "season.csv",
+        b"opponent,competition,kickoff,layout\n"
+        b"Northgate Albion,Regional League,2030-08-10 15:00,league\n"
+        b"Harbour Town,Regional League,2030-08-17 15:00,derby\n",
+    )
+    before = Fixture.objects.count()
+    answer = client_for("safety").post(
+        reverse("fixtures_season_import", args=[GROUND]), {"file": season}
+    )
+    assert answer.status_code == 400
+    assert (
+        "line 3: layout: no layout &#x27;derby&#x27; at Riverside Park; one of cup, league"
+        in answer.content.decode()
+    )
+    assert Fixture.objects.count() == before
+
+
+def test_an_away_allocation_beyond_the_away_zones_seats_is_refused(match_day, client_for) -> None:
+    league = Layout.objects.get(ground__code=GROUND, code="league")
+    away = league.zones.get(use="away").zone
+    assert not away.members.exclude(first_row="").exists()  # whole blocks: seats add up
+    seats = sum(member.block.capacity for member in away.members.all())
+    before = Fixture.objects.count()
+
+    answer = client_for("safety").post(
+        reverse("fixture_new", args=[GROUND]), fixture_page_data(away_allocation=str(seats + 1))
+    )
+
+    errors = answer.context["form"].errors
+    assert errors["away_allocation"][0].startswith(
+        f"{seats + 1} is more than the safe capacity of the away zone ({away.name}: "
+    )
+    assert Fixture.objects.count() == before
+    no_away = client_for("safety").post(
+        reverse("fixture_new", args=[GROUND]), fixture_page_data(away_allocation="0")
+    )
+    assert no_away.status_code == 302

@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from safeground.errors import SafegroundError
+from safeground.live.catalogue import ENTRY_BANNED_ADMITTED, ENTRY_CONFLICT, ENTRY_DENIED
 from safeground.live.events import Audience, publish
 
 from . import decision, rules
@@ -231,7 +232,7 @@ def _publish_banned(
     stay behind the flag's page, which records who read them (docs/adr/0004-ban-register.md)."""
     publish(
         fixture_id=fixture_id,
-        type="entry.denied",
+        type=ENTRY_DENIED,
         data={
             "reason": outcome.reason,
             "gate": place.gate_name,
@@ -517,7 +518,7 @@ def _offline_reconcile(
     )
     publish(
         fixture_id=fixture_id,
-        type="entry.conflict",
+        type=ENTRY_CONFLICT,
         data=entry_conflicts(fixture_id, ids=[conflict.pk])[0],
         audience=Audience(home_only=True),
     )
@@ -530,9 +531,7 @@ def _publish_banned_offline(scan: OfflineScan, fixture_id: int, ticket_id: int) 
     day = lookups.gate_ends(fixture_id, scan.place.gate_id).day
     flag_id = decision.confirmed_flag(ticket_id, day)
     data = {"reason": scan.reason, **_offline_frame(scan, ticket_id, flag_id)}
-    publish(
-        fixture_id=fixture_id, type="entry.denied", data=data, audience=Audience(home_only=True)
-    )
+    publish(fixture_id=fixture_id, type=ENTRY_DENIED, data=data, audience=Audience(home_only=True))
 
 
 def _publish_banned_admitted(
@@ -543,7 +542,7 @@ def _publish_banned_admitted(
     reason; no name, as there)."""
     publish(
         fixture_id=fixture_id,
-        type="entry.banned_admitted",
+        type=ENTRY_BANNED_ADMITTED,
         data=_offline_frame(scan, ticket_id, flag_id),
         audience=Audience(home_only=True),
     )

@@ -28,7 +28,8 @@ from django.utils import timezone
 
 from safeground.accounts.models import Organisation
 from safeground.errors import SafegroundError
-from safeground.venues.models import Ground, Layout
+from safeground.venues.capacity import zone_capacities
+from safeground.venues.models import Ground, Layout, LayoutZone
 
 from .models import Club, FixtureShare
 
@@ -90,6 +91,8 @@ def fixture_fields_check(
     layout_code = str(data.get("layout") or "").strip()
     layout = None if keep_zones and not layout_code else _layout(ground, layout_code, problems)
     allocation = _allocation(data.get("away_allocation"), problems)
+    if layout is not None and allocation > 0:
+        _allocation_fits(layout, allocation, problems)
     shares = shares_check(ground, opponent, data.get("shared_with"), problems)
     if problems or kickoff is None or (layout is None and not keep_zones):
         return None, problems
@@ -166,6 +169,29 @@ def _allocation(value: Any, problems: list[tuple[str, str]]) -> int:
     if number < 0:
         problems.append(("away_allocation", f"must be at least 0, got {number}"))
     return number
+
+
+def _allocation_fits(layout: Layout, allocation: int, problems: list[tuple[str, str]]) -> None:
+    """The away allocation must fit the layout's away zones at their Green Guide safe capacity:
+    more tickets than that is a crowd the ground cannot hold or clear safely."""
+    away = {
+        choice.zone_id: choice.zone.name
+        for choice in layout.zones.select_related("zone").filter(use=LayoutZone.Use.AWAY)
+    }
+    if not away:
+        problems.append(
+            ("away_allocation", f"the layout '{layout.code}' has no away zone to hold {allocation}")
+        )
+        return
+    safe = sum(c.safe for c in zone_capacities(layout.ground, away).values())
+    if allocation > safe:
+        problems.append(
+            (
+                "away_allocation",
+                f"{allocation} is more than the safe capacity of the away zone"
+                f" ({', '.join(sorted(away.values()))}: {safe})",
+            )
+        )
 
 
 def shares_check(

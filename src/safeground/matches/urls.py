@@ -7,6 +7,11 @@ urlpatterns = [
     path("fixtures/<int:fixture_id>/", views.fixture, name="fixture"),
     path("grounds/<slug:code>/fixtures/new/", views.fixture_new, name="fixture_new"),
     path(
+        "grounds/<slug:code>/fixtures/import/",
+        views.fixtures_season_import,
+        name="fixtures_season_import",
+    ),
+    path(
         "grounds/<slug:code>/fixtures/<int:fixture_id>/edit/",
         views.fixture_change,
         name="fixture_edit",

@@ -1,5 +1,6 @@
 from collections import defaultdict
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -26,6 +27,7 @@ from .fixture_fields import FixtureError
 from .forms import FixtureForm, fixture_initial
 from .models import Fixture, FixtureZone, RiskAssessment
 from .policy import MEASURES, PolicyFileError
+from .season_file import SeasonFileError, season_file_parse
 from .selectors import (
     fixture_for,
     fixture_for_risk,
@@ -41,6 +43,7 @@ from .services import (
     PlanError,
     fixture_add,
     fixture_edit,
+    fixtures_import,
     plan_generate,
     plan_revise,
     plan_sign,
@@ -243,4 +246,31 @@ def fixture_change(request: HttpRequest, code: str, fixture_id: int) -> HttpResp
         request,
         "matches/fixture_form.html",
         {"form": form, "ground": fixture.ground, "fixture": fixture},
+    )
+
+
+class SeasonFileForm(forms.Form):
+    file = forms.FileField(label="The season's fixtures (CSV)")
+
+
+@login_required
+def fixtures_season_import(request: HttpRequest, code: str) -> HttpResponse:
+    """The safety officer imports a season's fixtures: the file `import-fixtures` reads, checked
+    whole; every bad line shown and nothing written unless all is good."""
+    ground = ground_for_planning(request.user, code)
+    form = SeasonFileForm(request.POST or None, request.FILES or None)
+    errors: list[str] = []
+    made: list[Fixture] = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            fixtures = season_file_parse(ground=ground, data=form.cleaned_data["file"].read())
+        except SeasonFileError as error:
+            errors = error.errors
+        else:
+            made = fixtures_import(ground=ground, fixtures=fixtures, by=request.user)  # type: ignore[arg-type]
+    return render(
+        request,
+        "matches/season_import.html",
+        {"ground": ground, "form": form, "errors": errors, "made": made},
+        status=400 if errors or form.errors else 200,
     )

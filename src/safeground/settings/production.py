@@ -16,5 +16,14 @@ SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# HTTPS only: browsers remember it for a year (HSTS); plain HTTP is redirected. Behind a proxy that
+# already redirects, SECURE_SSL_REDIRECT=false; the health check of a load balancer may need
+# SECURE_REDIRECT_EXEMPT. HSTS_SECONDS=0 turns HSTS off while a deployment is being set up.
+SECURE_HSTS_SECONDS = env.int("HSTS_SECONDS", default=31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+SESSION_COOKIE_HTTPONLY = True
+# Submitting a domain to the browsers' HSTS preload list is the deployer's decision, not a setting.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 # whitenoise serves the collected static files right after the security middleware.
 MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]

@@ -34,6 +34,7 @@ def counts_publish(fixture_id: int) -> float | None:
     Redis mode one process reads them per interval: the others get the seconds until they may
     try again, and try then (so their own scans are in a publish read after them)."""
     from safeground.live.bus import heard
+    from safeground.live.catalogue import ENTRY_COUNTS
     from safeground.live.events import publish
     from safeground.matches.models import Fixture
 
@@ -46,7 +47,7 @@ def counts_publish(fixture_id: int) -> float | None:
         return wait
     fixture = Fixture.objects.filter(pk=fixture_id).first()
     if fixture is not None:
-        publish(fixture_id=fixture_id, type="entry.counts", data=entry_counts(fixture))
+        publish(fixture_id=fixture_id, type=ENTRY_COUNTS, data=entry_counts(fixture))
     return None
 
 

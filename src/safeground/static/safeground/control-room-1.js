@@ -157,6 +157,95 @@ import { connectLive, refreshPanels } from "./live-1.js";
     const sorted = [...entries.values()].sort((a, b) => b.seq - a.seq);
     logList.replaceChildren(...sorted.map(render));
     drawMap();
+    drawTally();
+    drawPinned();
+    drawOutside();
+  }
+
+  // The match so far, where the log is: arrests, ejections and medical cases from the log's
+  // reports; denials and people inside (against the safe capacity) from the gates' counts.
+  let gateCounts = null;
+  function drawTally() {
+    const reports = [...incidents.values()].filter((i) => i.kind === "report");
+    for (const code of ["arrest", "ejection", "medical"]) {
+      const cell = document.querySelector(`[data-tally-${code}]`);
+      if (cell) cell.textContent = reports.filter((i) => i.category === code).length;
+    }
+    if (!gateCounts) return;
+    const n = (x) => Number(x).toLocaleString("en-GB");
+    document.querySelector("[data-tally-denied]").textContent = n(gateCounts.denied.total);
+    const inside = document.querySelector("[data-tally-inside]");
+    inside.textContent = `${n(gateCounts.admitted)} of ${n(gateCounts.capacity)}`;
+    inside.classList.toggle("over", gateCounts.capacity > 0 && gateCounts.admitted > gateCounts.capacity);
+  }
+
+  // Flashpoint warnings stay pinned above the log, with a sound when one arrives, until this
+  // operator acknowledges it (kept in this browser) or it is resolved.
+  const ackKey = `safeground:acknowledged:${config.fixtureId}`;
+  const acknowledged = new Set(JSON.parse(localStorage.getItem(ackKey) || "[]"));
+  const sounded = new Set();
+  const pinned = document.querySelector("[data-pinned-warnings]");
+  function drawPinned() {
+    const open = [...incidents.values()]
+      .filter((i) => i.kind === "warning" && !["resolved", "closed"].includes(i.status) && !acknowledged.has(i.id))
+      .sort((a, b) => b.seq - a.seq);
+    pinned.hidden = open.length === 0;
+    pinned.querySelector("[data-pinned-list]").replaceChildren(
+      ...open.map((w) => {
+        const li = document.createElement("li");
+        li.dataset.warning = w.id;
+        const text = Object.assign(document.createElement("span"), {
+          textContent: `#${w.seq} ${time(w.observed_at)} ${w.place}: ${w.text}`,
+        });
+        const ack = Object.assign(document.createElement("button"), { type: "button", textContent: "Acknowledge" });
+        ack.setAttribute("aria-label", `Acknowledge warning #${w.seq}`);
+        ack.addEventListener("click", () => {
+          acknowledged.add(w.id);
+          localStorage.setItem(ackKey, JSON.stringify([...acknowledged]));
+          drawPinned();
+        });
+        li.append(text, ack);
+        return li;
+      }),
+    );
+    const fresh = open.filter((w) => !sounded.has(w.id));
+    if (fresh.length) {
+      fresh.forEach((w) => sounded.add(w.id));
+      alarm();
+    }
+  }
+  let audio = null;
+  function alarm() {
+    pinned.dataset.alarms = Number(pinned.dataset.alarms || 0) + 1;
+    try {
+      audio ||= new AudioContext();
+      const tone = audio.createOscillator();
+      const gain = audio.createGain();
+      tone.frequency.value = 880;
+      gain.gain.value = 0.2;
+      tone.connect(gain).connect(audio.destination);
+      tone.start();
+      tone.stop(audio.currentTime + 0.5);
+    } catch {
+      // No sound (no audio device, or the page has not been interacted with): the pin stays.
+    }
+  }
+
+  // Incidents with no block (outside the ground, at a gate, on a concourse) on a strip beside
+  // the map, so none is nowhere.
+  function drawOutside() {
+    const list = document.querySelector("[data-outside-list]");
+    const off = [...incidents.values()].filter((i) => i.kind === "report" && !i.block).sort((a, b) => b.seq - a.seq);
+    if (!off.length) return;
+    list.replaceChildren(
+      ...off.map((i) => {
+        const li = document.createElement("li");
+        li.dataset.incident = i.id;
+        li.className = `sev-${i.severity}`;
+        li.textContent = `#${i.seq} ${time(i.observed_at)} ${i.place || "no place given"}: ${i.category_name} (S${i.severity}) ${i.status}`;
+        return li;
+      }),
+    );
   }
 
   function drawMap() {
@@ -247,6 +336,9 @@ import { connectLive, refreshPanels } from "./live-1.js";
     const box = document.querySelector("[data-entry-counts]");
     if (!box || !c) return;
     box.hidden = false;
+    document.querySelector("[data-gates-waiting]")?.remove();
+    gateCounts = c;
+    drawTally();
     const n = (x) => Number(x).toLocaleString("en-GB");
     box.querySelector("[data-admitted]").textContent = n(c.admitted);
     box.querySelector("[data-capacity]").textContent = n(c.capacity);
@@ -414,6 +506,34 @@ import { connectLive, refreshPanels } from "./live-1.js";
   });
 
   filters.addEventListener("change", redraw);
+
+  // The side column's tabs (map, gates, broadcasts, posts): arrow keys move between them, the
+  // skip links open theirs.
+  const tabs = [...document.querySelectorAll('[role="tab"][data-tab]')];
+  function openTab(name, focus = true) {
+    for (const tab of tabs) {
+      const on = tab.dataset.tab === name;
+      tab.setAttribute("aria-selected", on);
+      tab.tabIndex = on ? 0 : -1;
+      document.querySelector(`[data-panel="${tab.dataset.tab}"]`).hidden = !on;
+      if (on && focus) tab.focus();
+    }
+  }
+  for (const [index, tab] of tabs.entries()) {
+    tab.addEventListener("click", () => openTab(tab.dataset.tab));
+    tab.addEventListener("keydown", (event) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      openTab(tabs[(index + step + tabs.length) % tabs.length].dataset.tab);
+    });
+  }
+  for (const link of document.querySelectorAll("[data-tab-link]")) {
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      openTab(link.dataset.tabLink);
+    });
+  }
   document.querySelector("[data-heat-window]").addEventListener("change", drawHeat);
 
   // Clicking a block lists its incidents under the map.

@@ -1,0 +1,47 @@
+"""Production settings pass Django's deployment checks: HTTPS only, HSTS, secure cookies."""
+
+import base64
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+
+def _check_deploy(**extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "safeground.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(60),
+        "SAFEGROUND_BUNDLE_SIGNING_KEY": base64.b64encode(bytes(32)).decode(),
+        "ALLOWED_HOSTS": "safeground.example",
+        **extra,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "safeground.cli", "check", "--deploy", "--fail-level", "WARNING"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_passes_the_deployment_checks_with_hsts_for_subdomains() -> None:
+    passed = _check_deploy(HSTS_INCLUDE_SUBDOMAINS="true")
+    assert passed.returncode == 0, passed.stderr
+    assert "no issues" in passed.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "check"),
+    [
+        ("HSTS_SECONDS", "0", "security.W004"),
+        ("SECURE_SSL_REDIRECT", "false", "security.W008"),
+        ("SECURE_COOKIES", "false", "security.W012"),
+    ],
+)
+def test_turning_a_protection_off_is_reported(setting: str, value: str, check: str) -> None:
+    found = _check_deploy(HSTS_INCLUDE_SUBDOMAINS="true", **{setting: value})
+    assert found.returncode != 0
+    assert check in found.stderr
