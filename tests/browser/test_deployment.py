@@ -45,7 +45,9 @@ def test_a_steward_checks_in_and_does_checks_and_the_control_room_sees_it(
     room = log_in(new_page(), "loggist")
     room.goto(f"{site}/fixtures/{fixture.pk}/control/")
     expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    room.get_by_role("tab", name="Posts").click()  # the stewards' tab, beside the map
     panel = room.locator("[data-deployment-panel]")
+    expect(panel).to_be_visible()
     kim = panel.locator('[data-steward="steward"]')
     expect(kim).to_contain_text("Kim Ashby: Away section (cup) · not checked in")
     expect(panel.locator("[data-checks-completion]")).to_contain_text(f"0 of {total} done")
