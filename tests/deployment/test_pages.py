@@ -231,3 +231,19 @@ def test_the_panels_keep_a_query_budget_with_many_stewards_and_checks(
         html(room.get(reverse("deployment_control_panel", args=[cup.pk])))
     with django_assert_max_num_queries(16):
         html(phone.get(reverse("deployment_steward_panel", args=[cup.pk])))
+
+
+def test_a_steward_moved_to_a_gate_sees_the_gate_and_checks_in_again(
+    match_day, cup, client_for
+) -> None:
+    steward = match_day.cast["steward"]
+    factories.post(cup, steward)
+    checks = factories.checks(cup)
+    steward_check_in(fixture=cup, steward=steward)
+    factories.post(cup, steward, gate="F")
+    gate = cup.ground.gates.get(code="F")
+    page = html(client_for("steward").get(reverse("deployment_steward_panel", args=[cup.pk])))
+    assert f"Posted at <strong>{gate}</strong>" in page
+    assert "Check in at my post" in page
+    shown = sorted(int(n) for n in re.findall(r'data-check="(\d+)"', page))
+    assert shown == sorted(c.pk for c in checks if c.gate_id == gate.pk)

@@ -117,6 +117,8 @@ def test_steward_post(day, client_for, sent) -> None:
         post_steward(day, client_for)
     data = only(events, catalogue.STEWARD_POST)
     assert data["steward"] == "steward" and data["post"]
+    event = next(e for e in events if e.type == catalogue.STEWARD_POST)
+    assert event.audience.user_ids == {day.cast["steward"].pk}  # their phone hears of the move
 
 
 def test_steward_checkin(day, client_for, sent) -> None:
