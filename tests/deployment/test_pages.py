@@ -247,3 +247,11 @@ def test_a_steward_moved_to_a_gate_sees_the_gate_and_checks_in_again(
     assert "Check in at my post" in page
     shown = sorted(int(n) for n in re.findall(r'data-check="(\d+)"', page))
     assert shown == sorted(c.pk for c in checks if c.gate_id == gate.pk)
+
+
+def test_a_briefing_before_any_plan_gives_the_current_category(match_day, client_for) -> None:
+    league = match_day.league_match
+    page = html(client_for("safety").get(reverse("briefing", args=[league.pk])))
+    assessment = league.assessments.get()  # assessed for the briefing, as the fixture page does
+    assert f"Category {assessment.category}" in page
+    assert "No match plan yet." in page and "not prepared yet" in page

@@ -8,13 +8,14 @@ from typing import Any
 
 from safeground.accounts.models import Role
 from safeground.matches.models import Fixture, PlanVersion, RiskAssessment
-from safeground.matches.policy import MEASURES
+from safeground.matches.policy import MEASURES, PolicyFileError
 from safeground.matches.selectors import (
     fixture_zone_uses,
     plan_current,
     plan_signatures,
     risk_assessments,
 )
+from safeground.matches.services import risk_assessment_current
 from safeground.venues.selectors import ground_plan
 
 from .selectors import deployment_board
@@ -24,11 +25,20 @@ from .selectors import deployment_board
 ZONE_FILLS = {"home": "#c9dcf0", "away": "#f4c7a1", "buffer": "#e9e2a6", "": "#eeeeee"}
 
 
-def assessment_for(fixture: Fixture, plan: PlanVersion | None) -> RiskAssessment | None:
-    """The assessment the current plan was made from; without a plan, the latest one."""
+def assessment_for(
+    fixture: Fixture, plan: PlanVersion | None, *, assess: bool = False
+) -> RiskAssessment | None:
+    """The assessment the current plan was made from. Without a plan, the latest one kept; with
+    `assess`, the current one (made now if none is kept or the policy changed, as the fixture
+    page does), or the latest kept if the policy file is refused."""
     if plan is not None:
         return plan.assessment
-    return risk_assessments(fixture).first()
+    if not assess:
+        return risk_assessments(fixture).first()
+    try:
+        return risk_assessment_current(fixture=fixture)
+    except PolicyFileError:
+        return risk_assessments(fixture).first()
 
 
 def reasons(assessment: RiskAssessment | None) -> list[str]:
@@ -56,7 +66,7 @@ def steward_summary(fixture: Fixture) -> dict[str, Any]:
 
 def briefing_context(fixture: Fixture) -> dict[str, Any]:
     plan = plan_current(fixture)
-    assessment = assessment_for(fixture, plan)
+    assessment = assessment_for(fixture, plan, assess=True)
     seating = ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture))
     return {
         "fixture": fixture,
