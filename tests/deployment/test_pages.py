@@ -249,7 +249,9 @@ def test_a_steward_moved_to_a_gate_sees_the_gate_and_checks_in_again(
     assert shown == sorted(c.pk for c in checks if c.gate_id == gate.pk)
 
 
-def test_a_briefing_before_any_plan_gives_the_current_category(match_day, client_for) -> None:
+def test_a_briefing_before_any_plan_gives_the_current_category(
+    match_day, client_for, no_second_factor
+) -> None:
     league = match_day.league_match
     page = html(client_for("safety").get(reverse("briefing", args=[league.pk])))
     assessment = league.assessments.get()  # assessed for the briefing, as the fixture page does
