@@ -13,7 +13,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
 from safeground.bans.models import Ban
-from safeground.deployment.models import MatchCheck
+from safeground.deployment.models import CheckResult, MatchCheck
+from safeground.deployment.services import check_record
 from safeground.entry.models import TicketFlag
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.services import (
@@ -199,6 +200,21 @@ def a_check() -> MatchCheck:
     """The first of the cup tie's pre-match checks (prepared from the checklist if none)."""
     fixture = cup_tie()
     return fixture.match_checks.order_by("pk").first() or factories.checks(fixture)[0]
+
+
+def a_check_photo() -> CheckResult:
+    """A failed check of the cup tie with a photo, taken by the steward posted there."""
+    found = CheckResult.objects.exclude(photo="").first()
+    if found is not None:
+        return found
+    fixture = cup_tie()
+    steward = User.objects.get(username="steward")
+    post = factories.post(fixture, steward, gate="F")
+    check = a_check()
+    check = fixture.match_checks.filter(gate=post.gate).first() or check
+    return check_record(
+        check=check, by=steward, outcome="fail", note="Turnstile jammed", **a_photo()
+    )
 
 
 # Routes called with another method than GET (no body) or POST (a body).
@@ -532,6 +548,13 @@ TABLE: dict[str, list[Row]] = {
         (
             lambda: reverse("deployment_check_send_back", args=[cup_tie().pk, a_check().pk]),
             only(302, ["safety", "supervisor"], 405, 403),
+        )
+    ],
+    # A check's photo: the board's readers and the steward who took it.
+    "deployment_check_photo": [
+        (
+            lambda: reverse("deployment_check_photo", args=[cup_tie().pk, a_check_photo().pk]),
+            only(302, [*DEPLOYMENT, "steward"], 200, 403),
         )
     ],
     # Marking the plan ready, and overriding a critical check: the safety officer only.

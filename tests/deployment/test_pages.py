@@ -85,6 +85,12 @@ def test_a_steward_checks_in_and_does_a_check_from_the_phone_panel(
     )
     assert f'data-check="{mine[0].pk}" data-state="fail"' in page
     assert "Failed" in page and "Rail loose by row K" in page
+    photo_url = reverse("deployment_check_photo", args=[cup.pk, result.pk])
+    assert photo_url in html(client_for("supervisor").get(reverse("deployment", args=[cup.pk])))
+    served = client_for("supervisor").get(photo_url)
+    assert served["Content-Type"] == "image/png"
+    assert b"".join(served.streaming_content) == PNG  # type: ignore[attr-defined]
+    assert client_for("police").get(photo_url).status_code == 403
 
     # A refusal comes back in the panel, and nothing is written.
     url = reverse("deployment_check_record", args=[cup.pk, mine[1].pk])

@@ -25,6 +25,11 @@ urlpatterns = [
         name="deployment_ready",
     ),
     path(
+        "fixtures/<int:fixture_id>/deployment/photos/<int:result_id>/",
+        views.check_photo,
+        name="deployment_check_photo",
+    ),
+    path(
         "fixtures/<int:fixture_id>/deployment/panel/",
         views.control_room_panel,
         name="deployment_control_panel",

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
@@ -32,7 +32,7 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from . import briefing as briefing_data
-from .models import MatchCheck
+from .models import CheckResult, MatchCheck
 from .selectors import check_in_for, checks_at_post, deployment_board
 from .services import (
     DeploymentError,
@@ -199,6 +199,20 @@ def control_room_panel(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "deployment/control_room_panel.html",
         {"fixture": fixture, "board": deployment_board(fixture)},
     )
+
+
+@login_required
+def check_photo(request: HttpRequest, fixture_id: int, result_id: int) -> FileResponse:
+    """A check's photo, kept as taken (its SHA-256 is on the result): for the board's readers,
+    and for the person who took it."""
+    fixture = fixture_for(request.user, fixture_id)
+    result = get_object_or_404(CheckResult, match_check__fixture=fixture, pk=result_id)
+    require(can_view_deployment(request.user, fixture) or result.by_id == request.user.pk)
+    if not result.photo:
+        raise Http404("This result has no photo.")
+    response = FileResponse(result.photo.open("rb"), content_type=result.photo_type)
+    response["Cache-Control"] = "private, max-age=3600"  # a stored photo never changes
+    return response
 
 
 # --- the steward's phone ------------------------------------------------------------------------
