@@ -26,7 +26,7 @@ from safeground.incidents.services import (
 )
 from safeground.matches.models import Fixture, PlanVersion
 from safeground.matches.selectors import plan_current
-from safeground.matches.services import fixture_share, plan_generate
+from safeground.matches.services import fixture_share, plan_generate, plan_sign
 from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
@@ -200,6 +200,21 @@ def a_check() -> MatchCheck:
     """The first of the cup tie's pre-match checks (prepared from the checklist if none)."""
     fixture = cup_tie()
     return fixture.match_checks.order_by("pk").first() or factories.checks(fixture)[0]
+
+
+def an_away_check() -> MatchCheck:
+    """A check in the cup tie's away section (where stewards_posted() puts the stewards)."""
+    a_check()
+    return cup_tie().match_checks.filter(zone__code="away-south-cup").order_by("pk").first()  # type: ignore[return-value]
+
+
+def a_signed_off_plan() -> PlanVersion:
+    """The cup tie's plan, signed off by the safety officer and the police commander."""
+    plan = a_plan()
+    for name in ("safety", "police"):
+        if not plan.sign_offs.filter(user__username=name).exists():
+            plan_sign(fixture=plan.fixture, by=User.objects.get(username=name), version=plan.number)
+    return plan
 
 
 def a_check_photo() -> CheckResult:
@@ -578,6 +593,37 @@ TABLE: dict[str, list[Row]] = {
         (
             lambda: reverse("deployment_check_record", args=[cup_tie().pk, a_check().pk]),
             only(302, STEWARDS, 405, 403),
+        )
+    ],
+    # The deployment API: the same rules as the pages. The steward and the supervisor are
+    # posted to the away section first, so each may check in and record a check there.
+    "api:deployment_board": [
+        (
+            lambda: reverse("api:deployment_board", args=[cup_tie().pk]),
+            only(401, DEPLOYMENT, 200, 403),
+        )
+    ],
+    "api:deployment_check_in": [
+        (
+            lambda: reverse("api:deployment_check_in", args=[stewards_posted().pk]),
+            only(401, STEWARDS, 201, 403),
+            {},
+        )
+    ],
+    "api:deployment_check_result": [
+        (
+            lambda: reverse(
+                "api:deployment_check_result", args=[stewards_posted().pk, an_away_check().pk]
+            ),
+            only(401, STEWARDS, 201, 403),
+            {"outcome": "pass"},
+        )
+    ],
+    "api:deployment_plan_ready": [
+        (
+            lambda: reverse("api:deployment_plan_ready", args=[a_signed_off_plan().fixture_id]),
+            only(401, PLANNERS, 201, 403),
+            {"override_reason": "Checks done by radio"},
         )
     ],
     # The briefing carries the plan: whoever reads the plan (not stewards, not the away club).
