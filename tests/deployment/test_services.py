@@ -285,3 +285,15 @@ def test_the_board_sets_the_plan_beside_the_stewards_posted(match_day, cup) -> N
     assert [row.username for row in board.elsewhere] == ["supervisor"]
     assert [row.username for row in board.not_checked_in] == ["supervisor"]
     assert board.not_posted == []  # the cast has one steward and one supervisor, both posted
+
+
+def test_checks_of_a_zone_the_match_no_longer_uses_leave_the_count(match_day, cup) -> None:
+    checks = factories.checks(cup)
+    buffer = cup.zones.get(use="buffer")
+    left = [c for c in checks if c.zone_id == buffer.zone_id]
+    assert left
+    buffer.delete()  # the layout changed (matches.services._zones_set replaces the zones)
+    states = check_states(cup)
+    assert completion(states).total == len(checks) - len(left)
+    assert {s.check.pk for s in states}.isdisjoint(c.pk for c in left)
+    assert MatchCheck.objects.filter(pk__in=[c.pk for c in left]).count() == len(left)  # kept

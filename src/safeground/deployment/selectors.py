@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 
 from safeground.incidents.selectors import assignable_people, current_posts, post_label
 from safeground.matches.models import Fixture, PlanVersion
@@ -54,8 +54,11 @@ class CheckState:
 
 
 def check_states(fixture: Fixture, checks: Any = None) -> list[CheckState]:
-    """Each check of the match with its latest result (the results in order)."""
+    """Each check of the match with its latest result (the results in order). A zone's checks
+    count only while the match uses the zone (a changed layout leaves its old zones' checks
+    behind, kept but out of the count)."""
     query = checks if checks is not None else MatchCheck.objects.filter(fixture=fixture)
+    query = query.filter(Q(zone__isnull=True) | Q(zone__in=fixture.zones.values("zone")))
     query = query.select_related("zone", "gate", "concourse").prefetch_related(
         Prefetch("results", queryset=CheckResult.objects.select_related("by").order_by("at", "pk"))
     )

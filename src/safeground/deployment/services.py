@@ -84,6 +84,7 @@ def checks_prepare(*, fixture: Fixture) -> list[MatchCheck]:
     uses, each gate or each concourse. Run again (a new gate, a changed layout), it adds only
     what is missing. A bad checklist file is refused whole (ChecklistRefused)."""
     checklist = checklist_for(fixture.ground)
+    Fixture.objects.select_for_update().filter(pk=fixture.pk).first()  # one preparer at a time
     places: dict[str, list[Any]] = {
         "zone": [fz.zone for fz in fixture.zones.select_related("zone").order_by("zone__code")],
         "gate": list(fixture.ground.gates.order_by("code")),
