@@ -208,6 +208,8 @@ def check_send_back(*, check: MatchCheck, by: User, note: str) -> CheckResult:
     note = note.strip()
     if not note:
         raise DeploymentError("note", "say what to look at again")
+    if len(note) > 2000:
+        raise DeploymentError("note", f"is {len(note)} characters; at most 2000")
     latest = check.results.order_by("-at", "-pk").first()
     if latest is None or latest.outcome == CheckResult.Outcome.RECHECK:
         raise DeploymentError("check", f"'{check.name}' at {check.place} is not done yet")
@@ -233,6 +235,8 @@ def plan_mark_ready(*, fixture: Fixture, by: User, override_reason: str = "") ->
         raise DeploymentError("plan", f"version {plan.number} is not signed off by both yet")
     done = completion(check_states(fixture))
     reason = override_reason.strip()
+    if len(reason) > 2000:
+        raise DeploymentError("override_reason", f"is {len(reason)} characters; at most 2000")
     problems = [s.summary() for s in done.open_critical]
     if not reason:
         if not done.prepared:
