@@ -32,6 +32,9 @@ What they build
       decide, roll forward), `flag()` (confirmed and cleared through entry.services).
     - `ticket()`, `tickets()` (many at once), `device()` (a turnstile's key), `report()` (a log
       entry through incidents.services), `categories()`.
+    - `case()` (casework.services.case_open, on a new missile report unless given entries),
+      `evidence()` (a PNG still, or kind="cctv" for a camera reference), `upload()` (a file as a
+      browser sends it; `PNG` is the smallest valid one).
     - Match-day deployment: `post()` (a steward posted through incidents' steward_post_assign),
       `checks()` (the default checklist at every place of the match), `check_done()` (a result),
       `plan_signed_off()` (the plan made from the category and signed by both roles).
@@ -781,6 +784,54 @@ def report(
     return log_entry_append(
         fixture=fixture_, author=author, category=category, text=text, place=place, **fields
     )
+
+
+# --- casework -----------------------------------------------------------------------------------
+
+# The smallest valid PNG (one transparent pixel): a CCTV still for tests.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+def upload(name: str = "still.png", content: bytes = PNG, content_type: str = "image/png"):  # type: ignore[no-untyped-def]
+    """A file as a browser uploads it."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, content, content_type=content_type)
+
+
+def case(
+    fixture_: Fixture,
+    /,
+    *,
+    entries: Sequence[LogEntry] = (),
+    by: User | None = None,
+    title: str = "Coins thrown from the away section",
+):  # type: ignore[no-untyped-def]
+    """A case opened (casework.services.case_open) on the entries given, or on a new missile
+    report in the away section; by the home club's ban officer unless told."""
+    from safeground.casework.services import case_open
+
+    entries = list(entries) or [report(fixture_)]
+    by = by or member_of(fixture_.ground.organisation, Role.BAN_OFFICER)
+    return case_open(by=by, fixture=fixture_, entries=entries, title=title)
+
+
+def evidence(case_, /, *, by: User | None = None, kind: str = "photo", **fields: object):  # type: ignore[no-untyped-def]
+    """A piece of evidence on the case (casework.services.evidence_add): a PNG still unless told
+    (kind="cctv" gives a camera reference of two minutes at the case's first entry)."""
+    from safeground.casework.services import evidence_add
+
+    by = by or case_.opened_by
+    if kind == "cctv":
+        start = case_.entries.order_by("seq").first().observed_at
+        fields = {"camera": "CAM 12", "footage_from": start,
+                  "footage_to": start + timedelta(minutes=2)} | fields  # fmt: skip
+    else:
+        fields = {"upload": upload()} | fields
+    return evidence_add(by=by, fixture=case_.fixture, case=case_, kind=kind, **fields)
 
 
 # --- match-day deployment -----------------------------------------------------------------------

@@ -192,6 +192,38 @@ def a_flag() -> TicketFlag:
     return TicketFlag.objects.order_by("pk").first()  # type: ignore[return-value]
 
 
+# Casework (issue 15): the home club's safety officer and ban officers and the policing force's
+# officers; never a steward, a loggist, a supervisor, the auditor or the away club.
+CASE_WORKERS = ["safety", "banofficer", "security", "police", "spotter"]
+
+
+def a_case():  # type: ignore[no-untyped-def]
+    """A case on a fresh missile report in S-L1 of the cup tie, opened by the ban officer."""
+    return factories.case(
+        cup_tie(), entries=[a_report()], by=User.objects.get(username="banofficer")
+    )
+
+
+def an_evidence_url() -> str:
+    evidence = factories.evidence(a_case())
+    return reverse("evidence_file", args=[evidence.pk])
+
+
+def a_locker_photo_url(*, block: str) -> str:
+    """The locker's route for a photo of a report in this block (see a_photo_url)."""
+    photo_id = a_photo_url(block=block).rstrip("/").split("/")[-1]
+    return reverse("evidence_photo", args=[photo_id])
+
+
+# The look-up's body names a report made when its URL is (the table builds the URL first).
+WHO = {"entries": [0], "rows": 1, "reason": "Permission table look-up"}
+
+
+def who_url() -> str:
+    WHO["entries"] = [a_report().pk]
+    return reverse("api:who_was_there", args=[cup_tie().pk])
+
+
 DEPLOYMENT = ["safety", "loggist", "supervisor", "auditor"]
 STEWARDS = ["steward", "supervisor"]
 
@@ -533,6 +565,68 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
+    "casework_fixture": [
+        (
+            lambda: reverse("casework_fixture", args=[cup_tie().pk]),
+            only(302, CASE_WORKERS, 200, 403),
+        ),
+        # The league match is not shared with the away club; the police still police it.
+        (
+            lambda: reverse("casework_fixture", args=[league_match().pk]),
+            only(302, CASE_WORKERS, 200, 403),
+        ),
+    ],
+    "evidence_locker": [
+        (
+            lambda: reverse("evidence_locker", args=[cup_tie().pk]),
+            only(302, CASE_WORKERS, 200, 403),
+        )
+    ],
+    "locker_evidence_add": [
+        (
+            lambda: reverse("locker_evidence_add", args=[cup_tie().pk]),
+            only(302, CASE_WORKERS, 405, 403),
+        )
+    ],
+    "case": [(lambda: reverse("case", args=[a_case().pk]), only(302, CASE_WORKERS, 200, 403))],
+    # The reason form first; the names only after it (tests/casework/test_who.py).
+    "case_who": [
+        (lambda: reverse("case_who", args=[a_case().pk]), only(302, CASE_WORKERS, 200, 403))
+    ],
+    # POST-only (opened with GET: those allowed get 405, everyone else 403).
+    "case_subject_add": [
+        (
+            lambda: reverse("case_subject_add", args=[a_case().pk]),
+            only(302, CASE_WORKERS, 405, 403),
+        )
+    ],
+    "case_outcome": [
+        (lambda: reverse("case_outcome", args=[a_case().pk]), only(302, CASE_WORKERS, 405, 403))
+    ],
+    "case_evidence_add": [
+        (
+            lambda: reverse("case_evidence_add", args=[a_case().pk]),
+            only(302, CASE_WORKERS, 405, 403),
+        )
+    ],
+    "case_close": [
+        (lambda: reverse("case_close", args=[a_case().pk]), only(302, CASE_WORKERS, 405, 403))
+    ],
+    # A club ban is proposed by a ban officer only (the register's rule).
+    "case_ban_propose": [
+        (
+            lambda: reverse("case_ban_propose", args=[a_case().pk]),
+            only(302, BAN_OFFICERS, 405, 403),
+        )
+    ],
+    "case_bundle": [
+        (lambda: reverse("case_bundle", args=[a_case().pk]), only(302, CASE_WORKERS, 200, 403))
+    ],
+    "evidence_file": [(an_evidence_url, only(302, CASE_WORKERS, 200, 403))],
+    "evidence_photo": [
+        (lambda: a_locker_photo_url(block="S-L1"), only(302, CASE_WORKERS, 200, 403))
+    ],
+    "api:who_was_there": [(who_url, only(401, CASE_WORKERS, 200, 403), WHO)],
     # Steward deployment and pre-match checks (the deployment app). The board: the home club's
     # control-room staff and its auditor. POST-only routes are
     # opened with GET: those allowed get 405, everyone else 403.

@@ -13,6 +13,7 @@ from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError, ValidationError
 
 from safeground.accounts.api import router as accounts_router
+from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
 from safeground.errors import SafegroundError, error_body
@@ -56,6 +57,7 @@ api.add_router("/", accounts_router)
 api.add_router("/", matches_router)
 api.add_router("/", log_router)
 api.add_router("/", entry_router)
+api.add_router("/", casework_router)
 api.add_router("/", deployment_router)
 
 

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "import-fixtures": "Import a season's fixtures from a CSV file (FILE --ground CODE).",
     "import-tickets": "Import tickets for a match from a CSV export (FILE --fixture ID).",
     "assess": "Check the risk policy; assess open fixtures again (--policy FILE: try a file).",
+    "verify-bundle": "Check a case bundle (ZIP) against its manifest; name each file that differs.",
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
     "migrate": "Create or update the database tables.",
 }

@@ -21,6 +21,7 @@ urlpatterns = [
     path("", include("safeground.incidents.urls")),
     path("", include("safeground.bans.urls")),
     path("", include("safeground.entry.urls")),
+    path("", include("safeground.casework.urls")),
     path("", include("safeground.deployment.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),

@@ -264,6 +264,26 @@ def plan_sign_roles(user: Any, fixture: Fixture) -> set[str]:
     return roles
 
 
+# Identify and sanction (casework). Who sat near an incident is criminal-offence data in the
+# making: the home club's safety officer and ban officers, and the officers of the force policing
+# the match, may look it up (each look-up recorded with its reason); stewards, loggists,
+# supervisors, auditors and the away club may not. The same people work the match's cases and
+# see its evidence locker; only a ban officer proposes a club ban from a case (the register's rule).
+IDENTIFIERS = frozenset(
+    {Role.SAFETY_OFFICER, Role.BAN_OFFICER, Role.POLICE_COMMANDER, Role.POLICE_SPOTTER}
+)
+
+
+def can_identify(user: Any, fixture: Fixture) -> bool:
+    """See the ticket holders seated near an incident, by name (a stated reason is still needed)."""
+    return bool(roles_for_fixture(user, fixture, police_only=True) & IDENTIFIERS)
+
+
+def can_work_cases(user: Any, fixture: Fixture) -> bool:
+    """Open and work the match's cases, add evidence, see its evidence locker and export bundles."""
+    return bool(roles_for_fixture(user, fixture, police_only=True) & IDENTIFIERS)
+
+
 # Steward deployment, pre-match checks and the briefing (the deployment app). The control room
 # posts stewards and prepares the checks; stewards check in and do their checks from their phone;
 # a supervisor (or the safety officer) sends a check back; only the safety officer marks the plan

@@ -2,6 +2,8 @@
 
 Entry registers its callbacks in EntryConfig.ready(): flagging tickets when a ban comes into
 force, clearing the open flags of a revoked ban, and counting the flags awaiting a reviewer.
+Casework registers where a ban's grounds come from (the case and its log entries), so the
+register shows them as links and not as free text only.
 Each registration point holds one callback per purpose; registering the same one again is a no-op.
 """
 
@@ -14,10 +16,13 @@ from .models import Ban
 BanInForce = Callable[[Ban], int]  # -> tickets newly flagged
 BanRevoked = Callable[[Ban, Any, datetime], None]  # (ban, by, at)
 FlagsAwaiting = Callable[[Any], int]  # (user) -> open flags they may review
+# (ban ids) -> ban id -> the records its grounds rest on, each (what it is, its page's URL)
+GroundsSources = Callable[[list[int]], dict[int, list[tuple[str, str]]]]
 
 _in_force: list[BanInForce] = []
 _revoked: list[BanRevoked] = []
 _awaiting: list[FlagsAwaiting] = []
+_sources: list[GroundsSources] = []
 
 
 def _add[T](callbacks: list[T], callback: T) -> T:
@@ -38,6 +43,10 @@ def on_flags_awaiting(callback: FlagsAwaiting) -> FlagsAwaiting:
     return _add(_awaiting, callback)
 
 
+def on_grounds_sources(callback: GroundsSources) -> GroundsSources:
+    return _add(_sources, callback)
+
+
 def ban_in_force(ban: Ban) -> int:
     """A ban has just come into force (inside its transaction): the tickets it flagged."""
     return sum(callback(ban) for callback in _in_force)
@@ -52,3 +61,12 @@ def ban_revoked(ban: Ban, by: Any, at: datetime) -> None:
 def flags_awaiting(user: Any) -> int:
     """Flagged tickets awaiting this user's review."""
     return sum(callback(user) for callback in _awaiting)
+
+
+def grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+    """For each ban, the records its grounds rest on (a case and its log entries), as links."""
+    found: dict[int, list[tuple[str, str]]] = {}
+    for callback in _sources:
+        for ban_id, sources in callback(ban_ids).items():
+            found.setdefault(ban_id, []).extend(sources)
+    return found

@@ -160,6 +160,7 @@ class AccessRecord(AppendOnlyModel):
         CONFIRM_FLAG = "confirm_flag", "Confirmed a flagged ticket"
         CLEAR_FLAG = "clear_flag", "Cleared a flagged ticket"
         ERASE = "erase", "Erased a person (retention)"
+        IDENTIFY = "identify", "Looked up who sat near an incident"
 
     at = models.DateTimeField(db_index=True)
     user = models.ForeignKey(

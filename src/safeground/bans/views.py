@@ -27,7 +27,7 @@ from safeground.accounts.permissions import (
     require,
 )
 
-from . import selectors, services
+from . import hooks, selectors, services
 from .forms import (
     AccessSearchForm,
     AppealDecisionForm,
@@ -137,6 +137,7 @@ def person(request: HttpRequest, person_id: int) -> HttpResponse:
         record = selectors.person_read(user=request.user, person_id=summary.pk, reason=reason)
         user = request.user
         bans = []
+        sources = hooks.grounds_sources([ban.pk for ban in record.bans.all()])
         for ban in record.bans.all():
             may = {
                 "decide": ban.status == Ban.Status.PROPOSED
@@ -151,7 +152,7 @@ def person(request: HttpRequest, person_id: int) -> HttpResponse:
                     approved_by_id=ban.approved_by_id,
                 ),
             }
-            bans.append((ban, may))
+            bans.append((ban, may, sources.get(ban.pk, [])))
         return render(
             request, "bans/person.html", {"person": record, "bans": bans, "reason": reason}
         )

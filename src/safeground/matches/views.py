@@ -17,6 +17,7 @@ from safeground.accounts.permissions import (
     can_plan_fixtures,
     can_read_plan,
     can_use_register,
+    can_work_cases,
     flag_organisation_ids,
     plan_sign_roles,
     require,
@@ -89,6 +90,7 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "may_open_steward_page": can_open_steward_page(request.user, fixture),
             "may_plan": can_plan_fixtures(request.user, fixture.ground),
             "may_read_plan": may_read_plan,
+            "may_work_cases": can_work_cases(request.user, fixture),
             "assessment": _assessment(request, fixture) if may_read_plan else None,
         },
     )

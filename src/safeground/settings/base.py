@@ -1,6 +1,7 @@
 """Settings shared by every deployment, configured from the environment (see README)."""
 
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -77,6 +78,7 @@ INSTALLED_APPS = [
     "safeground.live",
     "safeground.bans",
     "safeground.entry",
+    "safeground.casework",
     "safeground.deployment",
     "safeground.demo",
 ]
@@ -181,6 +183,35 @@ STATIC_ROOT = BASE_DIR / "var" / "static"
 STATICFILES_DIRS = [PACKAGE_DIR / "static"]
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media")))
+
+# Files go through Django's storage API. The evidence locker (casework) keeps its files in the
+# "evidence" storage: MEDIA_ROOT/evidence/ by default, or an S3-compatible bucket when
+# SAFEGROUND_EVIDENCE_S3_BUCKET is set (needs `pip install safeground[s3]`, i.e. django-storages;
+# credentials, endpoint and region from the usual AWS_* variables boto3 reads).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "evidence": {"BACKEND": "django.core.files.storage.FileSystemStorage"},  # MEDIA_ROOT
+}
+
+
+def _evidence_on_s3() -> dict[str, Any]:
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env.str("SAFEGROUND_EVIDENCE_S3_BUCKET"),
+            "endpoint_url": env.str("SAFEGROUND_EVIDENCE_S3_ENDPOINT", default="") or None,
+            "default_acl": "private",
+            "querystring_auth": True,
+            "file_overwrite": False,  # a file is never replaced, only added to
+        },
+    }
+
+
+if env.str("SAFEGROUND_EVIDENCE_S3_BUCKET", default=""):
+    STORAGES["evidence"] = _evidence_on_s3()
+# Evidence uploads: the largest file accepted (video is the big one), in megabytes.
+SAFEGROUND_EVIDENCE_MAX_MB = env.int("SAFEGROUND_EVIDENCE_MAX_MB", default=500)
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less meta tag; kept default

@@ -1,7 +1,7 @@
 """Production: secrets and hosts must come from the environment; static files via whitenoise."""
 
 from .base import *  # noqa: F403
-from .base import MIDDLEWARE, env
+from .base import MIDDLEWARE, STORAGES, env
 
 DEBUG = False
 SECRET_KEY = env.str("SECRET_KEY")
@@ -9,7 +9,7 @@ SECRET_KEY = env.str("SECRET_KEY")
 SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    **STORAGES,  # the media and evidence storages as base sets them
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=True)

@@ -1,0 +1,75 @@
+"""Forms of the casework pages: they parse; the services decide."""
+
+from django import forms
+
+from safeground.bans.models import Ban
+from safeground.bans.selectors import MAX_REASON
+
+from .models import Evidence, Outcome, Subject
+from .who import MAX_ROWS
+
+DATES = ["%Y-%m-%d", "%d/%m/%Y"]
+TIMES = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%d/%m/%Y %H:%M"]
+
+
+class OpenCaseForm(forms.Form):
+    entries = forms.TypedMultipleChoiceField(coerce=int, label="Log entries")
+    title = forms.CharField(max_length=200)
+    summary = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+    def __init__(self, *args: object, entries: list, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["entries"].choices = [(e.pk, f"#{e.seq}") for e in entries]  # type: ignore[attr-defined]
+
+
+class WhoForm(forms.Form):
+    rows = forms.IntegerField(min_value=0, max_value=MAX_ROWS, initial=2, label="Rows either side")
+    adjacent = forms.BooleanField(required=False, initial=True, label="Include adjacent blocks")
+    reason = forms.CharField(
+        label="Why do you need the names?",
+        max_length=MAX_REASON,
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+        help_text="Recorded with your name and the time; the auditor can see it.",
+    )
+
+
+class SubjectForm(forms.Form):
+    kind = forms.ChoiceField(choices=Subject.Kind.choices)
+    ticket = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    person = forms.IntegerField(required=False, label="Register person #")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+
+class OutcomeForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[c for c in Outcome.Kind.choices if c[0] != Outcome.Kind.CLUB_BAN]
+    )
+    subject = forms.IntegerField(required=False)
+    offence = forms.CharField(max_length=200, required=False)
+    force = forms.CharField(max_length=200, required=False)
+    reference = forms.CharField(max_length=100, required=False)
+    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+
+class BanForm(forms.Form):
+    subject = forms.IntegerField()
+    scope = forms.ChoiceField(choices=Ban.Scope.choices, initial=Ban.Scope.CLUB)
+    starts_on = forms.DateField(input_formats=DATES)
+    is_life = forms.BooleanField(label="Life ban", required=False)
+    ends_on = forms.DateField(input_formats=DATES, required=False)
+    grounds = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
+
+
+class EvidenceForm(forms.Form):
+    kind = forms.ChoiceField(choices=Evidence.Kind.choices)
+    file = forms.FileField(required=False)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    entry = forms.IntegerField(required=False)
+    subject = forms.IntegerField(required=False)
+    camera = forms.CharField(max_length=100, required=False)
+    footage_from = forms.DateTimeField(input_formats=TIMES, required=False)
+    footage_to = forms.DateTimeField(input_formats=TIMES, required=False)
+
+
+class CloseForm(forms.Form):
+    reason = forms.CharField(max_length=4000)

@@ -1,0 +1,242 @@
+"""Reads of casework. A read that needs a right fetches and checks in one function; a read of
+personal data (who was there) or of a file (the locker) writes its record in the same function:
+no page can show them without it.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+
+from safeground.accounts.permissions import (
+    can_identify,
+    can_work_cases,
+    organisation_ids,
+    require,
+)
+from safeground.bans.models import AccessRecord
+from safeground.bans.selectors import reason_check
+from safeground.bans.services import access_record_write
+from safeground.incidents.models import LogEntry, Photo
+from safeground.incidents.selectors import logged_entry_audience
+from safeground.live.viewers import viewer_for
+from safeground.matches.models import Fixture
+from safeground.matches.selectors import fixture_for
+
+from .models import Case, CustodyRecord, Evidence, Outcome
+from .services import CaseworkError, custody_record_write
+from .who import MAX_ROWS, WhoWasThere, areas_for, holders_in
+
+
+def fixture_for_casework(user: Any, fixture_id: int) -> Fixture:
+    fixture = fixture_for(user, fixture_id)
+    require(can_work_cases(user, fixture))
+    return fixture
+
+
+def case_for(user: Any, case_id: int) -> Case:
+    case = get_object_or_404(
+        Case.objects.select_related("fixture__ground", "fixture__home_club",
+                                    "fixture__away_club", "opened_by"),
+        pk=case_id,
+    )  # fmt: skip
+    require(can_work_cases(user, case.fixture))
+    # A case about a home-only entry stays with the home club's staff, as the entry does.
+    if not _home_staff(user, case.fixture):
+        require(not case.entries.filter(home_only=True).exists())
+    return case
+
+
+def case_detail(case: Case) -> dict[str, Any]:
+    """Everything the case page and the bundle show, read in a few queries: the case's evidence
+    and the evidence and stewards' photos attached to its log entries."""
+    entries = list(case.entries.select_related("category", "block").order_by("seq"))
+    evidence = Evidence.objects.filter(Q(case=case) | Q(entry__in=[e.pk for e in entries]))
+    return {
+        "entries": entries,
+        "subjects": list(case.subjects.select_related("person", "ticket__block", "added_by")),
+        "outcomes": list(
+            case.outcomes.select_related("subject__ticket", "subject__person", "ban", "by")
+        ),
+        "evidence": list(
+            evidence.select_related("uploaded_by", "entry", "subject__ticket__block").distinct()
+        ),
+        "photos": list(
+            Photo.objects.filter(entry__in=[e.pk for e in entries])
+            .select_related("entry", "uploaded_by")
+            .order_by("uploaded_at", "pk")
+        ),
+        "events": list(case.events.all()),
+    }
+
+
+def cases_of(user: Any, fixture: Fixture) -> list[Case]:
+    require(can_work_cases(user, fixture))
+    cases = fixture.cases.select_related("opened_by")
+    if not _home_staff(user, fixture):
+        cases = cases.exclude(entries__home_only=True)
+    return list(cases.distinct())
+
+
+def _home_staff(user: Any, fixture: Fixture) -> bool:
+    return fixture.ground.organisation_id in organisation_ids(user)
+
+
+def reports_of(user: Any, fixture: Fixture) -> list[LogEntry]:
+    """The match's reports the user may see, newest first, for choosing what a case is about
+    (a home-only entry stays with the home club's staff, as in the log)."""
+    reports = LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
+    if not _home_staff(user, fixture):
+        reports = reports.filter(home_only=False)
+    return list(reports.select_related("category", "block", "zone", "gate").order_by("-seq"))
+
+
+def _distance(rows: int) -> int:
+    if rows < 0 or rows > MAX_ROWS:
+        raise CaseworkError("rows", f"between 0 and {MAX_ROWS} rows either side")
+    return rows
+
+
+@transaction.atomic
+def who_was_there(
+    *,
+    user: Any,
+    fixture: Fixture,
+    entry_ids: list[int],
+    rows: int,
+    adjacent: bool,
+    reason: str,
+) -> WhoWasThere:
+    """The ticket holders seated near where the entries place an incident, by name: only for
+    roles with the right to identify (accounts.permissions.can_identify), and every look-up is
+    an access record of the register's kind, with the reason given."""
+    require(can_identify(user, fixture))
+    reason = reason_check(reason)
+    rows = _distance(rows)
+    if not entry_ids:
+        raise CaseworkError("entries", "choose at least one log entry")
+    entries = list(
+        LogEntry.objects.filter(fixture=fixture, pk__in=entry_ids)
+        .select_related("block")
+        .order_by("seq")
+    )
+    if len(entries) != len(set(entry_ids)):
+        raise CaseworkError("entries", "an entry is not in this match's log")
+    # The log's rule: a home-only entry (or an action on one) is the home club's staff's alone.
+    if not _home_staff(user, fixture):
+        hidden = {e.pk for e in entries if e.home_only} | set(
+            LogEntry.objects.filter(pk__in=[e.concerns_id for e in entries if e.concerns_id],
+                                    home_only=True).values_list("pk", flat=True)
+        )  # fmt: skip
+        require(not hidden)
+    unplaced = [e for e in entries if e.block is None]
+    if unplaced:
+        raise CaseworkError("entries", f"entry #{unplaced[0].seq} names no block: nobody is "
+                            "seated there")  # fmt: skip
+    found = WhoWasThere(entries=entries, rows=rows, adjacent=adjacent)
+    found.areas = areas_for(entries, rows=rows, adjacent=adjacent)
+    found.holders = holders_in(fixture.pk, found.areas)
+    access_record_write(
+        user=user,
+        action=AccessRecord.Action.IDENTIFY,
+        organisation=fixture.ground.organisation_id,
+        reason=reason,
+        detail=(
+            f"fixture {fixture.pk}, entries {', '.join(f'#{e.seq}' for e in entries)}; "
+            f"{'; '.join(a.label for a in found.areas)}: {len(found.holders)} holders"
+        ),
+    )
+    return found
+
+
+def ban_grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+    """bans.hooks: for bans proposed from a case, the case and each of its log entries (with the
+    start of its hash), linked to the case's page. Two queries, whatever the number of bans."""
+    outcomes = list(
+        Outcome.objects.filter(ban_id__in=ban_ids, kind=Outcome.Kind.CLUB_BAN).select_related(
+            "case"
+        )
+    )
+    entries: dict[int, list[LogEntry]] = {}
+    through = Case.entries.through.objects.filter(case_id__in={o.case_id for o in outcomes})
+    for link in through.select_related("logentry").order_by("logentry__seq"):
+        entries.setdefault(link.case_id, []).append(link.logentry)
+    found: dict[int, list[tuple[str, str]]] = {}
+    for outcome in outcomes:
+        url = reverse("case", args=[outcome.case_id])
+        assert outcome.ban_id is not None
+        found.setdefault(outcome.ban_id, []).append(
+            (f"Case #{outcome.case_id}: {outcome.case.title}", url)
+        )
+        for entry in entries.get(outcome.case_id, []):
+            found[outcome.ban_id].append((f"log entry #{entry.seq} (hash {entry.hash[:12]}…)", url))
+    return found
+
+
+# --- the evidence locker ------------------------------------------------------------------------
+
+
+def _home_only_evidence() -> Q:
+    """Evidence of a home-only entry, or of a case about one: the home club's staff's alone."""
+    return Q(entry__home_only=True) | Q(case__entries__home_only=True)
+
+
+@dataclass(frozen=True)
+class Locker:
+    evidence: list[Evidence]
+    photos: list[Photo]
+
+
+def locker(user: Any, fixture: Fixture) -> Locker:
+    """Every piece of evidence of the match, and the stewards' photos of the entries this user
+    may see (the log's one visibility rule)."""
+    require(can_work_cases(user, fixture))
+    found = Evidence.objects.filter(fixture=fixture)
+    if not _home_staff(user, fixture):
+        found = found.exclude(_home_only_evidence())
+    evidence = list(found.select_related("case", "entry", "uploaded_by").distinct())
+    viewer = viewer_for(user, fixture)
+    photos = [
+        photo
+        for photo in Photo.objects.filter(entry__fixture=fixture)
+        .select_related("entry__fixture__ground", "entry__concerns", "uploaded_by")
+        .order_by("uploaded_at", "pk")
+        if logged_entry_audience(photo.entry).admits(viewer)
+    ]
+    return Locker(evidence=evidence, photos=photos)
+
+
+@transaction.atomic
+def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
+    """A piece of evidence, checked, its viewing or download recorded in its chain of custody."""
+    evidence = get_object_or_404(Evidence.objects.select_related("fixture__ground"), pk=evidence_id)
+    require(can_work_cases(user, evidence.fixture))
+    if not _home_staff(user, evidence.fixture):
+        require(not Evidence.objects.filter(_home_only_evidence(), pk=evidence.pk).exists())
+    if not evidence.file:
+        raise Http404("a CCTV reference has no file")
+    action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
+    custody_record_write(user=user, action=action, evidence=evidence, case=evidence.case)
+    return evidence
+
+
+@transaction.atomic
+def photo_open(*, user: Any, photo_id: int, download: bool) -> Photo:
+    """A steward's photo from the locker: checked as the log checks it, and recorded."""
+    photo = get_object_or_404(
+        Photo.objects.select_related("entry__fixture__ground", "entry__concerns"), pk=photo_id
+    )
+    fixture = photo.entry.fixture
+    require(can_work_cases(user, fixture))
+    require(logged_entry_audience(photo.entry).admits(viewer_for(user, fixture)))
+    action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
+    custody_record_write(user=user, action=action, photo=photo)
+    return photo
+
+
+def custody_of(evidence: Evidence) -> list[CustodyRecord]:
+    return list(evidence.custody.all())

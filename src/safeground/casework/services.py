@@ -1,0 +1,438 @@
+"""Every write of casework: opening a case, its subjects, outcomes and ban proposals, evidence
+and its chain of custody. One transaction each; each change of a case leaves a CaseEvent.
+
+Pages and the API check who may act (accounts.permissions) before calling these; the services
+check what may be written.
+"""
+
+import hashlib
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from safeground.accounts.models import User
+from safeground.bans.models import AccessRecord, Ban, Person
+from safeground.bans.services import access_record_write, ban_propose
+from safeground.entry.models import Ticket
+from safeground.errors import SafegroundError
+from safeground.incidents.models import LogEntry, Photo
+from safeground.matches.models import Fixture
+
+from .models import Case, CaseEvent, CustodyRecord, Evidence, Outcome, Subject
+
+MAX_TEXT = 4000
+
+
+class CaseworkError(SafegroundError):
+    """Input casework refuses; `field` names what is wrong."""
+
+    code = "casework_refused"
+
+
+class EvidenceRefused(SafegroundError):
+    """A file the evidence locker refuses (type, size, empty); nothing was stored."""
+
+    code = "evidence_refused"
+
+
+def _text(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
+    value = (value or "").strip()
+    if required and not value:
+        raise CaseworkError(field, "is required")
+    if len(value) > max_length:
+        raise CaseworkError(field, f"is {len(value)} characters; at most {max_length}")
+    return value
+
+
+def _event(case: Case, *, by: User, action: str, detail: str) -> CaseEvent:
+    return CaseEvent.objects.create(
+        case=case, at=timezone.now(), by=by, by_name=by.get_username(), action=action,
+        detail=detail,
+    )  # fmt: skip
+
+
+def entry_label(entry: LogEntry) -> str:
+    return f"#{entry.seq}"
+
+
+# --- cases --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def case_open(
+    *, by: User, fixture: Fixture, entries: Sequence[LogEntry], title: str, summary: str = ""
+) -> Case:
+    """A case about one or more log entries of a match; it belongs to the home club."""
+    if not entries:
+        raise CaseworkError("entries", "choose at least one log entry")
+    strangers = [e for e in entries if e.fixture_id != fixture.pk]
+    if strangers:
+        raise CaseworkError("entries", f"entry {strangers[0].pk} is not in this match's log")
+    title = _text("title", title, max_length=200)
+    case = Case.objects.create(
+        organisation_id=fixture.ground.organisation_id,
+        fixture=fixture,
+        title=title,
+        summary=_text("summary", summary, required=False),
+        opened_by=by,
+        opened_at=timezone.now(),
+    )
+    ordered = sorted(entries, key=lambda e: e.seq)
+    case.entries.set(ordered)
+    _event(case, by=by, action="opened",
+           detail=f"{title}; log entries {', '.join(entry_label(e) for e in ordered)}")  # fmt: skip
+    return case
+
+
+@transaction.atomic
+def case_close(*, case: Case, by: User, reason: str) -> Case:
+    reason = _text("reason", reason)
+    case = Case.objects.select_for_update().get(pk=case.pk)
+    if case.status == Case.Status.CLOSED:
+        raise CaseworkError("status", f"case #{case.pk} is already closed")
+    case.status = Case.Status.CLOSED
+    case.save(update_fields=["status"])
+    _event(case, by=by, action="closed", detail=reason)
+    return case
+
+
+@transaction.atomic
+def subject_add(
+    *,
+    case: Case,
+    by: User,
+    kind: str,
+    person: Person | None = None,
+    ticket: Ticket | None = None,
+    description: str = "",
+) -> Subject:
+    """Who or what the case is about (a person on the register, a ticket holder of the match, an
+    unidentified person described, or material)."""
+    if kind not in Subject.Kind.values:
+        raise CaseworkError("kind", f"one of {', '.join(Subject.Kind.values)}")
+    description = _text("description", description, required=False)
+    if kind == Subject.Kind.PERSON:
+        if person is None or person.organisation_id != case.organisation_id:
+            raise CaseworkError("person", "a person on the club's register")
+        if person.erased_at:
+            raise CaseworkError("person", "this person was erased by retention")
+        ticket = None
+    elif kind == Subject.Kind.TICKET_HOLDER:
+        if ticket is None or ticket.fixture_id != case.fixture_id:
+            raise CaseworkError("ticket", "a ticket of this case's match")
+        person = None
+    else:
+        if not description:
+            raise CaseworkError("description", "describe the person or the material")
+        person = ticket = None
+    subject = Subject.objects.create(
+        case=case, kind=kind, person=person, ticket=ticket, description=description,
+        added_by=by, added_at=timezone.now(),
+    )  # fmt: skip
+    if person is not None:
+        # Reading the register to name its person in a case is a read like any other.
+        access_record_write(
+            user=by, action=AccessRecord.Action.READ, organisation=case.organisation_id,
+            person=person, reason=f"named as a subject of case #{case.pk}",
+        )  # fmt: skip
+    _event(case, by=by, action="subject added", detail=f"{subject.get_kind_display()}: "
+           f"{subject.label}")  # fmt: skip
+    return subject
+
+
+def case_offences(case: Case) -> list[str]:
+    """The offences an arrest in this case may name: those of its entries' categories."""
+    found = case.entries.exclude(category__offence="").values_list("category__offence", flat=True)
+    return sorted(set(found))
+
+
+PEOPLE = {Subject.Kind.PERSON, Subject.Kind.TICKET_HOLDER, Subject.Kind.UNIDENTIFIED}
+
+
+@transaction.atomic
+def outcome_record(
+    *,
+    case: Case,
+    by: User,
+    kind: str,
+    subject: Subject | None = None,
+    offence: str = "",
+    force: str = "",
+    reference: str = "",
+    note: str = "",
+) -> Outcome:
+    """Ejection, arrest, a referral for a court banning order, or no further action (a club ban
+    is proposed through case_ban_propose, into the register's approval flow)."""
+    if kind == Outcome.Kind.CLUB_BAN:
+        raise CaseworkError("kind", "propose a club ban from the subject, for approval")
+    if kind not in Outcome.Kind.values:
+        raise CaseworkError("kind", f"one of {', '.join(Outcome.Kind.values)}")
+    if subject is not None and subject.case_id != case.pk:
+        raise CaseworkError("subject", "a subject of this case")
+    note = _text("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
+    if kind != Outcome.Kind.NO_FURTHER_ACTION and (subject is None or subject.kind not in PEOPLE):
+        raise CaseworkError("subject", "choose the person this concerns")
+    if kind == Outcome.Kind.ARREST:
+        offences = case_offences(case)
+        if offence not in offences:
+            allowed = "; ".join(offences) or "none: this case's entries name no offence"
+            raise CaseworkError("offence", f"one of the entries' offences ({allowed})")
+        force = _text("force", force, max_length=200)
+        reference = _text("reference", reference, max_length=100)
+    else:
+        offence = force = reference = ""
+    outcome = Outcome.objects.create(
+        case=case, subject=subject, kind=kind, offence=offence, force=force, reference=reference,
+        note=note, by=by, at=timezone.now(),
+    )  # fmt: skip
+    about = f" ({subject.label})" if subject else ""
+    detail = f"{outcome.get_kind_display()}{about}"
+    if offence:
+        detail += f": {offence}, {force}, ref. {reference}"
+    _event(case, by=by, action="outcome", detail=detail)
+    return outcome
+
+
+def _names(subject: Subject) -> tuple[str, str, date | None]:
+    if subject.kind == Subject.Kind.PERSON and subject.person is not None:
+        person = subject.person
+        return person.first_names, person.last_name, person.date_of_birth
+    if subject.kind == Subject.Kind.TICKET_HOLDER and subject.ticket is not None:
+        *first, last = subject.ticket.holder_name.split() or [""]
+        return " ".join(first), last, subject.ticket.holder_dob
+    raise CaseworkError("subject", "a club ban needs a known person or an identified ticket holder")
+
+
+def ban_grounds(case: Case, grounds: str) -> str:
+    """The ban's grounds: the officer's words, then the case and the log entries (with their
+    hashes) they rest on, so the register's grounds point at the record."""
+    entries = case.entries.select_related("category").order_by("seq")
+    lines = [
+        f"- log entry #{e.seq} ({e.category.name if e.category else e.kind}, "
+        f"{timezone.localtime(e.observed_at):%d/%m/%Y %H:%M}), hash {e.hash}"
+        for e in entries
+    ]
+    return (
+        f"{grounds}\n\nCase #{case.pk} ({case.fixture}): {case.title}\n" + "\n".join(lines)
+    ).strip()
+
+
+@transaction.atomic
+def case_ban_propose(
+    *,
+    case: Case,
+    subject: Subject,
+    by: User,
+    grounds: str,
+    starts_on: date | None,
+    is_life: bool = False,
+    ends_on: date | None = None,
+    scope: str = Ban.Scope.CLUB,
+) -> Outcome:
+    """A club ban for a subject, proposed into the register's approval flow (bans.services): it
+    does nothing until another user approves it. Its grounds name the case's log entries."""
+    if subject.case_id != case.pk:
+        raise CaseworkError("subject", "a subject of this case")
+    grounds = _text("grounds", grounds)
+    first, last, dob = _names(subject)
+    if not first or not last:
+        raise CaseworkError("subject", "the ticket holder's name has no first and last name")
+    ban = ban_propose(
+        by=by,
+        organisation=case.organisation,
+        first_names=first,
+        last_name=last,
+        date_of_birth=dob,
+        type=Ban.Type.CLUB_BAN,
+        scope=scope,
+        starts_on=starts_on,
+        ends_on=ends_on,
+        is_life=is_life,
+        grounds=ban_grounds(case, grounds),
+        ground=case.fixture.ground if scope == Ban.Scope.GROUND else None,
+    )
+    outcome = Outcome.objects.create(
+        case=case, subject=subject, kind=Outcome.Kind.CLUB_BAN, ban=ban, note=grounds, by=by,
+        at=timezone.now(),
+    )  # fmt: skip
+    term = "life" if is_life else f"until {ends_on:%d/%m/%Y}" if ends_on else ""
+    _event(case, by=by, action="club ban proposed",
+           detail=f"ban #{ban.pk} ({term}) for {subject.label}; awaiting approval")  # fmt: skip
+    return outcome
+
+
+# --- evidence and custody -----------------------------------------------------------------------
+
+
+def custody_record_write(
+    *,
+    user: User,
+    action: str,
+    evidence: Evidence | None = None,
+    photo: Photo | None = None,
+    case: Case | None = None,
+    detail: str = "",
+) -> CustodyRecord:
+    """The one way a custody record is written."""
+    item = evidence or photo
+    return CustodyRecord.objects.create(
+        at=timezone.now(), user=user, username=user.get_username(), action=action,
+        evidence=evidence, photo=photo, case=case, sha256=getattr(item, "sha256", ""),
+        detail=detail[:300],
+    )  # fmt: skip
+
+
+IMAGES = {"image/jpeg", "image/png", "image/webp"}
+TYPES: dict[str, set[str]] = {
+    Evidence.Kind.PHOTO: IMAGES,
+    Evidence.Kind.SCREENSHOT: IMAGES,
+    Evidence.Kind.VIDEO: {"video/mp4", "video/quicktime", "video/webm"},
+    Evidence.Kind.DOCUMENT: {"application/pdf", "text/plain", *IMAGES},
+}
+IMAGE_MAX_MB = 25
+
+
+def max_bytes(kind: str) -> int:
+    """Videos up to SAFEGROUND_EVIDENCE_MAX_MB; images and documents up to 25 MB (or less)."""
+    limit = int(settings.SAFEGROUND_EVIDENCE_MAX_MB)
+    return (limit if kind == Evidence.Kind.VIDEO else min(limit, IMAGE_MAX_MB)) * 1024 * 1024
+
+
+def _looks_like(content_type: str, head: bytes) -> bool:
+    """The file's first bytes agree with the type it claims (a renamed file is refused)."""
+    if content_type == "image/jpeg":
+        return head.startswith(b"\xff\xd8\xff")
+    if content_type == "image/png":
+        return head.startswith(b"\x89PNG\r\n\x1a\n")
+    if content_type == "image/webp":
+        return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+    if content_type == "application/pdf":
+        return head.startswith(b"%PDF-")
+    if content_type in {"video/mp4", "video/quicktime"}:
+        return head[4:8] in {b"ftyp", b"moov", b"mdat", b"wide", b"free"}
+    if content_type == "video/webm":
+        return head.startswith(b"\x1a\x45\xdf\xa3")
+    if content_type == "text/plain":
+        return b"\x00" not in head
+    return False
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.0f} MB ({size:,} bytes)"
+
+
+@transaction.atomic
+def evidence_add(
+    *,
+    by: User,
+    fixture: Fixture,
+    kind: str,
+    case: Case | None = None,
+    entry: LogEntry | None = None,
+    subject: Subject | None = None,
+    upload: Any = None,
+    description: str = "",
+    camera: str = "",
+    footage_from: datetime | None = None,
+    footage_to: datetime | None = None,
+) -> Evidence:
+    """Add a piece of evidence to a case and/or a log entry of the match. A file is kept with the
+    SHA-256 of its bytes as they arrived; CCTV footage is a reference (camera, start, end)."""
+    if kind not in Evidence.Kind.values:
+        raise EvidenceRefused("kind", f"one of {', '.join(Evidence.Kind.values)}")
+    if case is None and entry is None:
+        raise EvidenceRefused("case", "attach the evidence to a case or a log entry")
+    if case is not None and case.fixture_id != fixture.pk:
+        raise EvidenceRefused("case", "a case of this match")
+    if entry is not None and entry.fixture_id != fixture.pk:
+        raise EvidenceRefused("entry", "an entry of this match's log")
+    if subject is not None and (case is None or subject.case_id != case.pk):
+        raise EvidenceRefused("subject", "a subject of the same case")
+    description = _text("description", description, required=False)
+    fields: dict[str, Any] = {}
+    if kind == Evidence.Kind.CCTV:
+        if upload is not None:
+            raise EvidenceRefused("file", "CCTV footage is a reference: no file (upload a still "
+                                  "as a photo)")  # fmt: skip
+        fields["camera"] = _text("camera", camera, max_length=100)
+        if footage_from is None or footage_to is None:
+            raise EvidenceRefused("footage_from", "give the start and end of the footage")
+        if footage_to <= footage_from:
+            raise EvidenceRefused("footage_to", "the end is not after the start")
+        fields |= {"footage_from": footage_from, "footage_to": footage_to}
+    else:
+        if upload is None:
+            raise EvidenceRefused("file", "choose a file")
+        allowed = TYPES[kind]
+        content_type = (upload.content_type or "").split(";")[0].strip().lower()
+        if content_type not in allowed:
+            raise EvidenceRefused(
+                "file", f"a {Evidence.Kind(kind).label.lower()} must be one of "
+                f"{', '.join(sorted(allowed))}, not {content_type or 'an unknown type'}",
+            )  # fmt: skip
+        if not upload.size:
+            raise EvidenceRefused("file", "the file is empty")
+        limit = max_bytes(kind)
+        if upload.size > limit:
+            raise EvidenceRefused("file", f"the file is {upload.size:,} bytes; a "
+                                  f"{Evidence.Kind(kind).label.lower()} may be at most "
+                                  f"{_megabytes(limit)}")  # fmt: skip
+        digest = hashlib.sha256()
+        head = b""
+        for chunk in upload.chunks():
+            if len(head) < 16:
+                head += chunk[: 16 - len(head)]
+            digest.update(chunk)
+        upload.seek(0)
+        if not _looks_like(content_type, head):
+            raise EvidenceRefused("file", f"the file's contents are not {content_type}")
+        sha256 = digest.hexdigest()
+        original = get_valid_filename(upload.name or "file")[-150:] or "file"
+        upload.name = f"{sha256[:16]}-{original}"
+        fields |= {
+            "file": upload, "original_name": original, "content_type": content_type,
+            "size": upload.size, "sha256": sha256,
+        }  # fmt: skip
+    evidence = Evidence.objects.create(
+        fixture=fixture, case=case, entry=entry, subject=subject, kind=kind,
+        description=description, uploaded_by=by, uploaded_at=timezone.now(), **fields,
+    )  # fmt: skip
+    custody_record_write(user=by, action=CustodyRecord.Action.UPLOAD, evidence=evidence, case=case,
+                         detail=evidence.original_name or evidence.camera)  # fmt: skip
+    if case is not None:
+        what = evidence.original_name or f"camera {evidence.camera}"
+        sha = f", SHA-256 {evidence.sha256}" if evidence.sha256 else ""
+        _event(case, by=by, action="evidence added",
+               detail=f"#{evidence.pk} {evidence.get_kind_display()}: {what}{sha}")  # fmt: skip
+    return evidence
+
+
+@transaction.atomic
+def case_bundle_export(*, case: Case, by: User) -> IO[bytes]:
+    """The case as a ZIP in a temporary file (casework.bundle); each evidence file's export is
+    in its custody, and the case's history holds the ZIP's SHA-256."""
+    from .bundle import CHUNK, bundle_build
+    from .selectors import case_detail
+
+    detail = case_detail(case)
+    data = bundle_build(case, detail, by=by)
+    digest = hashlib.sha256()
+    while chunk := data.read(CHUNK):
+        digest.update(chunk)
+    data.seek(0)
+    for evidence in detail["evidence"]:
+        custody_record_write(user=by, action=CustodyRecord.Action.EXPORT, evidence=evidence,
+                             case=case, detail=f"case bundle of case #{case.pk}")  # fmt: skip
+    for photo in detail["photos"]:
+        custody_record_write(user=by, action=CustodyRecord.Action.EXPORT, photo=photo, case=case,
+                             detail=f"case bundle of case #{case.pk}")  # fmt: skip
+    _event(case, by=by, action="bundle exported",
+           detail=f"ZIP of {len(detail['evidence'])} evidence items and "
+           f"{len(detail['photos'])} stewards' photos, SHA-256 "
+           f"{digest.hexdigest()}")  # fmt: skip
+    return data

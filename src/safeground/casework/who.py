@@ -1,0 +1,166 @@
+"""Who was there: the seats near where log entries place an incident, and their ticket holders.
+
+The area is decided from the venue data alone:
+
+- the entry's block, its rows (the entry's first to last row; the whole block when it gives
+  none), widened by `rows` on each side, front to back as the block lists its rows;
+- with `adjacent`, the blocks the venue file declares as touching (`BlockAdjacency`: the file's
+  `adjacency` pairs, stored once each way round), at the same row positions, widened the same
+  way. Blocks of a tier are numbered front to back alike, so row position N of one block sits
+  beside row position N of the next; an adjacent block with fewer rows is clipped to its own.
+
+One query reads the tickets of every seat in the area (whatever the match's size: a query
+budget test holds it), with whether and when each holder went in (the admission the turnstile
+recorded on the ticket: time and gate).
+"""
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from django.db.models import Q
+
+from safeground.entry.models import Ticket
+from safeground.incidents.models import LogEntry
+from safeground.venues.models import Block, BlockAdjacency
+
+MAX_ROWS = 10  # a wider net is a search of the whole stand, not of who was there
+
+
+@dataclass(frozen=True)
+class Area:
+    """Rows of one block: `rows` None is the whole block."""
+
+    block: Block
+    rows: tuple[str, ...] | None
+    adjacent: bool  # reached through adjacency, not named by an entry
+
+    @property
+    def label(self) -> str:
+        if self.rows is None:
+            return f"{self.block.code}, every row"
+        if len(self.rows) == 1:
+            return f"{self.block.code}, row {self.rows[0]}"
+        return f"{self.block.code}, rows {self.rows[0]}–{self.rows[-1]}"
+
+
+@dataclass(frozen=True)
+class Holder:
+    ticket_id: int
+    barcode: str
+    block: str
+    row: str
+    seat: str
+    name: str
+    date_of_birth: date
+    status: str
+    entered: bool
+    entered_at: datetime | None
+    gate: str
+    adjacent: bool
+
+
+@dataclass
+class WhoWasThere:
+    entries: list[LogEntry]
+    rows: int
+    adjacent: bool
+    areas: list[Area] = field(default_factory=list)
+    holders: list[Holder] = field(default_factory=list)
+
+    @property
+    def entered(self) -> int:
+        return sum(1 for h in self.holders if h.entered)
+
+
+def _span(rows: list[str], first: int, last: int, widen: int) -> tuple[str, ...]:
+    return tuple(rows[max(0, first - widen) : min(len(rows), last + widen + 1)])
+
+
+def _positions(entry: LogEntry, block: Block) -> tuple[int, int] | None:
+    """The entry's rows as positions in its block (None: the whole block)."""
+    rows = list(block.rows or [])
+    if not entry.first_row or not rows or entry.first_row not in rows:
+        return None
+    first = rows.index(entry.first_row)
+    last = rows.index(entry.last_row) if entry.last_row in rows else first
+    return min(first, last), max(first, last)
+
+
+def areas_for(entries: list[LogEntry], *, rows: int, adjacent: bool) -> list[Area]:
+    """The area the entries and the distance cover, one Area per block (rows merged)."""
+    spans: dict[int, tuple[Block, set[str] | None, bool]] = {}
+
+    def add(block: Block, wanted: tuple[str, ...] | None, is_adjacent: bool) -> None:
+        current = spans.get(block.pk)
+        if current is None:
+            spans[block.pk] = (block, None if wanted is None else set(wanted), is_adjacent)
+            return
+        _, have, was_adjacent = current
+        merged = None if have is None or wanted is None else have | set(wanted)
+        spans[block.pk] = (block, merged, was_adjacent and is_adjacent)
+
+    placed = [(entry, entry.block) for entry in entries if entry.block is not None]
+    neighbours: dict[int, list[Block]] = {}
+    if adjacent and placed:
+        ids = {block.pk for _, block in placed}
+        pairs = BlockAdjacency.objects.filter(Q(block__in=ids) | Q(neighbour__in=ids))
+        pairs = pairs.select_related("block", "neighbour")
+        for pair in pairs:
+            neighbours.setdefault(pair.block_id, []).append(pair.neighbour)
+            neighbours.setdefault(pair.neighbour_id, []).append(pair.block)
+    for entry, block in placed:
+        positions = _positions(entry, block)
+        if positions is None:
+            add(block, None, False)
+        else:
+            add(block, _span(list(block.rows), *positions, rows), False)
+        for other in neighbours.get(block.pk, []):
+            if positions is None or not other.rows:
+                add(other, None, True)
+            else:
+                add(other, _span(list(other.rows), *positions, rows) or None, True)
+
+    def in_order(block: Block, wanted: set[str] | None) -> tuple[str, ...] | None:
+        if wanted is None:
+            return None
+        order = list(block.rows or [])
+        return tuple(sorted(wanted, key=lambda r: order.index(r) if r in order else len(order)))
+
+    return [
+        Area(block=block, rows=in_order(block, wanted), adjacent=is_adjacent)
+        for block, wanted, is_adjacent in sorted(spans.values(), key=lambda s: s[0].code)
+    ]
+
+
+def holders_in(fixture_id: int, areas: list[Area]) -> list[Holder]:
+    """The tickets of the match seated in the areas, in one query."""
+    if not areas:
+        return []
+    where = Q()
+    for area in areas:
+        where |= (
+            Q(block_id=area.block.pk)
+            if area.rows is None
+            else Q(block_id=area.block.pk, row__in=area.rows)
+        )
+    adjacent = {area.block.pk for area in areas if area.adjacent}
+    codes = {area.block.pk: area.block.code for area in areas}
+    found = Ticket.objects.filter(where, fixture_id=fixture_id).values_list(
+        "pk",
+        "barcode",
+        "block_id",
+        "row",
+        "seat",
+        "holder_name",
+        "holder_dob",
+        "status",
+        "inside",
+        "entered_at",
+        "entered_gate__name",
+    )
+    holders = [
+        Holder(pk, barcode, codes[block], row, seat, name, dob, status,
+               entered_at is not None, entered_at, gate or "", block in adjacent)
+        for pk, barcode, block, row, seat, name, dob, status, _inside, entered_at, gate in found
+    ]  # fmt: skip
+    return sorted(holders, key=lambda h: (h.block, h.row.zfill(4), h.seat.zfill(6)))

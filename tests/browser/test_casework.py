@@ -1,0 +1,174 @@
+"""Identify and sanction in a browser, on the demo season: a missile entry in an away block of the
+cup tie; the ban officer opens a case, looks up who was there, identifies a ticket holder with a
+CCTV still as evidence and proposes a life ban; the safety officer approves it; at the next
+fixture the holder's ticket is flagged, the ban officer confirms it, and the turnstile denies the
+ticket with reason `banned`."""
+
+import hashlib
+import json
+import re
+import urllib.request
+import uuid
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from safeground.accounts.models import Organisation, User
+from safeground.accounts.services import device_create
+from safeground.bans.models import AccessRecord, Ban, Person
+from safeground.casework.models import Case, CustodyRecord, Evidence
+from safeground.demo.season import HOME_ORG, rerun_load
+from safeground.entry.models import Ticket, TicketFlag
+from safeground.incidents.services import Place, log_entry_append
+from safeground.matches.models import Fixture
+from tests import factories
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _unknown_away_holder(cup_tie: Fixture) -> Ticket:
+    """An away ticket of the cup tie whose holder is on nobody's register (not a planted name)."""
+    known = {p.full_name for p in Person.objects.all()}
+    return next(
+        t
+        for t in Ticket.objects.filter(fixture=cup_tie, end="away").order_by("barcode")
+        if t.holder_name not in known
+    )
+
+
+def _scan(site: str, key: str, barcode: str) -> dict:
+    body = {
+        "barcode": barcode,
+        "turnstile": "F03",
+        "scanned_at": timezone.now().isoformat(),
+        "nonce": str(uuid.uuid4()),
+    }
+    request = urllib.request.Request(
+        f"{site}/api/entry/scan",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "X-Device-Key": key},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def test_from_a_missile_entry_to_a_banned_holder_turned_away_at_the_next_fixture(
+    site, new_page, log_in
+):
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    target = _unknown_away_holder(cup_tie)
+    entry = log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Coins thrown at the stewards from the away section",
+        place=Place(block=target.block.code, first_row=target.row),
+    )
+    next_fixture = rerun_load()  # the cup tie played again today: the same holders
+    their_next_ticket = Ticket.objects.get(
+        fixture=next_fixture, holder_name=target.holder_name, holder_dob=target.holder_dob
+    )
+
+    # The ban officer opens a case from the entry.
+    officer = log_in(new_page(), "banofficer")
+    officer.goto(f"{site}/fixtures/{cup_tie.pk}/")
+    officer.get_by_role("link", name="Cases and evidence").click()
+    officer.get_by_label(f"Entry #{entry.seq}").check()
+    officer.get_by_label("Title").fill("Coins thrown from the away section")
+    officer.get_by_role("button", name="Open a case").click()
+    expect(officer.locator("h1")).to_contain_text("Coins thrown from the away section")
+    case = Case.objects.get()
+
+    # Who was there: a stated reason, then the names, with whether each went in.
+    identify_before = AccessRecord.objects.filter(action="identify").count()
+    officer.get_by_role("link", name="Who was there?").click()
+    officer.get_by_label("Rows either side").fill("1")
+    officer.get_by_label("Why do you need the names?").fill("Identify the coin thrower")
+    officer.get_by_role("button", name="Show who was there").click()
+    row = officer.locator("[data-holders] tr", has_text=target.holder_name)
+    expect(row.locator("[data-entered]")).to_have_text("not scanned in")
+    assert AccessRecord.objects.filter(action="identify").count() == identify_before + 1
+    row.get_by_role("button", name=f"Identify {target.holder_name}").click()
+    expect(officer.locator("[data-subjects]")).to_contain_text(target.holder_name)
+
+    # A CCTV still as evidence of the holder: its SHA-256 is shown.
+    officer.locator("[data-evidence-details] summary").click()
+    form = officer.locator("[data-evidence-form]")
+    form.get_by_label("Kind of evidence").select_option("photo")
+    form.get_by_label("File").set_input_files(
+        files=[{"name": "cctv-still-cam12.png", "mimeType": "image/png", "buffer": factories.PNG}]
+    )
+    form.get_by_label("What it shows").fill("CCTV still, camera 12, 20:31:05")
+    form.get_by_label("Of subject").select_option(label=f"{target.holder_name} ({target.place})")
+    form.get_by_role("button", name="Add the evidence").click()
+    sha256 = hashlib.sha256(factories.PNG).hexdigest()
+    expect(officer.locator("[data-evidence] [data-sha256]")).to_have_text(sha256)
+    still = Evidence.objects.get(case=case)
+    assert still.subject is not None and still.subject.ticket_id == target.pk
+
+    # A life ban proposed from the case, into the register's approval flow.
+    officer.locator("[data-ban-form] summary").click()
+    officer.get_by_label("Life ban").check()
+    officer.get_by_label("Grounds").fill("Threw coins at the stewards; identified on CCTV.")
+    officer.get_by_role("button", name="Propose the ban").click()
+    expect(officer.locator(".message")).to_contain_text("proposed")
+    ban = Ban.objects.get(status="proposed", person__last_name=target.holder_name.split()[-1])
+    assert ban.is_life and f"log entry #{entry.seq}" in ban.grounds and entry.hash in ban.grounds
+
+    # Another user approves it in the register: in force from today.
+    safety = log_in(new_page(), "safety")
+    safety.goto(f"{site}/register/")
+    safety.get_by_role("link", name=f"Review ban #{ban.pk}").click()
+    safety.get_by_label("Why do you need this record?").fill("Approving a ban from case")
+    safety.get_by_role("button", name="Show the record").click()
+    safety.get_by_label("Your reason").fill("CCTV still reviewed; a life ban is proportionate")
+    safety.get_by_role("button", name=f"Approve ban #{ban.pk}").click()
+    expect(safety.locator("[data-ban-status]")).to_have_text("Active")
+
+    # The next fixture's ticket of that holder was flagged; the ban officer confirms it.
+    flag = TicketFlag.objects.get(ticket=their_next_ticket, ban=ban)
+    officer.goto(f"{site}/register/flags/{flag.pk}/")
+    officer.get_by_label("Why do you need this record?").fill("Flag from a case ban")
+    officer.get_by_role("button", name="Show the record").click()
+    officer.get_by_label("Your note").fill("Same person as on the CCTV still")
+    officer.get_by_role("button", name=re.compile("^Confirm")).click()
+    expect(officer.locator(".message")).to_contain_text("confirmed")
+
+    # At the turnstile of the next fixture: denied, banned.
+    _, key = device_create(
+        organisation=Organisation.objects.get(name=HOME_ORG),
+        name="Gate F turnstile 3",
+        profile="turnstile",
+    )
+    answer = _scan(site, key, their_next_ticket.barcode)
+    assert (answer["decision"], answer["reason"]) == ("deny", "banned")
+
+
+def test_a_steward_cannot_look_up_who_was_there_and_the_look_up_is_recorded_for_others(
+    site, new_page, log_in
+):
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    target = Ticket.objects.filter(fixture=cup_tie, end="away").order_by("barcode").first()
+    assert target is not None
+    entry = log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Bottle thrown",
+        place=Place(block=target.block.code),
+    )
+    case = factories.case(cup_tie, entries=[entry], by=User.objects.get(username="banofficer"))
+    steward = log_in(new_page(), "steward")
+    for path in [f"/cases/{case.pk}/who-was-there/", f"/fixtures/{cup_tie.pk}/casework/"]:
+        response = steward.goto(f"{site}{path}")
+        assert response is not None and response.status == 403
+    police = log_in(new_page(), "police")
+    police.goto(f"{site}/cases/{case.pk}/who-was-there/")
+    police.get_by_label("Rows either side").fill("0")
+    police.get_by_label("Why do you need the names?").fill("Arrest enquiry for the bottle")
+    police.get_by_role("button", name="Show who was there").click()
+    expect(police.locator("[data-holders] [data-name]").first).to_have_text(target.holder_name)
+    record = AccessRecord.objects.filter(action="identify").latest("pk")
+    assert (record.username, record.reason) == ("police", "Arrest enquiry for the bottle")
+    assert not CustodyRecord.objects.exists()  # no file was opened
