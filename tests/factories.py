@@ -36,6 +36,9 @@ What they build
     - `case()` (casework.services.case_open, on a new missile report unless given entries),
       `evidence()` (a PNG still, or kind="cctv" for a camera reference), `upload()` (a file as a
       browser sends it; `PNG` is the smallest valid one).
+    - Match-day deployment: `post()` (a steward posted through incidents' steward_post_assign),
+      `checks()` (the default checklist at every place of the match), `check_done()` (a result),
+      `plan_signed_off()` (the plan made from the category and signed by both roles).
 
 Moving a suite off the demo
     `cup_tie`/`league_match` -> `match_day.cup_tie`/`.league_match` (same usernames, same
@@ -74,16 +77,36 @@ from safeground.bans.services import (
     ban_reject,
     bans_roll_forward,
 )
+from safeground.deployment.models import CheckResult, MatchCheck
+from safeground.deployment.services import check_record, checks_prepare
 from safeground.entry.models import Ticket, TicketFlag
 from safeground.entry.runtime import lookups
 from safeground.entry.runtime.lookups import DeviceInfo
 from safeground.entry.scans import ScanResult, scan_decide
 from safeground.entry.services import flag_clear, flag_confirm
 from safeground.incidents.categories import SEED as CATEGORY_SEED
-from safeground.incidents.models import Category, LogEntry
-from safeground.incidents.services import Place, categories_seed, log_entry_append
-from safeground.matches.models import Club, Competition, Fixture, FixtureShare, FixtureZone
-from safeground.matches.services import club_ensure, competition_ensure, fixture_create
+from safeground.incidents.models import Category, LogEntry, StewardPost
+from safeground.incidents.services import (
+    Place,
+    categories_seed,
+    log_entry_append,
+    steward_post_assign,
+)
+from safeground.matches.models import (
+    Club,
+    Competition,
+    Fixture,
+    FixtureShare,
+    FixtureZone,
+    PlanVersion,
+)
+from safeground.matches.services import (
+    club_ensure,
+    competition_ensure,
+    fixture_create,
+    plan_generate,
+    plan_sign,
+)
 from safeground.venues.models import Block, Ground, Zone
 from safeground.venues.services import venue_import
 
@@ -844,3 +867,52 @@ def evidence(case_, /, *, by: User | None = None, kind: str = "photo", **fields:
     else:
         fields = {"upload": upload()} | fields
     return evidence_add(by=by, fixture=case_.fixture, case=case_, kind=kind, **fields)
+
+
+# --- match-day deployment -----------------------------------------------------------------------
+
+
+def post(
+    fixture_: Fixture,
+    steward: User,
+    /,
+    *,
+    zone: str = "",
+    gate: str = "",
+    concourse: str = "",
+    by: User | None = None,
+) -> StewardPost:
+    """The steward posted for the match (by default to the match's away zone), by the home
+    club's control-room operator."""
+    if not (zone or gate or concourse):
+        away = FixtureZone.objects.filter(fixture=fixture_, use=FixtureZone.Use.AWAY).first()
+        assert away is not None, f"{fixture_} has no away zone: give zone="
+        zone = away.zone.code
+    by = by or member_of(fixture_.ground.organisation, Role.CONTROL_OPERATOR)
+    return steward_post_assign(
+        fixture=fixture_, steward=steward, assigned_by=by, zone=zone, gate=gate, concourse=concourse
+    )
+
+
+def checks(fixture_: Fixture, /) -> list[MatchCheck]:
+    """The ground's checklist (the default one) at every place of the match."""
+    checks_prepare(fixture=fixture_)
+    return list(fixture_.match_checks.order_by("pk"))
+
+
+def check_done(
+    check: MatchCheck, by: User, /, *, outcome: str = "pass", note: str = ""
+) -> CheckResult:
+    """A result for the check, recorded by `by` (a supervisor records at any post)."""
+    if outcome == "fail" and not note:
+        note = "Not as it should be"
+    return check_record(check=check, by=by, outcome=outcome, note=note)
+
+
+def plan_signed_off(fixture_: Fixture, /, cast_: Cast) -> PlanVersion:
+    """The plan made from the fixture's category and signed off by the safety officer and the
+    police commander of the cast."""
+    plan = plan_generate(fixture=fixture_, by=cast_["safety"])
+    plan_sign(fixture=fixture_, by=cast_["safety"], version=plan.number)
+    plan_sign(fixture=fixture_, by=cast_["police"], version=plan.number)
+    return plan

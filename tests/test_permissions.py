@@ -13,6 +13,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from safeground.accounts.models import User
 from safeground.bans.models import Ban
+from safeground.deployment.models import CheckResult, MatchCheck
+from safeground.deployment.services import check_record
 from safeground.entry.models import TicketFlag
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.services import (
@@ -24,7 +26,7 @@ from safeground.incidents.services import (
 )
 from safeground.matches.models import Fixture, PlanVersion
 from safeground.matches.selectors import plan_current
-from safeground.matches.services import fixture_share, plan_generate
+from safeground.matches.services import fixture_share, plan_generate, plan_sign
 from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
@@ -237,6 +239,46 @@ WHO = {"entries": [0], "rows": 1, "reason": "Permission table look-up"}
 def who_url() -> str:
     WHO["entries"] = [a_report().pk]
     return reverse("api:who_was_there", args=[cup_tie().pk])
+
+
+DEPLOYMENT = ["safety", "loggist", "supervisor", "auditor"]
+STEWARDS = ["steward", "supervisor"]
+
+
+def a_check() -> MatchCheck:
+    """The first of the cup tie's pre-match checks (prepared from the checklist if none)."""
+    fixture = cup_tie()
+    return fixture.match_checks.order_by("pk").first() or factories.checks(fixture)[0]
+
+
+def an_away_check() -> MatchCheck:
+    """A check in the cup tie's away section (where stewards_posted() puts the stewards)."""
+    a_check()
+    return cup_tie().match_checks.filter(zone__code="away-south-cup").order_by("pk").first()  # type: ignore[return-value]
+
+
+def a_signed_off_plan() -> PlanVersion:
+    """The cup tie's plan, signed off by the safety officer and the police commander."""
+    plan = a_plan()
+    for name in ("safety", "police"):
+        if not plan.sign_offs.filter(user__username=name).exists():
+            plan_sign(fixture=plan.fixture, by=User.objects.get(username=name), version=plan.number)
+    return plan
+
+
+def a_check_photo() -> CheckResult:
+    """A failed check of the cup tie with a photo, taken by the steward posted there."""
+    found = CheckResult.objects.exclude(photo="").first()
+    if found is not None:
+        return found
+    fixture = cup_tie()
+    steward = User.objects.get(username="steward")
+    post = factories.post(fixture, steward, gate="F")
+    check = a_check()
+    check = fixture.match_checks.filter(gate=post.gate).first() or check
+    return check_record(
+        check=check, by=steward, outcome="fail", note="Turnstile jammed", **a_photo()
+    )
 
 
 # Routes called with another method than GET (no body) or POST (a body).
@@ -730,6 +772,112 @@ TABLE: dict[str, list[Row]] = {
         (lambda: a_locker_photo_url(block="S-L1"), only(302, CASE_WORKERS, 200, 403))
     ],
     "api:who_was_there": [(who_url, only(401, CASE_WORKERS, 200, 403), WHO)],
+    # Steward deployment and pre-match checks (the deployment app). The board: the home club's
+    # control-room staff and its auditor. POST-only routes are
+    # opened with GET: those allowed get 405, everyone else 403.
+    "deployment": [
+        (lambda: reverse("deployment", args=[cup_tie().pk]), only(302, DEPLOYMENT, 200, 403))
+    ],
+    # The panel: the board for those who see deployment, the briefing's links for the other
+    # readers of the plan (the police).
+    "deployment_control_panel": [
+        (
+            lambda: reverse("deployment_control_panel", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "deployment_post": [
+        (
+            lambda: reverse("deployment_post", args=[cup_tie().pk]),
+            only(302, ["safety", "loggist", "supervisor"], 405, 403),
+        )
+    ],
+    "deployment_checks_prepare": [
+        (
+            lambda: reverse("deployment_checks_prepare", args=[cup_tie().pk]),
+            only(302, ["safety", "loggist", "supervisor"], 405, 403),
+        )
+    ],
+    "deployment_check_send_back": [
+        (
+            lambda: reverse("deployment_check_send_back", args=[cup_tie().pk, a_check().pk]),
+            only(302, ["safety", "supervisor"], 405, 403),
+        )
+    ],
+    # A check's photo: the board's readers and the steward who took it.
+    "deployment_check_photo": [
+        (
+            lambda: reverse("deployment_check_photo", args=[cup_tie().pk, a_check_photo().pk]),
+            only(302, [*DEPLOYMENT, "steward"], 200, 403),
+        )
+    ],
+    # Marking the plan ready, and overriding a critical check: the safety officer only.
+    "deployment_ready": [
+        (lambda: reverse("deployment_ready", args=[cup_tie().pk]), only(302, PLANNERS, 405, 403))
+    ],
+    # The steward's phone: stewards and supervisors.
+    "deployment_steward_panel": [
+        (
+            lambda: reverse("deployment_steward_panel", args=[cup_tie().pk]),
+            only(302, STEWARDS, 200, 403),
+        )
+    ],
+    "deployment_check_in": [
+        (
+            lambda: reverse("deployment_check_in", args=[cup_tie().pk]),
+            only(302, STEWARDS, 405, 403),
+        )
+    ],
+    "deployment_check_record": [
+        (
+            lambda: reverse("deployment_check_record", args=[cup_tie().pk, a_check().pk]),
+            only(302, STEWARDS, 405, 403),
+        )
+    ],
+    # The deployment API: the same rules as the pages. The steward and the supervisor are
+    # posted to the away section first, so each may check in and record a check there.
+    "api:deployment_board": [
+        (
+            lambda: reverse("api:deployment_board", args=[cup_tie().pk]),
+            only(401, DEPLOYMENT, 200, 403),
+        )
+    ],
+    "api:deployment_check_in": [
+        (
+            lambda: reverse("api:deployment_check_in", args=[stewards_posted().pk]),
+            only(401, STEWARDS, 201, 403),
+            {},
+        )
+    ],
+    "api:deployment_check_result": [
+        (
+            lambda: reverse(
+                "api:deployment_check_result", args=[stewards_posted().pk, an_away_check().pk]
+            ),
+            only(401, STEWARDS, 201, 403),
+            {"outcome": "pass"},
+        )
+    ],
+    "api:deployment_plan_ready": [
+        (
+            lambda: reverse("api:deployment_plan_ready", args=[a_signed_off_plan().fixture_id]),
+            only(401, PLANNERS, 201, 403),
+            {"override_reason": "Checks done by radio"},
+        )
+    ],
+    # The briefing carries the plan: whoever reads the plan (not stewards, not the away club).
+    "briefing": [
+        (
+            lambda: reverse("briefing", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
+    "briefing_pdf": [
+        (
+            lambda: reverse("briefing_pdf", args=[cup_tie().pk]),
+            expect(302, 200, steward=403, liaison=403),
+        )
+    ],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }

@@ -14,6 +14,7 @@ from ninja.errors import HttpError, ValidationError
 
 from safeground.accounts.api import router as accounts_router
 from safeground.casework.api import router as casework_router
+from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
 from safeground.errors import SafegroundError, error_body
 from safeground.incidents.api import router as log_router
@@ -59,6 +60,7 @@ api.add_router("/", log_router)
 api.add_router("/", entry_router)
 api.add_router("/", reports_router)
 api.add_router("/", casework_router)
+api.add_router("/", deployment_router)
 
 
 def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:

@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("safeground.entry.urls")),
     path("", include("safeground.reports.urls")),
     path("", include("safeground.casework.urls")),
+    path("", include("safeground.deployment.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -117,6 +117,40 @@ def test_steward_post(day, client_for, sent) -> None:
         post_steward(day, client_for)
     data = only(events, catalogue.STEWARD_POST)
     assert data["steward"] == "steward" and data["post"]
+    event = next(e for e in events if e.type == catalogue.STEWARD_POST)
+    assert event.audience.user_ids == {day.cast["steward"].pk}  # their phone hears of the move
+
+
+def test_steward_checkin(day, client_for, sent) -> None:
+    post_steward(day, client_for)
+    with sent() as events:
+        response = client_for("steward").post(
+            f"/fixtures/{day.cup_tie.pk}/steward/check-in/", HTTP_HX_REQUEST="true"
+        )
+    assert response.status_code == 200
+    data = only(events, catalogue.STEWARD_CHECKIN)
+    assert data["steward"] == "steward" and data["post"] == str(
+        day.cup_tie.zones.get(use="away").zone
+    )
+    sent_event = next(e for e in events if e.type == catalogue.STEWARD_CHECKIN)
+    steward = day.cast["steward"]
+    assert sent_event.audience.home_only and sent_event.audience.user_ids == {steward.pk}
+
+
+def test_check_result(day, client_for, sent) -> None:
+    post_steward(day, client_for)
+    checks = factories.checks(day.cup_tie)
+    away = day.cup_tie.zones.get(use="away").zone
+    mine = next(c for c in checks if c.zone_id == away.pk)
+    with sent() as events:
+        response = client_for("steward").post(
+            f"/fixtures/{day.cup_tie.pk}/steward/checks/{mine.pk}/", {"outcome": "pass"}
+        )
+    assert response.status_code == 200
+    data = only(events, catalogue.CHECK_RESULT)
+    assert (data["check"], data["outcome"], data["place"]) == (mine.pk, "pass", str(away))
+    assert (data["done"], data["total"]) == (1, len(checks))
+    assert data["open_critical"] == sum(c.critical for c in checks) - mine.critical
 
 
 def test_broadcast(day, client_for, sent) -> None:
@@ -250,6 +284,8 @@ TESTED = {
     catalogue.ENTRY_BANNED_ADMITTED: test_entry_banned_admitted,
     catalogue.ENTRY_CONFLICT: test_entry_conflict,
     catalogue.ENTRY_COUNTS: test_entry_counts,
+    catalogue.STEWARD_CHECKIN: test_steward_checkin,
+    catalogue.CHECK_RESULT: test_check_result,
 }
 
 

@@ -320,3 +320,45 @@ def can_export_people(user: Any, organisation_id: int) -> bool:
 def sees_home_only(user: Any, fixture: Fixture) -> bool:
     """A home-only log entry counts in the figures of the home club's staff only."""
     return bool(roles_at(user, fixture.ground.organisation_id))
+# Steward deployment, pre-match checks and the briefing (the deployment app). The control room
+# posts stewards and prepares the checks; stewards check in and do their checks from their phone;
+# a supervisor (or the safety officer) sends a check back; only the safety officer marks the plan
+# ready, and only they override a critical check that failed or was not done.
+DEPLOYMENT_READERS = frozenset(
+    {Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR, Role.STEWARD_SUPERVISOR, Role.AUDITOR}
+)
+CHECK_SENDERS_BACK = frozenset({Role.SAFETY_OFFICER, Role.STEWARD_SUPERVISOR})
+
+
+def can_view_deployment(user: Any, fixture: Fixture) -> bool:
+    """Who is where, who has checked in, the checks: the home club's control-room staff."""
+    return bool(roles_at(user, fixture.ground.organisation_id) & DEPLOYMENT_READERS)
+
+
+def can_check_in(user: Any, fixture: Fixture) -> bool:
+    """A steward or supervisor checks in at their post and does their checks, from the phone."""
+    return can_open_steward_page(user, fixture)
+
+
+def can_record_any_check(user: Any, fixture: Fixture) -> bool:
+    """A supervisor may record a check at any post (a steward only at their own)."""
+    return Role.STEWARD_SUPERVISOR in roles_at(user, fixture.ground.organisation_id)
+
+
+def can_prepare_checks(user: Any, fixture: Fixture) -> bool:
+    return can_assign_posts(user, fixture)
+
+
+def can_send_check_back(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & CHECK_SENDERS_BACK)
+
+
+def can_mark_plan_ready(user: Any, fixture: Fixture) -> bool:
+    """The safety officer; the same person overrides a critical check, with a reason."""
+    return can_edit_plan(user, fixture)
+
+
+def can_read_briefing(user: Any, fixture: Fixture) -> bool:
+    """The briefing carries the plan: whoever may read the plan (not stewards, not the away
+    club: a steward's own post and the summary come to their phone)."""
+    return can_read_plan(user, fixture)

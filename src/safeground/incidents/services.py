@@ -588,7 +588,8 @@ def steward_post_assign(
         fixture_id=fixture.pk,
         type=STEWARD_POST,
         data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
-        audience=Audience(home_only=True),
+        # The home club's staff, and the steward themself: their phone shows the new post.
+        audience=Audience(home_only=True, user_ids=frozenset({steward.pk})),
     )
     return post
 

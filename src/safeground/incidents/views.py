@@ -25,6 +25,7 @@ from safeground.venues.selectors import ground_plan
 
 from .checkpoints import checkpoint_read, checkpoints_document
 from .models import Broadcast, LogCheckpoint, LogEntry
+from .panels import control_room_panels, steward_panels
 from .selectors import (
     assignable_people,
     categories,
@@ -77,6 +78,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "blocks": plan.blocks,
             "scripts": Broadcast.Script.choices,
             "posts": steward_posts(fixture),
+            "panels": control_room_panels(user, fixture),
         },
     )
 
@@ -134,6 +136,7 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "common_categories": common,
             "more_categories": more,
             "config": config,
+            "panels": steward_panels(user, fixture),
         },
     )
 

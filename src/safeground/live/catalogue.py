@@ -185,6 +185,39 @@ class EntryConflictEvent(_Data):
     second: ConflictScan
 
 
+# --- steward deployment and pre-match checks (published by deployment) ------------------------
+
+STEWARD_CHECKIN = "steward.checkin"
+CHECK_RESULT = "check.result"
+
+
+class StewardCheckInEvent(_Data):
+    """A steward checked in at their post (the time is the server's)."""
+
+    steward: str  # username
+    name: str
+    post: str
+    at: str
+
+
+class CheckResultEvent(_Data):
+    """A pre-match check done (pass / fail) or sent back for re-verification, with the match's
+    completion after it: `done` of `total` checks passed or failed, `open_critical` not passed."""
+
+    check: int
+    item: str
+    name: str
+    place: str
+    critical: bool
+    outcome: str  # pass | fail | recheck
+    by: str
+    at: str
+    note: str
+    done: int
+    total: int
+    open_critical: int
+
+
 # --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
 
 HELLO = "hello"
@@ -205,6 +238,8 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     ENTRY_DENIED: EntryDeniedEvent,
     ENTRY_BANNED_ADMITTED: EntryBannedAdmittedEvent,
     ENTRY_CONFLICT: EntryConflictEvent,
+    STEWARD_CHECKIN: StewardCheckInEvent,
+    CHECK_RESULT: CheckResultEvent,
 }
 CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
 

@@ -71,6 +71,9 @@ SAFEGROUND_CHECKPOINT_STORAGE = {
 SAFEGROUND_RISK_POLICY = env.str(
     "SAFEGROUND_RISK_POLICY", default=str(PACKAGE_DIR / "matches" / "policy" / "default.yaml")
 )
+# A folder of per-ground checklists (<ground code>.yaml); grounds without one use the default
+# (deployment/checklists/default.yaml).
+SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -92,6 +95,7 @@ INSTALLED_APPS = [
     "safeground.entry",
     "safeground.reports",
     "safeground.casework",
+    "safeground.deployment",
     "safeground.demo",
 ]
 

@@ -1,6 +1,6 @@
 // The control room: the live log (newest first), quick entry, actions, and the map with markers
 // and heat. Everything on screen is drawn from live frames; the server is the only source.
-import { connectLive } from "./live-1.js";
+import { connectLive, refreshPanels } from "./live-1.js";
 
 {
   const config = JSON.parse(document.getElementById("control-room-config").textContent);
@@ -464,6 +464,7 @@ import { connectLive } from "./live-1.js";
   }
 
   function onFrame(frame) {
+    refreshPanels(frame);
     if (frame.type !== "log.entry") return onOtherFrame(frame);
     const { entry, incident } = frame.data;
     entries.set(entry.seq, entry);
@@ -497,6 +498,7 @@ import { connectLive } from "./live-1.js";
     fixtureId: config.fixtureId,
     onFrame,
     onStatus: (status) => {
+      if (status.connected && !connected) refreshPanels(); // frames before the socket, or missed
       connected = status.connected;
       if (status.lastUpdate) lastUpdate = status.lastUpdate;
       showFreshness();

@@ -115,3 +115,14 @@ export function describeStatus({ connected, lastUpdate, refused }, now = new Dat
   const seconds = Math.max(0, Math.round((now - lastUpdate) / 1000));
   return `connected · last update ${seconds} s ago`;
 }
+
+// Panels other apps add to a page (incidents/panels.py) say which event types refresh them, in
+// data-live-panel="type other.type"; htmx fetches the fragment again. With no frame (after a
+// reconnect, when frames without a seq may have been missed) every panel is refreshed.
+export function refreshPanels(frame = null) {
+  if (!window.htmx) return;
+  for (const panel of document.querySelectorAll("[data-live-panel]")) {
+    const types = panel.dataset.livePanel.split(" ").filter(Boolean);
+    if (frame === null || types.includes(frame.type)) window.htmx.trigger(panel, "refresh");
+  }
+}

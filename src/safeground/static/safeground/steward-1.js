@@ -1,6 +1,6 @@
 // A steward's phone page: quick reports through the outbox (they survive no network), the tasks
 // the control room gives them, and its broadcasts shown over everything with a sound.
-import { connectLive } from "./live-1.js";
+import { connectLive, refreshPanels } from "./live-1.js";
 import { Outbox, reasonOf } from "./outbox-1.js";
 
 {
@@ -377,6 +377,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
 
   function onFrame(frame) {
     lastUpdate = new Date();
+    refreshPanels(frame);
     if (frame.type === "log.entry") onEntry(frame.data);
     else if (frame.type === "broadcast") receiveBroadcast(frame.data);
     else if (frame.type === "broadcast.ack" && frame.data.user === config.username) {
@@ -410,6 +411,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
       refused = status.refused || null;
       if (status.lastUpdate) lastUpdate = status.lastUpdate;
       if (reconnected) {
+        refreshPanels(); // deployment's panel: its frames have no seq to catch up by
         fetchBroadcasts(); // broadcasts are not in the catch-up: ask for any missed
         flush();
       }

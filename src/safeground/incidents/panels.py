@@ -1,0 +1,53 @@
+"""Panels that apps above the log add to its pages (the steward's phone, the control room).
+
+The log's pages are the screens people have open on match day; deployment (posts, check-in,
+pre-match checks) lives above the log and must show there without the log importing it. An app
+registers a panel provider in its AppConfig.ready(): given the user and the fixture, it answers
+the URL of an htmx fragment to load into the page (or None: nothing for this user) and the live
+event types after which the fragment is fetched again (static/safeground/live-1.js
+`refreshPanels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Panel:
+    url: str
+    refresh_on: tuple[str, ...] = ()  # live event types that bring a fresh copy
+
+    @property
+    def refresh_types(self) -> str:
+        return " ".join(self.refresh_on)
+
+
+PanelProvider = Callable[[Any, Any], Panel | None]  # (user, fixture) -> a panel, or None
+
+_steward: list[PanelProvider] = []
+_control_room: list[PanelProvider] = []
+
+
+def register_steward_panel(provider: PanelProvider) -> None:
+    if provider not in _steward:
+        _steward.append(provider)
+
+
+def register_control_room_panel(provider: PanelProvider) -> None:
+    if provider not in _control_room:
+        _control_room.append(provider)
+
+
+def _panels(providers: list[PanelProvider], user: Any, fixture: Any) -> list[Panel]:
+    return [panel for provider in providers if (panel := provider(user, fixture)) is not None]
+
+
+def steward_panels(user: Any, fixture: Any) -> list[Panel]:
+    return _panels(_steward, user, fixture)
+
+
+def control_room_panels(user: Any, fixture: Any) -> list[Panel]:
+    return _panels(_control_room, user, fixture)
