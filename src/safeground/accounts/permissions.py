@@ -320,6 +320,8 @@ def can_export_people(user: Any, organisation_id: int) -> bool:
 def sees_home_only(user: Any, fixture: Fixture) -> bool:
     """A home-only log entry counts in the figures of the home club's staff only."""
     return bool(roles_at(user, fixture.ground.organisation_id))
+
+
 # Steward deployment, pre-match checks and the briefing (the deployment app). The control room
 # posts stewards and prepares the checks; stewards check in and do their checks from their phone;
 # a supervisor (or the safety officer) sends a check back; only the safety officer marks the plan
