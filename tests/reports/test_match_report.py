@@ -113,7 +113,7 @@ def test_the_report_reads_in_a_fixed_number_of_queries(
     played: Played, django_assert_max_num_queries
 ) -> None:
     safety = played.day.cast["safety"]
-    with django_assert_max_num_queries(22):
+    with django_assert_max_num_queries(24):
         match_report_for(safety, played.cup.pk).figures()
 
 

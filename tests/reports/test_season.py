@@ -129,11 +129,11 @@ def test_the_season_reads_in_the_same_few_queries_however_many_matches(
     played: Played, django_assert_max_num_queries
 ) -> None:
     safety, ground = played.day.cast["safety"], played.day.ground
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(15):
         season_for(safety, ground.code, SeasonFilter()).figures()
     for _ in range(3):
         factories.report(factories.fixture(ground), category="missile")
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(15):
         assert len(season_for(safety, ground.code, SeasonFilter()).matches) == 5
 
 

@@ -46,6 +46,7 @@ class OutcomeForm(forms.Form):
     )
     subject = forms.IntegerField(required=False)
     offence = forms.CharField(max_length=200, required=False)
+    home_office_offence = forms.CharField(max_length=20, required=False)
     force = forms.CharField(max_length=200, required=False)
     reference = forms.CharField(max_length=100, required=False)
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)

@@ -103,6 +103,21 @@ class Outcome(AppendOnlyModel):
     """An action taken or decided on a case: ejection, arrest, a club ban proposal (a ban in the
     register's approval flow), a referral for a court banning order, or no further action."""
 
+    class HomeOfficeOffence(models.TextChoices):
+        """The offence groups of the Home Office's football-related arrest statistics, which a
+        club and its force return each season."""
+
+        PUBLIC_DISORDER = "public_disorder", "Public disorder"
+        VIOLENT_DISORDER = "violent_disorder", "Violent disorder"
+        ALCOHOL = "alcohol", "Alcohol offences"
+        PITCH_INCURSION = "pitch_incursion", "Pitch incursion"
+        MISSILE = "missile", "Missile throwing"
+        TICKET_TOUTING = "ticket_touting", "Ticket touting"
+        CHANTING = "chanting", "Racist or indecent chanting"
+        CRIMINAL_DAMAGE = "criminal_damage", "Criminal damage"
+        PYROTECHNICS = "pyrotechnics", "Possession of pyrotechnics"
+        OTHER = "other", "Other"
+
     class Kind(models.TextChoices):
         EJECTION = "ejection", "Ejected from the ground"
         ARREST = "arrest", "Arrested"
@@ -116,6 +131,10 @@ class Outcome(AppendOnlyModel):
     )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     offence = models.CharField(max_length=200, blank=True)  # an arrest: the category's offence
+    # An arrest: its group in the Home Office's statistics.
+    home_office_offence = models.CharField(
+        max_length=20, choices=HomeOfficeOffence.choices, blank=True, default=""
+    )
     force = models.CharField(max_length=200, blank=True)  # an arrest: the arresting force
     reference = models.CharField(max_length=100, blank=True)  # custody or crime reference
     ban = models.ForeignKey(Ban, null=True, blank=True, on_delete=models.PROTECT, related_name="+")

@@ -153,6 +153,31 @@ def case_offences(case: Case) -> list[str]:
 
 PEOPLE = {Subject.Kind.PERSON, Subject.Kind.TICKET_HOLDER, Subject.Kind.UNIDENTIFIED}
 
+# The Home Office group an arrest for a log category most likely falls in (the officer may choose
+# another: violent disorder and ticket touting have no category of their own).
+_GROUP = Outcome.HomeOfficeOffence
+HOME_OFFICE_GROUP_OF_CATEGORY = {
+    "missile": _GROUP.MISSILE,
+    "pitch-incursion": _GROUP.PITCH_INCURSION,
+    "segregation-breach": _GROUP.PUBLIC_DISORDER,
+    "disorder": _GROUP.PUBLIC_DISORDER,
+    "pyrotechnic": _GROUP.PYROTECHNICS,
+    "chanting-racist": _GROUP.CHANTING,
+    "chanting-homophobic": _GROUP.CHANTING,
+    "chanting-other": _GROUP.CHANTING,
+    "offensive-material": _GROUP.PUBLIC_DISORDER,
+    "alcohol": _GROUP.ALCOHOL,
+    "damage": _GROUP.CRIMINAL_DAMAGE,
+}
+
+
+def case_home_office_group(case: Case) -> str:
+    """The group the case's most severe categorised entry points to ("other" if none does)."""
+    for code in case.entries.order_by("-severity", "seq").values_list("category__code", flat=True):
+        if code in HOME_OFFICE_GROUP_OF_CATEGORY:
+            return HOME_OFFICE_GROUP_OF_CATEGORY[code]
+    return _GROUP.OTHER
+
 
 @transaction.atomic
 def outcome_record(
@@ -162,6 +187,7 @@ def outcome_record(
     kind: str,
     subject: Subject | None = None,
     offence: str = "",
+    home_office_offence: str = "",
     force: str = "",
     reference: str = "",
     note: str = "",
@@ -182,18 +208,23 @@ def outcome_record(
         if offence not in offences:
             allowed = "; ".join(offences) or "none: this case's entries name no offence"
             raise CaseworkError("offence", f"one of the entries' offences ({allowed})")
+        home_office_offence = home_office_offence or case_home_office_group(case)
+        if home_office_offence not in Outcome.HomeOfficeOffence.values:
+            groups = ", ".join(Outcome.HomeOfficeOffence.values)
+            raise CaseworkError("home_office_offence", f"one of {groups}")
         force = _text("force", force, max_length=200)
         reference = _text("reference", reference, max_length=100)
     else:
-        offence = force = reference = ""
+        offence = home_office_offence = force = reference = ""
     outcome = Outcome.objects.create(
         case=case, subject=subject, kind=kind, offence=offence, force=force, reference=reference,
-        note=note, by=by, at=timezone.now(),
+        home_office_offence=home_office_offence, note=note, by=by, at=timezone.now(),
     )  # fmt: skip
     about = f" ({subject.label})" if subject else ""
     detail = f"{outcome.get_kind_display()}{about}"
     if offence:
-        detail += f": {offence}, {force}, ref. {reference}"
+        group = outcome.get_home_office_offence_display()
+        detail += f": {offence} ({group}), {force}, ref. {reference}"
     _event(case, by=by, action="outcome", detail=detail)
     return outcome
 

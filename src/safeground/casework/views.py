@@ -27,7 +27,7 @@ from safeground.incidents.models import LogEntry
 
 from . import selectors, services
 from .forms import BanForm, CloseForm, EvidenceForm, OpenCaseForm, OutcomeForm, SubjectForm, WhoForm
-from .models import Case, Evidence, Subject
+from .models import Case, Evidence, Outcome, Subject
 
 
 def _user(request: HttpRequest) -> User:
@@ -85,6 +85,8 @@ def _case_page(
             **detail,
             "errors": errors or {},
             "offences": services.case_offences(case),
+            "home_office_groups": Outcome.HomeOfficeOffence.choices,
+            "home_office_group": services.case_home_office_group(case),
             "may_identify": can_identify(user, case.fixture),
             "may_propose_ban": can_propose_ban(user, case.organisation_id),
             "who_form": WhoForm(),
@@ -200,7 +202,8 @@ def case_outcome(request: HttpRequest, case_id: int) -> HttpResponse:
         services.outcome_record(
             case=case, by=_user(request), kind=data["kind"],
             subject=_subject(case, data["subject"]), offence=data["offence"],
-            force=data["force"], reference=data["reference"], note=data["note"],
+            home_office_offence=data["home_office_offence"], force=data["force"],
+            reference=data["reference"], note=data["note"],
         )  # fmt: skip
     except SafegroundError as error:
         return _refused(request, case, "outcome", f"{error.field}: {error.message}")

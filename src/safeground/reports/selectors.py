@@ -8,8 +8,11 @@ Which entries count:
   "decision": the control room's decisions and the debrief, recorded, not incidents); its
   category and severity are the ones it was reported with (a later correction is a new entry
   and does not move the count);
-- *arrests* and *ejections* are reports in the "arrest" and "ejection" categories, counted in one
-  place, `arrests_and_ejections` (casework's outcomes will be added there);
+- *arrests* and *ejections* are reports in the "arrest" and "ejection" categories, and casework's
+  arrest and ejection outcomes beyond those logged in the same case (an outcome recorded for an
+  arrest already in the log is that arrest, not another), counted in one place,
+  `arrests_and_ejections`; `arrests_by_offence` and `arrests_by_club` split the arrests by the
+  Home Office's offence groups and by the arrested person's club, as far as the cases say;
 - *admitted* is the number of tickets admitted at least once (a ticket's first admission, its
   `entered_at`), so a re-entry does not count a person twice; *denied* is every refused scan;
 - a *home-only* entry counts for the home club's staff only, as it shows only to them in the log.
@@ -35,6 +38,7 @@ from safeground.accounts.permissions import (
     sees_home_only,
 )
 from safeground.bans.models import Ban
+from safeground.casework.models import Outcome
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.rules import REASONS
 from safeground.incidents.models import Broadcast, Category, LogEntry
@@ -84,8 +88,8 @@ def _incidents(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[Log
 def arrests_and_ejections(
     fixture_ids: Collection[int], *, home_only: bool = True
 ) -> dict[int, dict[str, int]]:
-    """fixture id -> {"arrests": n, "ejections": n}. The one place these are counted: today from
-    the log's arrest and ejection reports; casework's outcomes will be added here."""
+    """fixture id -> {"arrests": n, "ejections": n}: the log's arrest and ejection reports, and
+    the cases' outcomes beyond those logged in the same case."""
     counts = {pk: {"arrests": 0, "ejections": 0} for pk in fixture_ids}
     for fixture_id, code, n in (
         _reports(fixture_ids, home_only=home_only)
@@ -96,7 +100,87 @@ def arrests_and_ejections(
         .order_by()
     ):
         counts[fixture_id]["arrests" if code == ARREST else "ejections"] += n
+    for (fixture_id, kind), n in _outcomes_not_logged(fixture_ids).items():
+        counts[fixture_id]["arrests" if kind == ARREST else "ejections"] += n
     return counts
+
+
+def _outcomes_not_logged(fixture_ids: Collection[int]) -> Counter[tuple[int, str]]:
+    """(fixture id, "arrest" or "ejection") -> the cases' outcomes of that kind that no report of
+    the same kind among the case's log entries already counts (two queries)."""
+    outcomes = list(
+        Outcome.objects.filter(case__fixture_id__in=fixture_ids, kind__in=(ARREST, EJECTION))
+        .values_list("case_id", "case__fixture_id", "kind")
+        .annotate(n=Count("pk"))
+        .values_list("case_id", "case__fixture_id", "kind", "n")
+        .order_by()
+    )
+    logged: Counter[tuple[int, str]] = Counter(
+        dict(
+            ((case_id, code), n)
+            for case_id, code, n in LogEntry.objects.filter(
+                cases__in={case_id for case_id, *_ in outcomes},
+                kind=LogEntry.Kind.REPORT,
+                category__code__in=(ARREST, EJECTION),
+            )
+            .values_list("cases", "category__code")
+            .annotate(n=Count("pk"))
+            .values_list("cases", "category__code", "n")
+            .order_by()
+        )
+    )
+    beyond: Counter[tuple[int, str]] = Counter()
+    for case_id, fixture_id, kind, n in outcomes:
+        beyond[(fixture_id, kind)] += max(0, n - logged[(case_id, kind)])
+    return beyond
+
+
+NOT_RECORDED = "Not recorded in a case"
+
+
+def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[str, Any]]:
+    """The arrests by the Home Office's offence groups (what a club and its force return each
+    season), from the cases' arrest outcomes; arrests in the log without one are "not recorded"."""
+    groups = dict(Outcome.HomeOfficeOffence.choices)
+    found = dict(
+        Outcome.objects.filter(case__fixture_id__in=fixture_ids, kind=Outcome.Kind.ARREST)
+        .values_list("home_office_offence")
+        .annotate(n=Count("pk"))
+        .values_list("home_office_offence", "n")
+        .order_by()
+    )
+    rows = [
+        {"offence": groups.get(code, code or "Other"), "code": code, "arrests": n}
+        for code, n in sorted(found.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    unrecorded = total - sum(found.values())
+    if unrecorded > 0:
+        rows.append({"offence": NOT_RECORDED, "code": "", "arrests": unrecorded})
+    return rows
+
+
+def arrests_by_club(fixtures: Sequence[Fixture], total: int) -> list[dict[str, Any]]:
+    """The arrests by the club whose supporters they were: a ticket holder by the end of their
+    ticket; anyone else (a person on the register, someone not identified) "not known"."""
+    by_fixture = {f.pk: f for f in fixtures}
+    clubs: Counter[str] = Counter()
+    known = 0
+    for fixture_id, end in (
+        Outcome.objects.filter(
+            case__fixture_id__in=by_fixture,
+            kind=Outcome.Kind.ARREST,
+            subject__ticket__isnull=False,
+        )
+        .values_list("case__fixture_id", "subject__ticket__end")
+        .order_by()
+    ):
+        fixture = by_fixture[fixture_id]
+        clubs[(fixture.away_club if end == "away" else fixture.home_club).name] += 1
+        known += 1
+    rows = [{"club": name, "arrests": n} for name, n in clubs.most_common()]
+    if total - known > 0:
+        rows.append({"club": "Not known", "arrests": total - known})
+    return rows
 
 
 def _category_names() -> dict[int, tuple[str, str]]:
@@ -465,6 +549,8 @@ class Season:
     bans: list[dict[str, Any]]
     busiest_blocks: list[dict[str, Any]]
     totals: dict[str, Any]
+    arrests_by_offence: list[dict[str, Any]]
+    arrests_by_club: list[dict[str, Any]]
     competitions: list[Competition]
     opponents: list[Club]
 
@@ -480,6 +566,8 @@ class Season:
             "matches": self.matches,
             "bans": self.bans,
             "busiest_blocks": self.busiest_blocks,
+            "arrests_by_offence": self.arrests_by_offence,
+            "arrests_by_club": self.arrests_by_club,
         }
 
 
@@ -568,10 +656,11 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
     bans = bans_over_time(ground, [timezone.localtime(f.kickoff).date() for f in fixtures])
     all_to_assignment = [v for values in assigned.values() for v in values]
     all_to_resolution = [v for values in resolved.values() for v in values]
+    arrests = sum(m["arrests"] for m in matches)
     totals = {
         "matches": len(matches),
         "incidents": sum(m["incidents_total"] for m in matches),
-        "arrests": sum(m["arrests"] for m in matches),
+        "arrests": arrests,
         "ejections": sum(m["ejections"] for m in matches),
         "denied": sum(m["denied"] for m in matches),
         "bans_issued": bans[-1]["issued"] if bans else 0,
@@ -587,6 +676,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         bans=bans,
         busiest_blocks=busiest,
         totals=totals,
+        arrests_by_offence=arrests_by_offence(ids, arrests),
+        arrests_by_club=arrests_by_club(fixtures, arrests),
         competitions=list(
             Competition.objects.filter(fixture__ground=ground).distinct().order_by("name")
         ),
