@@ -34,6 +34,21 @@ class Forbidden(SafegroundError):
     status = 403
 
 
+class Unavailable(SafegroundError):
+    """The database could not be reached in time: nothing was written, and the same request may
+    be sent again after the answer's Retry-After (a scan with the same nonce is stored once)."""
+
+    code = "unavailable"
+    status = 503
+
+
+class TooLarge(SafegroundError):
+    """A request body over the limit for its route: refused before it is read whole."""
+
+    code = "too_large"
+    status = 413
+
+
 class FileRefused(SafegroundError):
     """A whole file refused (tickets, a venue): every problem is listed, one per line."""
 

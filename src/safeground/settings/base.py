@@ -56,6 +56,18 @@ SAFEGROUND_RISK_POLICY = env.str(
     "SAFEGROUND_RISK_POLICY", default=str(PACKAGE_DIR / "matches" / "policy" / "default.yaml")
 )
 
+# A database outage (docs/deploy.md): a turnstile's scan is answered within DEADLINE seconds, a
+# 503 with Retry-After when the database did not answer in time; any other request waits up to
+# DATABASE_WAIT seconds for a database connection, then gets a 503 too. While the database is
+# away each connection pool retries at least every DATABASE_RECONNECT seconds, so the first
+# requests after it returns succeed.
+SAFEGROUND_SCAN_DEADLINE_SECONDS = env.float("SAFEGROUND_SCAN_DEADLINE_SECONDS", default=2.0)
+SAFEGROUND_DATABASE_WAIT_SECONDS = env.float("SAFEGROUND_DATABASE_WAIT_SECONDS", default=5.0)
+SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
+    "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
+)
+SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", default=2)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -145,8 +157,18 @@ def database_from_env(default_sqlite: Path) -> dict:
     if env.str("DATABASE_URL", default=""):
         db = env.db("DATABASE_URL")
         if db["ENGINE"] == "django.db.backends.postgresql":
-            db.setdefault("OPTIONS", {})["pool"] = {"min_size": 2, "max_size": 16, "timeout": 10}
+            db.setdefault("OPTIONS", {})["pool"] = {
+                "min_size": 2,
+                "max_size": 16,
+                "timeout": SAFEGROUND_DATABASE_WAIT_SECONDS,
+                # psycopg's pool backs off 1, 2, 4 ... s between attempts for this long, then
+                # starts again at the next request: an outage never leaves it waiting minutes.
+                "reconnect_timeout": SAFEGROUND_DATABASE_RECONNECT_SECONDS,
+            }
             db["CONN_MAX_AGE"] = 0
+            # The pool checks a connection (one empty statement) before a request gets it: after
+            # an outage its idle connections are dead, and each would fail one request.
+            db["CONN_HEALTH_CHECKS"] = True
         elif db["ENGINE"] == "django.db.backends.sqlite3":
             db.setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
         return db
