@@ -67,6 +67,11 @@ SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
     "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
 )
 SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", default=2)
+# Request bodies (safeground.errors.RequestChecks): a 413 past these. DATA_UPLOAD_MAX_MEMORY_SIZE
+# bounds every body but uploads (Django's default, 2.5 MB: a log entry is a few kB, 500 offline
+# scans ~150 kB); MAX_UPLOAD bounds a multipart upload whole (a photo is at most 10 MB).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+SAFEGROUND_MAX_UPLOAD_BYTES = env.int("SAFEGROUND_MAX_UPLOAD_BYTES", default=11 * 1024 * 1024)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -90,6 +95,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "safeground.errors.RequestChecks",  # bodies over their limit, NUL characters: refused first
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
