@@ -67,6 +67,13 @@ SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
     "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
 )
 SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", default=2)
+# `safeground serve` (live/serving.py): a client must send a request's headers within
+# HEADER_TIMEOUT seconds and may keep an idle connection KEEP_ALIVE seconds; past
+# MAX_CONNECTIONS connections and requests in a process, new ones get a 503. A ground's 2,000
+# live screens and phones fit one process well within it.
+SAFEGROUND_HEADER_TIMEOUT_SECONDS = env.float("SAFEGROUND_HEADER_TIMEOUT_SECONDS", default=10.0)
+SAFEGROUND_KEEP_ALIVE_SECONDS = env.int("SAFEGROUND_KEEP_ALIVE_SECONDS", default=5)
+SAFEGROUND_MAX_CONNECTIONS = env.int("SAFEGROUND_MAX_CONNECTIONS", default=4096)
 # Request bodies (safeground.errors.RequestChecks): a 413 past these. DATA_UPLOAD_MAX_MEMORY_SIZE
 # bounds every body but uploads (Django's default, 2.5 MB: a log entry is a few kB, 500 offline
 # scans ~150 kB); MAX_UPLOAD bounds a multipart upload whole (a photo is at most 10 MB).
