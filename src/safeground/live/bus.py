@@ -193,6 +193,7 @@ class Hub:
         self._listener: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._relay: socket.socket | None = None
+        self._relay_file: tuple[str, int] = ("", 0)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -272,13 +273,15 @@ class Hub:
 
     def _relay_open(self, loop: asyncio.AbstractEventLoop) -> None:
         """Listen on the relay for events of processes that serve no sockets (no Redis)."""
-        path = relay_path()
         relay = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        path = "(none)"
         try:
+            path = relay_path()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)  # a server that died left it; one server per database
             relay.bind(path)
             os.chmod(path, 0o600)  # only this user's processes may publish
+            self._relay_file = (path, os.stat(path).st_ino)
         except OSError:
             relay.close()
             logger.warning("live: no relay at %s: other processes' events show on reload", path)
@@ -304,9 +307,10 @@ class Hub:
             return
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_reader(relay.fileno())
+        path, inode = self._relay_file
         with contextlib.suppress(OSError):
-            if os.stat(relay.getsockname()).st_ino == os.fstat(relay.fileno()).st_ino:
-                os.unlink(relay.getsockname())
+            if os.stat(path).st_ino == inode:  # still ours, not a newer server's
+                os.unlink(path)
         relay.close()
 
     async def _listen(self) -> None:
@@ -384,8 +388,19 @@ def heard(fixture_id: int) -> bool:
     with _registry_lock:
         hubs = list(_local_hubs)
     if not hubs:  # a command beside the server: its sockets may, through the relay
-        return os.path.exists(relay_path())
+        try:
+            return os.path.exists(relay_path())
+        except OSError:
+            return False
     return any(hub.subscriber_count(fixture_id) for hub in hubs)
+
+
+def relays_close() -> None:
+    """A server shutting down stops listening on the relay and removes its socket file."""
+    with _registry_lock:
+        hubs = list(_local_hubs)
+    for hub in hubs:
+        hub._relay_close()
 
 
 RELAY_MAX_BYTES = 200_000  # within Linux's default datagram limit; a log frame is ~1 kB
@@ -393,13 +408,20 @@ RELAY_MAX_BYTES = 200_000  # within Linux's default datagram limit; a log frame 
 
 def relay_path() -> str:
     """The relay's socket: named for the database, so that a command and the server it runs
-    beside (the same database) meet, and two installations on one machine never do."""
+    beside (the same database) meet, and two installations on one machine never do. It lives in
+    a folder of this user's only (0700), so no other user can listen in or pose as the server."""
     from django.db import connections
 
     db = connections["default"].settings_dict
     identity = f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}"
     digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"safeground-live-{digest}.sock")
+    folder = os.path.join(tempfile.gettempdir(), f"safeground-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(folder):
+        raise OSError(f"{folder} is not a private folder of this user: no live relay")
+    return os.path.join(folder, f"live-{digest}.sock")
 
 
 def send(event: Event) -> None:
