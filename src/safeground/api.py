@@ -2,12 +2,15 @@
 
 Every 4xx answer has one JSON shape, `{"code", "field", "detail"}` (`safeground.errors`), mapped
 here once: a refused input (`SafegroundError`), a body that does not fit the schema, a missing
-login, a role that may not, and a missing object.
+login, a role that may not, and a missing object; so are a body over the size limit (413) and a
+database that cannot be reached (503 with Retry-After), never a 500 or a traceback.
 """
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError, ValidationError
@@ -16,7 +19,7 @@ from safeground.accounts.api import router as accounts_router
 from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
-from safeground.errors import SafegroundError, error_body
+from safeground.errors import SafegroundError, TooLarge, Unavailable, error_body
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
 from safeground.reports.api import router as reports_router
@@ -33,7 +36,9 @@ ERROR_ANSWERS = {
     "401": "No login or device key",
     "403": "Your role may not do this",
     "404": "No such object, or not one you may see",
+    "413": "The request body is over the size limit",
     "422": "The body or query does not fit the schema",
+    "503": "The database did not answer in time: try again after Retry-After",
 }
 
 
@@ -69,7 +74,27 @@ def _answer(request: HttpRequest, status: int, code: str, field: str, detail: st
 
 @api.exception_handler(SafegroundError)
 def refused(request: HttpRequest, exc: SafegroundError) -> HttpResponse:
-    return _answer(request, exc.status, exc.code, exc.field, exc.message)
+    response = _answer(request, exc.status, exc.code, exc.field, exc.message)
+    if exc.status == 503:
+        response["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+    return response
+
+
+DATABASE_UNAVAILABLE = "The database did not answer in time: nothing was stored; try again."
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """The database is down, unreachable or its pool had no connection in time
+    (SAFEGROUND_DATABASE_WAIT_SECONDS): the request's transaction did not commit."""
+    return refused(request, Unavailable("", DATABASE_UNAVAILABLE))
+
+
+@api.exception_handler(RequestDataTooBig)
+def too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return refused(request, TooLarge("body", f"the request body is over {limit} bytes"))
 
 
 @api.exception_handler(PermissionDenied)

@@ -6,7 +6,13 @@ every one of them, once, to one JSON shape (`api.py`); pages show the message as
 commands print it and exit non-zero. Codes never change once released: add a new one instead.
 """
 
+import json
+from collections.abc import Callable
 from typing import Any, ClassVar
+
+from django.conf import settings
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
 class SafegroundError(Exception):
@@ -34,6 +40,27 @@ class Forbidden(SafegroundError):
     status = 403
 
 
+class Unavailable(SafegroundError):
+    """The database could not be reached in time: nothing was written, and the same request may
+    be sent again after the answer's Retry-After (a scan with the same nonce is stored once)."""
+
+    code = "unavailable"
+    status = 503
+
+
+class TooLarge(SafegroundError):
+    """A request body over the limit for its route: refused before it is read whole."""
+
+    code = "too_large"
+    status = 413
+
+
+class NulCharacter(SafegroundError):
+    """Text with a NUL character (U+0000): PostgreSQL cannot store it, and no person types it."""
+
+    code = "nul_character"
+
+
 class FileRefused(SafegroundError):
     """A whole file refused (tickets, a venue): every problem is listed, one per line."""
 
@@ -45,3 +72,101 @@ class FileRefused(SafegroundError):
 def error_body(code: str, field: str, detail: str) -> dict[str, Any]:
     """The one JSON shape of every 4xx answer: `{"code", "field", "detail"}`."""
     return {"code": code, "field": field, "detail": detail}
+
+
+# --- the checks every Django request passes first -----------------------------------------------
+
+
+class RequestChecks:
+    """The first middleware: refuses, before anything reads a session or the database, a body
+    over its limit (413) and text holding a NUL character (400 naming the field), in the one
+    error shape under /api/ and as a short text page elsewhere, never a 500 or a traceback.
+
+    One check here rather than a validator on each schema and form: it covers every Django route
+    alike (JSON bodies, forms, query strings: log text, broadcasts, posts, the bundle's
+    turnstile, filters, logins), including routes added later. The lean scan route, which
+    bypasses Django, checks its own fields (entry/api.py, scan_input) and its size
+    (entry/runtime/asgi.py). Of a multipart body (a photo upload) the text fields are checked,
+    not the files.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        refusal = _too_large(request) or _nul_character(request)
+        if refusal is None:
+            return self.get_response(request)
+        if request.path.startswith("/api/"):
+            return JsonResponse(refusal.to_json(), status=refusal.status)
+        text = f"{refusal.field}: {refusal.message}" if refusal.field else refusal.message
+        return HttpResponse(text, status=refusal.status, content_type="text/plain; charset=utf-8")
+
+
+def _too_large(request: HttpRequest) -> SafegroundError | None:
+    try:
+        size = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None  # Django refuses it as it reads the body
+    if request.content_type == "multipart/form-data":
+        limit = settings.SAFEGROUND_MAX_UPLOAD_BYTES
+    else:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if limit is not None and size > limit:
+        return TooLarge("body", f"the request body is {size} bytes; at most {limit}")
+    return None
+
+
+NUL = "\x00"
+
+
+def _nul_character(request: HttpRequest) -> SafegroundError | None:
+    query = request.META.get("QUERY_STRING", "")
+    if "%00" in query or NUL in query:
+        for name, values in request.GET.lists():
+            if NUL in name or any(NUL in value for value in values):
+                return NulCharacter(name.replace(NUL, ""), "must not contain a NUL character")
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return None
+    if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        # Parsed here as CSRF's check would parse them; a multipart's files are not looked in.
+        try:
+            fields = request.POST
+        except RequestDataTooBig:  # its text fields alone are over the limit
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            return TooLarge("body", f"the form's fields are over {limit} bytes")
+        except (BadRequest, SuspiciousOperation):
+            return None  # Django answers it as it always does
+        for name, values in fields.lists():
+            if NUL in name or any(NUL in value for value in values):
+                return NulCharacter(name.replace(NUL, ""), "must not contain a NUL character")
+        return None
+    body = request.body
+    if b"\\u0000" in body or b"\x00" in body:  # JSON writes NUL as \u0000
+        try:
+            field = _nul_in(json.loads(body), "")
+        except ValueError:
+            field = "body"
+        if field is not None:
+            return NulCharacter(field, "must not contain a NUL character")
+    return None
+
+
+def _nul_in(value: Any, path: str) -> str | None:
+    """The path of the first text holding NUL in a JSON value (`scans[3].barcode`), or None."""
+    if isinstance(value, str):
+        return path if NUL in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{path}.{key}" if path else str(key)
+            if NUL in key:
+                return name.replace(NUL, "")
+            found = _nul_in(item, name)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _nul_in(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None

@@ -1,10 +1,17 @@
+import sys
+
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.views import defaults
 
 from safeground.accounts import views as account_views
 
-from .api import api
+from .api import DATABASE_UNAVAILABLE, api
+from .errors import Unavailable
 
 urlpatterns = [
     path(
@@ -27,3 +34,22 @@ urlpatterns = [
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's last resort, for what no view handled (DEBUG off): a database that cannot be
+    reached, met in a middleware before any view (a session read), is a 503 with Retry-After,
+    in the API's one shape under /api/; anything else is the plain 500 page."""
+    if not isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+        return defaults.server_error(request)
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = JsonResponse(Unavailable("", DATABASE_UNAVAILABLE).to_json(), status=503)
+    else:
+        text = "Safeground cannot reach its database just now. Try again in a few seconds."
+        response = HttpResponse(text, status=503, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+    return response
+
+
+handler500 = server_error

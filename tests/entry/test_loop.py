@@ -375,29 +375,33 @@ def test_one_scan_failing_in_a_statement_leaves_the_others_decided(gates, monkey
     assert not Ticket.objects.get(barcode="AWAY-2").inside
 
 
-def test_scans_fail_together_when_no_connection_comes(gates, monkeypatch, batch_sizes):
-    """A statement that never reached the server (the pool had no connection in time) is not
-    tried again scan by scan, which would multiply the wait: its scans fail at once, 500 and
-    'scan again', and nothing is stored."""
+def test_scans_waiting_past_their_deadline_are_answered_503_and_never_decided(
+    gates, settings, monkeypatch, batch_sizes
+):
+    """A statement that gets no connection in time (the pool's wait is the scan's deadline):
+    its scan and those queued behind it are answered 503 'scan again' with Retry-After at their
+    deadline, the queued ones are never sent, and nothing is stored."""
+    settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 0.3
     monkeypatch.setattr(loop, "CONNECTIONS", 1)
-    monkeypatch.setattr(loop, "POOL_TIMEOUT", 0.3)
     warm(gates, "F03")
 
     async def starved():
         batches = await loop._batches_open()
         async with batches.pool.connection():  # the process's only connection, held
-            return await asyncio.gather(
+            answers = await asyncio.gather(
                 *(post(gates.key, scan_of(gates, code)) for code in ("HOME-1", "AWAY-1", "AWAY-2"))
             )
+        await asyncio.sleep(0.1)  # the connection is free again: nothing queued goes now
+        return answers
 
     answers = run(starved)
-    assert [status for status, _ in answers] == [500, 500, 500]
+    assert [status for status, _ in answers] == [503, 503, 503]
     assert answers[0][1] == {
-        "code": "failed",
+        "code": "unavailable",
         "field": "",
-        "detail": "The scan could not be decided: scan again.",
+        "detail": "The gates' database did not answer in time: scan again.",
     }
-    assert batch_sizes == [1, 2]
+    assert batch_sizes == [1]
     assert not Scan.objects.exists()
 
 

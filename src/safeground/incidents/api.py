@@ -115,9 +115,18 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
     "/fixtures/{fixture_id}/log",
     response={201: dict[str, Any]},
     url_name="log_append",
+    openapi_extra={
+        "responses": {
+            "409": {
+                "description": "You sent this idempotency key before with a different report",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }
+        }
+    },
 )
 def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Status[Any]:
-    """Append a report. The same idempotency key twice stores one entry (and answers with it)."""
+    """Append a report. An idempotency key is its author's own: the same report sent again with
+    it stores one entry (and answers with it); a different report with it is a 409."""
     fixture = fixture_for(request.user, fixture_id)
     require(can_write_log(request.user, fixture))
     entry = services.log_entry_append(

@@ -104,10 +104,11 @@ class LogEntry(AppendOnlyModel):
         verbose_name_plural = "log entries"
         constraints = [
             models.UniqueConstraint(fields=["fixture", "seq"], name="logentry_one_chain"),
+            # A key is its author's own: another user's report with the same key is stored.
             models.UniqueConstraint(
-                fields=["fixture", "idempotency_key"],
+                fields=["fixture", "author", "idempotency_key"],
                 condition=~models.Q(idempotency_key=""),
-                name="logentry_idempotent",
+                name="logentry_idempotent_per_author",
             ),
             models.CheckConstraint(
                 condition=models.Q(severity__isnull=True) | models.Q(severity__range=(1, 5)),

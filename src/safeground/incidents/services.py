@@ -172,9 +172,13 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
     if key:
-        already = LogEntry.objects.filter(fixture=fixture, idempotency_key=key).first()
-        if already is not None:
-            return already
+        # A key is its author's own: the same author sending it again (a retry, an outbox
+        # replayed) gets the stored entry back, another user's report with it is stored as
+        # theirs, never answered with someone else's entry.
+        already = LogEntry.objects.filter(fixture=fixture, author=author, idempotency_key=key)
+        if (found := already.first()) is not None:
+            _same_report(found, fields)
+            return found
     record = fields["kind"] in RECORD_KINDS
     zones = None if record else zone_map(fixture)
     concerns = fields.get("concerns")
@@ -248,6 +252,25 @@ def log_checkpoint_make(
         if head is None:
             raise LogEntryError("match", f"the log of {fixture} is empty: nothing to sign")
         return _checkpoint(fixture, head, timezone.now(), reason)
+
+
+class IdempotencyConflict(LogEntryError):
+    """The author sent this idempotency key before with a different report."""
+
+    code = "idempotency_conflict"
+    status = 409
+
+
+def _same_report(stored: LogEntry, fields: dict[str, Any]) -> None:
+    """IdempotencyConflict unless `fields` are the stored entry's (the time observed aside: a
+    retry without one is stamped again)."""
+    for name, value in fields.items():
+        if name not in ("observed_at", "idempotency_key") and getattr(stored, name) != value:
+            raise IdempotencyConflict(
+                "idempotency_key",
+                f"already used by you for #{stored.seq} with a different {name}: "
+                "send a new key for a new report",
+            )
 
 
 def log_entry_append(

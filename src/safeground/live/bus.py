@@ -1,9 +1,14 @@
 """The process's hub: one subscription per server process, frames written straight to sockets.
 
 In-process mode (REDIS_URL empty) a committed event reaches each hub's event loop with one
-`call_soon_threadsafe` per event, never one per client. Redis mode publishes the event to
-`safeground:<db>:fixture:<id>`; each process runs one pattern subscription and fans out locally,
-and local delivery then goes only through Redis, so no socket gets a frame twice.
+`call_soon_threadsafe` per event, never one per client. A process that serves no sockets (a
+command run beside the server: `safeground replay`) hands its events to the serving process
+through the relay, a Unix datagram socket named for the database that the server's hub listens
+on (`relay_path`), so the embedded default shows them live without Redis.
+
+Redis mode publishes the event to `safeground:<db>:fixture:<id>`; each process runs one pattern
+subscription and fans out locally, and local delivery then goes only through Redis, so no socket
+gets a frame twice.
 
 The fan-out is the hot path of the live picture (STACK.md): no database, no thread hop and no
 consumer dispatch per message per client. A write that completes at once (the usual case) costs no
@@ -15,8 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
+import os
+import socket
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -183,6 +192,8 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listener: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        self._relay: socket.socket | None = None
+        self._relay_file: tuple[str, int] = ("", 0)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -242,6 +253,7 @@ class Hub:
         with _registry_lock:
             if self in _local_hubs:
                 _local_hubs.remove(self)
+        self._relay_close()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -257,6 +269,49 @@ class Hub:
         if not self.redis_url:
             with _registry_lock:
                 _local_hubs.append(self)
+            self._relay_open(loop)
+
+    def _relay_open(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Listen on the relay for events of processes that serve no sockets (no Redis)."""
+        relay = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        path = "(none)"
+        try:
+            path = relay_path()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # a server that died left it; one server per database
+            relay.bind(path)
+            os.chmod(path, 0o600)  # only this user's processes may publish
+            self._relay_file = (path, os.stat(path).st_ino)
+        except OSError:
+            relay.close()
+            logger.warning("live: no relay at %s: other processes' events show on reload", path)
+            return
+        relay.setblocking(False)
+        self._relay = relay
+        loop.add_reader(relay.fileno(), self._on_relay, relay)
+
+    def _on_relay(self, relay: socket.socket) -> None:
+        while True:
+            try:
+                data = relay.recv(RELAY_MAX_BYTES)
+            except (BlockingIOError, OSError):
+                return
+            with contextlib.suppress(ValueError, KeyError):
+                header, frame = data.decode().split("\n", 1)
+                wire = json.loads(header)
+                self.fan_out(wire["fixture"], frame, Audience.from_wire(wire), wire.get("seq"))
+
+    def _relay_close(self) -> None:
+        relay, self._relay = self._relay, None
+        if relay is None:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_reader(relay.fileno())
+        path, inode = self._relay_file
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_ino == inode:  # still ours, not a newer server's
+                os.unlink(path)
+        relay.close()
 
     async def _listen(self) -> None:
         """The process's one Redis subscription; it reconnects with back-off if Redis goes."""
@@ -319,22 +374,59 @@ def get_hub() -> Hub:
                 stale = _default_hubs.pop(old)
                 if stale in _local_hubs:
                     _local_hubs.remove(stale)
+                stale._relay_close()
             hub = _default_hubs[loop] = Hub()
     return hub
 
 
 def heard(fixture_id: int) -> bool:
     """Whether an event of this fixture sent now could reach a socket: in Redis mode any
-    process's may hold one; in-process, only this process's hubs can."""
+    process's may hold one; in-process, this process's hubs, or, from a process serving none,
+    the server's through the relay."""
     if settings.REDIS_URL:
         return True
     with _registry_lock:
         hubs = list(_local_hubs)
+    if not hubs:  # a command beside the server: its sockets may, through the relay
+        try:
+            return os.path.exists(relay_path())
+        except OSError:
+            return False
     return any(hub.subscriber_count(fixture_id) for hub in hubs)
 
 
+def relays_close() -> None:
+    """A server shutting down stops listening on the relay and removes its socket file."""
+    with _registry_lock:
+        hubs = list(_local_hubs)
+    for hub in hubs:
+        hub._relay_close()
+
+
+RELAY_MAX_BYTES = 200_000  # within Linux's default datagram limit; a log frame is ~1 kB
+
+
+def relay_path() -> str:
+    """The relay's socket: named for the database, so that a command and the server it runs
+    beside (the same database) meet, and two installations on one machine never do. It lives in
+    a folder of this user's only (0700), so no other user can listen in or pose as the server."""
+    from django.db import connections
+
+    db = connections["default"].settings_dict
+    identity = f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}"
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    folder = os.path.join(tempfile.gettempdir(), f"safeground-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(folder):
+        raise OSError(f"{folder} is not a private folder of this user: no live relay")
+    return os.path.join(folder, f"live-{digest}.sock")
+
+
 def send(event: Event) -> None:
-    """Deliver a committed event: to Redis when configured, else to this process's hubs."""
+    """Deliver a committed event: to Redis when configured, else to this process's hubs, or,
+    in a process serving no sockets, through the relay to the server's."""
     url: str = settings.REDIS_URL
     if url:
         redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), _encode(event))
@@ -343,6 +435,20 @@ def send(event: Event) -> None:
         hubs = list(_local_hubs)
     for hub in hubs:
         hub.deliver_threadsafe(event)
+    if not hubs:
+        _relay_send(event)
+
+
+def _relay_send(event: Event) -> None:
+    header = json.dumps({"fixture": event.fixture_id, "seq": event.seq, **event.audience.to_wire()})
+    data = (header + "\n" + event.frame).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as relay:
+        try:
+            relay.sendto(data, relay_path())
+        except (FileNotFoundError, ConnectionRefusedError):
+            pass  # no server is running: its pages read the log when they open
+        except OSError:
+            logger.warning("live: event of fixture %s not relayed", event.fixture_id, exc_info=True)
 
 
 def _encode(event: Event) -> str:

@@ -75,6 +75,30 @@ SAFEGROUND_RISK_POLICY = env.str(
 # (deployment/checklists/default.yaml).
 SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 
+# A database outage (docs/deploy.md): a turnstile's scan is answered within DEADLINE seconds, a
+# 503 with Retry-After when the database did not answer in time; any other request waits up to
+# DATABASE_WAIT seconds for a database connection, then gets a 503 too. While the database is
+# away each connection pool retries at least every DATABASE_RECONNECT seconds, so the first
+# requests after it returns succeed.
+SAFEGROUND_SCAN_DEADLINE_SECONDS = env.float("SAFEGROUND_SCAN_DEADLINE_SECONDS", default=2.0)
+SAFEGROUND_DATABASE_WAIT_SECONDS = env.float("SAFEGROUND_DATABASE_WAIT_SECONDS", default=5.0)
+SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
+    "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
+)
+SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", default=2)
+# `safeground serve` (live/serving.py): a client must send a request's headers within
+# HEADER_TIMEOUT seconds and may keep an idle connection KEEP_ALIVE seconds; past
+# MAX_CONNECTIONS connections and requests in a process, new ones get a 503. A ground's 2,000
+# live screens and phones fit one process well within it.
+SAFEGROUND_HEADER_TIMEOUT_SECONDS = env.float("SAFEGROUND_HEADER_TIMEOUT_SECONDS", default=10.0)
+SAFEGROUND_KEEP_ALIVE_SECONDS = env.int("SAFEGROUND_KEEP_ALIVE_SECONDS", default=5)
+SAFEGROUND_MAX_CONNECTIONS = env.int("SAFEGROUND_MAX_CONNECTIONS", default=4096)
+# Request bodies (safeground.errors.RequestChecks): a 413 past these. DATA_UPLOAD_MAX_MEMORY_SIZE
+# bounds every body but uploads (Django's default, 2.5 MB: a log entry is a few kB, 500 offline
+# scans ~150 kB); MAX_UPLOAD bounds a multipart upload whole (a photo is at most 10 MB).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+SAFEGROUND_MAX_UPLOAD_BYTES = env.int("SAFEGROUND_MAX_UPLOAD_BYTES", default=11 * 1024 * 1024)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -100,6 +124,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "safeground.errors.RequestChecks",  # bodies over their limit, NUL characters: refused first
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -167,8 +192,18 @@ def database_from_env(default_sqlite: Path) -> dict:
     if env.str("DATABASE_URL", default=""):
         db = env.db("DATABASE_URL")
         if db["ENGINE"] == "django.db.backends.postgresql":
-            db.setdefault("OPTIONS", {})["pool"] = {"min_size": 2, "max_size": 16, "timeout": 10}
+            db.setdefault("OPTIONS", {})["pool"] = {
+                "min_size": 2,
+                "max_size": 16,
+                "timeout": SAFEGROUND_DATABASE_WAIT_SECONDS,
+                # psycopg's pool backs off 1, 2, 4 ... s between attempts for this long, then
+                # starts again at the next request: an outage never leaves it waiting minutes.
+                "reconnect_timeout": SAFEGROUND_DATABASE_RECONNECT_SECONDS,
+            }
             db["CONN_MAX_AGE"] = 0
+            # The pool checks a connection (one empty statement) before a request gets it: after
+            # an outage its idle connections are dead, and each would fail one request.
+            db["CONN_HEALTH_CHECKS"] = True
         elif db["ENGINE"] == "django.db.backends.sqlite3":
             db.setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
         return db

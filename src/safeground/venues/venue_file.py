@@ -187,15 +187,36 @@ class VenueSpec:
     exits: list[ExitSpec]
 
 
+# Limits, so that a wrong or hostile file is refused within seconds, in bounded memory (the demo's
+# London Stadium, about 57,000 seats, is a 30 kB file). Each is named in the error it gives.
+MAX_FILE_BYTES = 500_000
+MAX_ALIASES = 100  # YAML aliases (*name)
+MAX_NODES = 200_000  # YAML values, each alias counted as every value it repeats
+MAX_ITEMS = 1_000  # items in any one list (blocks, gates, zones, ...)
+MAX_ROWS = 200  # rows in a block
+MAX_SEATS_PER_ROW = 500
+MAX_SEATS = 250_000  # the ground's capacity, all blocks together
+
+
 def venue_file_read(*, path: Path) -> VenueSpec:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise VenueFileError(
+                [f"{path}: the file is over {MAX_FILE_BYTES:,} bytes, a venue file's limit"]
+            )
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise VenueFileError([f"{path}: cannot read the file: {error}"]) from error
     return venue_file_parse(text=text, filename=str(path))
 
 
 def venue_file_parse(*, text: str, filename: str) -> VenueSpec:
+    if len(text) > MAX_FILE_BYTES:
+        raise VenueFileError(
+            [f"{filename}: the file is over {MAX_FILE_BYTES:,} bytes, a venue file's limit"]
+        )
     try:
         # _LineLoader is a SafeLoader: a venue file can never build Python objects.
         document = yaml.load(text, Loader=_LineLoader)
@@ -230,7 +251,38 @@ class _Sequence(list[Any]):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that keeps line numbers, so each error can point at the line to fix."""
+    """SafeLoader that keeps line numbers, so each error can point at the line to fix.
+
+    It counts what it composes: more than MAX_ALIASES aliases, or more than MAX_NODES values
+    with each alias counted as all the values it repeats, is refused as it is read. An alias
+    bomb (aliases of aliases, a billion values from a few lines) never grows."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._nodes = 0
+        self._aliases = 0
+        self._sizes: dict[int, int] = {}  # id(node) -> the values it holds, itself included
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        mark = self.peek_event().start_mark
+        alias = self.check_event(yaml.AliasEvent)
+        before = self._nodes
+        node = super().compose_node(parent, index)
+        if alias:
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise yaml.composer.ComposerError(
+                    None, None, f"more than {MAX_ALIASES} aliases (*name), the limit", mark
+                )
+            self._nodes += self._sizes.get(id(node), 1)
+        else:
+            self._nodes += 1
+            self._sizes[id(node)] = self._nodes - before
+        if self._nodes > MAX_NODES:
+            raise yaml.composer.ComposerError(
+                None, None, f"more than {MAX_NODES:,} values (aliases expanded), the limit", mark
+            )
+        return node
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[_Mapping]:
@@ -382,6 +434,9 @@ class _Check:
         value = m[key]
         if not isinstance(value, _Sequence):
             self.error(m.key_lines[key], field, f"must be a list, got {value!r}")
+            return []
+        if len(value) > MAX_ITEMS:
+            self.error(m.key_lines[key], field, f"{len(value):,} items; at most {MAX_ITEMS:,}")
             return []
         return [
             (f"{field}[{index}]", item, value.item_lines[index]) for index, item in enumerate(value)
@@ -567,6 +622,7 @@ def _blocks(
     """The valid blocks, and the codes of all declared blocks (valid or not)."""
     blocks: list[BlockSpec] = []
     seen: dict[str, int] = {}
+    total_seats, over = 0, False
     for field, value, line in items:
         m = check.mapping(value, line, field, _BLOCK_FIELDS)
         if m is None:
@@ -592,6 +648,22 @@ def _blocks(
         seats_per_row = check.whole_number(
             m, "seats_per_row", f"{field}.seats_per_row", minimum=0, default=0
         )
+        if seats_per_row is not None and seats_per_row > MAX_SEATS_PER_ROW:
+            check.error(
+                m.key_lines["seats_per_row"],
+                f"{field}.seats_per_row",
+                f"{seats_per_row:,}; at most {MAX_SEATS_PER_ROW}",
+            )
+            seats_per_row = None
+        if capacity is not None:
+            total_seats += capacity
+            if total_seats > MAX_SEATS and not over:
+                check.error(
+                    m.key_lines["capacity"],
+                    f"{field}.capacity",
+                    f"the blocks so far hold {total_seats:,} seats; a ground at most {MAX_SEATS:,}",
+                )
+                over = True
         first_seat = check.whole_number(
             m, "first_seat", f"{field}.first_seat", minimum=0, default=1
         )
@@ -648,6 +720,8 @@ def _expand_rows(text: str) -> list[str] | None:
         first, last = ord(match.group(1)), ord(match.group(2))
         return [chr(c) for c in range(first, last + 1)] if first <= last else None
     first, last = int(match.group(3)), int(match.group(4))
+    if last - first >= MAX_ROWS:  # refused by _rows; never expanded ('1-99999999')
+        return [str(n) for n in range(first, first + MAX_ROWS + 1)]
     return [str(n) for n in range(first, last + 1)] if first <= last else None
 
 
@@ -659,7 +733,13 @@ def _rows(check: _Check, m: _Mapping, field: str) -> list[str] | None:
         rows = _expand_rows(value.strip())
         if rows is None:
             check.error(line, field, f"must be a range like 'A-Y' or '1-30', got {value!r}")
+        elif len(rows) > MAX_ROWS:
+            check.error(line, field, f"more than {MAX_ROWS} rows, the limit for a block")
+            return None
         return rows
+    if isinstance(value, _Sequence) and len(value) > MAX_ROWS:
+        check.error(line, field, f"{len(value)} rows; at most {MAX_ROWS} in a block")
+        return None
     if not isinstance(value, _Sequence):
         check.error(line, field, f"must be a range like 'A-Y' or a list of labels, got {value!r}")
         return None

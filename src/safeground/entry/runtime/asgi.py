@@ -17,15 +17,17 @@ docs/adr/0005-turnstile-decisions.md has the measurements.
     uvicorn safeground.asgi:application --workers 2 --no-access-log
 """
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 from safeground.accounts.devices import PROFILES
-from safeground.errors import error_body
+from safeground.errors import TooLarge, Unavailable, error_body
 
 from ..api import scan_answer, scan_answer_async
 from . import lookups, loop, threads
@@ -47,6 +49,19 @@ FAILED = (
     500,
     json.dumps(error_body("failed", "", "The scan could not be decided: scan again.")).encode(),
 )
+# The database did not answer within the scan's deadline (SAFEGROUND_SCAN_DEADLINE_SECONDS), or
+# is down: the turnstile scans again after Retry-After, with the same nonce, so a scan that was
+# stored meanwhile is answered once and never stored twice.
+UNAVAILABLE = (
+    503,
+    json.dumps(
+        Unavailable("", "The gates' database did not answer in time: scan again.").to_json()
+    ).encode(),
+)
+TOO_LARGE = (
+    413,
+    json.dumps(TooLarge("body", f"a scan is at most {MAX_BODY} bytes").to_json()).encode(),
+)
 
 
 def _forbidden(device: lookups.DeviceInfo) -> tuple[int, bytes] | None:
@@ -66,8 +81,11 @@ def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:
         if device is None:
             return UNAUTHORIZED
         return _forbidden(device) or scan_answer(device, body)
-    except Exception:
+    except Exception as error:
         connection.close()
+        if isinstance(error, loop.DATABASE_DOWN):
+            logger.warning("scan refused: database unavailable: %s", error)
+            return UNAVAILABLE
         logger.exception("scan failed")
         return FAILED
 
@@ -82,6 +100,9 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
         return _forbidden(device) or await scan_answer_async(device, body)
     except lookups.NotCached:
         return None
+    except loop.DATABASE_DOWN as error:
+        logger.warning("scan refused: database unavailable: %s", error)
+        return UNAVAILABLE
     except Exception:
         logger.exception("scan failed")
         return FAILED
@@ -91,6 +112,8 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
 
 
 async def _read_body(receive: Receive) -> bytes | None:
+    """The body, or None when the client hung up; TOO_LARGE's body past MAX_BODY bytes (a client
+    that sends no Content-Length is cut off there too, so memory stays bounded)."""
     chunks, size = [], 0
     while True:
         message = await receive()
@@ -99,40 +122,58 @@ async def _read_body(receive: Receive) -> bytes | None:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY:
-            return b""
+            return TOO_LARGE[1]
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
 
 
+async def _answer(send: Send, status: int, answer: bytes, retry_after: bytes) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(answer)).encode()),
+    ]
+    if status == 503:
+        headers.append((b"retry-after", retry_after))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer})
+
+
 def gates_router(app: ASGIApp) -> ASGIApp:
+    # Each scan has its own deadline, from its arrival: one that waits behind a stuck statement
+    # or for a connection while the database is away is answered 503 at its deadline, and, if it
+    # was still waiting, is never decided (loop._Batches.take skips it; a scan thread never
+    # starts it). Read once: the router is made once per process.
+    deadline = settings.SAFEGROUND_SCAN_DEADLINE_SECONDS
+    retry_after = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS).encode()
+
     async def router(scope: Scope, receive: Receive, send: Send) -> None:
         if not (
             scope["type"] == "http" and scope["path"] == SCAN_PATH and scope["method"] == "POST"
         ):
             await app(scope, receive, send)
             return
-        body = await _read_body(receive)
-        if body is None:
-            return
         key = None
         for name, value in scope["headers"]:
             if name == b"x-device-key":
                 key = value.decode("latin-1")
-        answered = await scan_on_loop(key, body) if loop.on_loop() else None
-        if answered is None:
-            answered = await threads.in_scan_thread(scan_over_http, key, body)
-        status, answer = answered
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(answer)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": answer})
+            elif name == b"content-length" and value.isdigit() and int(value) > MAX_BODY:
+                # Refused before it is read (a 50 MB body is not received at all).
+                await _answer(send, *TOO_LARGE, retry_after)
+                return
+        body = await _read_body(receive)
+        if body is None:
+            return
+        if body is TOO_LARGE[1]:
+            await _answer(send, *TOO_LARGE, retry_after)
+            return
+        try:
+            async with asyncio.timeout(deadline):
+                answered = await scan_on_loop(key, body) if loop.on_loop() else None
+                if answered is None:
+                    answered = await threads.in_scan_thread(scan_over_http, key, body)
+        except TimeoutError:
+            answered = UNAVAILABLE
+        await _answer(send, *answered, retry_after)
 
     return router

@@ -16,7 +16,8 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from django.db import connections
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections
 from psycopg_pool import AsyncConnectionPool
 
 from .. import decision, scans
@@ -31,7 +32,9 @@ from .threads import in_scan_thread
 # the connection free and goes alone.
 CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "1")))
 BATCH_LIMIT = 64  # scans in one statement at most
-POOL_TIMEOUT = 10.0  # seconds a statement waits for a connection before its scans fail
+# The database is down or unreachable (psycopg's pool timing out is one of these): a scan gets a
+# 503 with Retry-After, not a 500 (runtime/asgi.py).
+DATABASE_DOWN = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 
 
 @dataclass(eq=False)
@@ -56,7 +59,10 @@ class _Batches:
 
     def start(self) -> None:
         while self.waiting and len(self.running) < CONNECTIONS:
-            task = asyncio.create_task(self.run(self.take()))
+            batch = self.take()
+            if not batch:
+                continue
+            task = asyncio.create_task(self.run(batch))
             self.running.add(task)
             task.add_done_callback(self.done)
 
@@ -72,6 +78,8 @@ class _Batches:
         seen: set[tuple[Any, ...]] = set()
         while self.waiting and len(batch) < BATCH_LIMIT:
             waiting = self.waiting.popleft()
+            if waiting.answer.done():
+                continue  # past its deadline and answered 503 (runtime/asgi.py): not decided
             ctx = waiting.ctx
             keys = (("ticket", ctx.fixture_id, ctx.barcode), ("nonce", ctx.device_id, ctx.nonce))
             if seen.intersection(keys):
@@ -93,6 +101,8 @@ class _Batches:
                 if len(batch) == 1 or error.sqlstate is None:
                     raise
                 for waiting in batch:
+                    if waiting.answer.done():
+                        continue
                     try:
                         _answer(waiting, (await self.statement([waiting.ctx]))[0])
                     except Exception as error:
@@ -173,19 +183,25 @@ async def _batches_open() -> _Batches:
     # PostgreSQL plans it afresh for each batch size), and every lookup in it has a unique index:
     # a sequential scan, chosen while the scans table was small, would stay in that plan as the
     # table grew.
-    settings = " ".join(f"-c {name}={value}" for name, value in decision.PLAN_SETTINGS.items())
-    params["options"] = " ".join((params.get("options", ""), settings)).strip()
+    plan = " ".join(f"-c {name}={value}" for name, value in decision.PLAN_SETTINGS.items())
+    params["options"] = " ".join((params.get("options", ""), plan)).strip()
     pool = AsyncConnectionPool(
         kwargs=params,
         min_size=CONNECTIONS,
         max_size=CONNECTIONS,
-        timeout=POOL_TIMEOUT,
+        # No scan waits longer than its deadline (runtime/asgi.py) for a connection; while the
+        # database is away the pool tries again at least every RECONNECT seconds, so scans are
+        # decided again within a few seconds of its return.
+        timeout=settings.SAFEGROUND_SCAN_DEADLINE_SECONDS,
+        reconnect_timeout=settings.SAFEGROUND_DATABASE_RECONNECT_SECONDS,
         open=False,
         name="entry-scans",
     )
     batches = _Batches(pool)
     _batches = (asyncio.get_running_loop(), batches)
-    await pool.open()
+    # Opening waits for no connection: a worker starting while the database is away still
+    # answers (503) and connects when it returns.
+    await pool.open(wait=False)
     return batches
 
 
@@ -225,8 +241,9 @@ async def scan_decide_async(
     outcome = await decide_async(scan.context)
     result = scans.scan_result(scan, outcome)
     if outcome.reason == "banned":
-        # Rare, and the bus may be Redis (a blocking client): off the loop.
-        await in_scan_thread(scans.scan_announce, scan, outcome, result)
+        # Rare, and the bus may be Redis (a blocking client): off the loop. The scan is stored:
+        # its announcement goes out even if the scan's deadline passes meanwhile (shield).
+        await asyncio.shield(in_scan_thread(scans.scan_announce, scan, outcome, result))
     else:
         scans.scan_announce(scan, outcome, result)
     return result

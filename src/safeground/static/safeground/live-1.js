@@ -8,11 +8,15 @@
 // whose seq is not above the last one seen (so a reconnect's catch-up never shows a frame twice).
 // onStatus gets {connected, lastUpdate, reconnectIn} whenever that changes, and every few seconds
 // so a page can show "connected · last update 12 s ago" or "reconnecting…" (see describeStatus).
+// lastUpdate is the last frame of the match (an entry, a count), never the socket's own hello or
+// pong; and a socket the server has not answered for SILENT_MS (two pings) is not "connected":
+// a status line never claims a freshness it does not have.
 
 const PING_EVERY_MS = 15_000;
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 10_000;
 const TICK_MS = 5_000;
+const SILENT_MS = 2 * PING_EVERY_MS + 5_000;
 
 export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStatus = () => {} }) {
   let seq = Number(lastSeq) || 0;
@@ -22,9 +26,17 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
   let retryTimer = null;
   let closed = false;
   const status = { connected: false, lastUpdate: null, reconnectIn: null };
+  let lastHeard = 0; // the last frame of any kind, pongs included
 
   const report = () => onStatus({ ...status });
-  const tick = setInterval(report, TICK_MS);
+  const tick = setInterval(() => {
+    if (socket && status.connected && Date.now() - lastHeard > SILENT_MS) {
+      // The server stopped answering (a half-open connection): reconnect and catch up.
+      status.connected = false;
+      socket.close();
+    }
+    report();
+  }, TICK_MS);
 
   function url() {
     const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
@@ -37,6 +49,7 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
     socket = new WebSocket(url());
     socket.addEventListener("open", () => {
       backoff = BACKOFF_FIRST_MS;
+      lastHeard = Date.now();
       status.connected = true;
       status.reconnectIn = null;
       report();
@@ -78,11 +91,9 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
     } catch {
       return;
     }
+    lastHeard = Date.now();
+    if (frame.type === "hello" || frame.type === "pong") return;
     status.lastUpdate = new Date();
-    if (frame.type === "hello" || frame.type === "pong") {
-      report();
-      return;
-    }
     if (typeof frame.seq === "number") {
       if (frame.seq <= seq) return; // already shown (catch-up after a reconnect)
       seq = frame.seq;

@@ -5,6 +5,8 @@ import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from safeground.live.serving import uvicorn_options
+
 
 class Command(BaseCommand):
     help = "Serve Safeground over ASGI (uvicorn) and print its address."
@@ -39,4 +41,5 @@ class Command(BaseCommand):
             workers=workers,
             ws_per_message_deflate=False,
             log_level="warning",
+            **uvicorn_options(),  # header and keep-alive timeouts, a connection limit
         )

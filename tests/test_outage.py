@@ -1,0 +1,240 @@
+"""A database outage: requests are answered fast with a JSON 503 and Retry-After (never a 500,
+an HTML page or a late 200), nothing is half-written, and Safeground recovers by itself within
+5 s of the database's return.
+
+The real outage runs on PostgreSQL without stopping the machine's server (others use it): the
+pools are pointed at a TCP proxy that the test stops (every connection cut, new ones refused)
+and starts again."""
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError, connection
+from django.test import Client
+
+from safeground.entry.models import Scan
+from safeground.entry.runtime import asgi, lookups, loop
+from safeground.entry.scans import scan_check
+from safeground.incidents.models import LogEntry
+from tests import factories
+
+# --- the log API, on either database -----------------------------------------------------------
+
+
+def test_the_log_api_answers_a_json_503_when_the_database_is_unreachable(
+    match_day, client_for, monkeypatch
+) -> None:
+    def unreachable(user, fixture_id):
+        raise OperationalError("couldn't get a connection after 5.00 sec")
+
+    monkeypatch.setattr("safeground.incidents.api.fixture_for", unreachable)
+    client = client_for("loggist")
+    url = f"/api/fixtures/{match_day.cup_tie.pk}/log"
+    for answer in (
+        client.get(url),
+        client.post(url, {"category": "missile"}, content_type="application/json"),
+    ):
+        assert answer.status_code == 503 and answer["Content-Type"].startswith("application/json")
+        assert answer["Retry-After"] == "2"
+        assert answer.json()["code"] == "unavailable"
+
+
+def test_a_database_error_before_any_view_is_a_503_too(match_day, client_for, monkeypatch):
+    """The second-factor check reads the session before the API's view runs: Django's last
+    resort (handler500) answers the API's shape under /api/ and a short page elsewhere."""
+
+    def unreachable(user):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr("safeground.accounts.middleware.needs_second_factor", unreachable)
+    client = client_for("safety")  # a privileged role: the check runs
+    client.raise_request_exception = False
+    api = client.get(f"/api/fixtures/{match_day.cup_tie.pk}/log")
+    assert (api.status_code, api.json()["code"], api["Retry-After"]) == (503, "unavailable", "2")
+    page = client.get("/")
+    assert page.status_code == 503 and "cannot reach its database" in page.content.decode()
+
+
+# --- a real outage on PostgreSQL ----------------------------------------------------------------
+
+
+class Proxy:
+    """A TCP proxy to the database server that can be cut (stop) and restored (start)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.upstream = (host, port)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.listener: socket.socket | None = None
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        assert self.listener is not None
+        with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.listener = None
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        self.sockets.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            self.sockets += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_RDWR)
+
+
+@pytest.fixture
+def proxied(transactional_db, monkeypatch, settings):
+    """The database reached through a Proxy, by the scans' pool and Django's pool alike."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a real outage needs PostgreSQL: set DATABASE_URL=postgres://... to run it")
+    settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 1.0
+    settings.SAFEGROUND_ENTRY_CACHE_SECONDS = 60.0  # caches warm throughout
+    settings_dict = connection.settings_dict
+    proxy = Proxy(settings_dict["HOST"] or "127.0.0.1", int(settings_dict["PORT"] or 5432))
+    proxy.start()
+    connection.close()
+    connection.close_pool()
+    monkeypatch.setitem(settings_dict, "HOST", "127.0.0.1")
+    monkeypatch.setitem(settings_dict, "PORT", str(proxy.port))
+    pool = dict(settings_dict["OPTIONS"]["pool"], timeout=1.0)
+    monkeypatch.setitem(settings_dict["OPTIONS"], "pool", pool)
+    yield proxy
+    if proxy.listener is None:
+        proxy.start()
+    connection.close()
+    connection.close_pool()  # the next pool is made with the real address again
+
+
+def test_scans_during_a_database_outage_and_after_it(proxied, settings) -> None:
+    day = factories.match_day()
+    tickets = factories.tickets(day.cup_tie, 40, prefix="OUT", block="S-L2")
+    _, key = factories.device(day.cast.home)
+    scanned_at = (day.cup_tie.kickoff - timedelta(minutes=30)).isoformat()
+    device = lookups.device_for_key(key)
+    scan_check(device=device, turnstile="F03", barcode="WARM", scanned_at=day.cup_tie.kickoff,  # type: ignore[arg-type]
+               nonce=uuid.uuid4())  # fmt: skip  # the caches hold what a scan needs
+    router = asgi.gates_router(None)  # type: ignore[arg-type]
+    barcodes = iter(ticket.barcode for ticket in tickets)
+
+    async def scan() -> tuple[int, dict, dict, float, str]:
+        barcode = next(barcodes)
+        body = json.dumps({"barcode": barcode, "turnstile": "F03", "nonce": str(uuid.uuid4()),
+                           "scanned_at": scanned_at}).encode()  # fmt: skip
+        sent: list = []
+
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/api/entry/scan",
+                 "headers": [(b"x-device-key", key.encode())]}  # fmt: skip
+        began = time.monotonic()
+        await router(scope, receive, send)
+        took = time.monotonic() - began
+        return (
+            sent[0]["status"],
+            json.loads(sent[1]["body"]),
+            dict(sent[0]["headers"]),
+            took,
+            barcode,
+        )
+
+    async def outage():
+        try:
+            before = await scan()
+            proxied.stop()
+            during = [await scan() for _ in range(3)]
+            during += await asyncio.gather(*(scan() for _ in range(5)))
+            await asyncio.sleep(3)  # the pool has backed off meanwhile
+            during.append(await scan())
+            proxied.start()
+            back = time.monotonic()
+            after = await scan()
+            while after[0] != 200 and time.monotonic() - back < 10:
+                await asyncio.sleep(0.2)
+                after = await scan()
+            return before, during, after, time.monotonic() - back
+        finally:
+            await loop.scan_pool_close()
+
+    before, during, after, recovered = asyncio.run(outage())
+    # This thread's connections were cut too; Django's pool's recovery is the log API test's.
+    connection.close()
+    connection.close_pool()
+    assert before[0] == 200 and before[1]["decision"] == "admit"
+    for status, answer, headers, took, _ in during:
+        assert (status, answer["code"], headers[b"retry-after"]) == (503, "unavailable", b"2")
+        assert took < settings.SAFEGROUND_SCAN_DEADLINE_SECONDS + 0.5
+    assert after[0] == 200 and after[1]["decision"] == "admit"
+    assert recovered < 5
+    refused = {barcode for *_, barcode in during}
+    assert not Scan.objects.filter(barcode__in=refused).exists()  # nothing half-written
+    assert Scan.objects.filter(barcode__in=[before[4], after[4]]).count() == 2
+
+
+def test_the_log_api_during_a_database_outage_and_after_it(proxied, settings) -> None:
+    day = factories.match_day()
+    client: Client = factories.logged_in(day.cast["loggist"])
+    client.raise_request_exception = False  # a session read in a middleware meets it first
+    url = f"/api/fixtures/{day.cup_tie.pk}/log"
+
+    def append(text: str) -> tuple[int, float, object]:
+        began = time.monotonic()
+        answer = client.post(url, {"category": "missile", "text": text, "block": "S-L2"},
+                             content_type="application/json")  # fmt: skip
+        return answer.status_code, time.monotonic() - began, answer
+
+    assert append("before")[0] == 201
+    proxied.stop()
+    connection.close()  # end of a request: the thread's connection goes back to the pool
+    during = [append(f"during {i}") for i in range(3)]
+    proxied.start()
+    back = time.monotonic()
+    after, _, _ = append("after")
+    while after != 201 and time.monotonic() - back < 10:
+        time.sleep(0.2)
+        after, _, _ = append("after")
+    recovered = time.monotonic() - back
+    for status, took, answer in during:
+        assert status == 503 and answer["Content-Type"].startswith("application/json")  # type: ignore[index]
+        assert answer.json()["code"] == "unavailable" and answer["Retry-After"] == "2"  # type: ignore[attr-defined]
+        assert took < 1.0 + 1.0  # the pool's wait (1 s here), not a hang
+    assert after == 201 and recovered < 5
+    texts = set(LogEntry.objects.values_list("text", flat=True))
+    assert "before" in texts and "after" in texts and not any(t.startswith("during") for t in texts)
