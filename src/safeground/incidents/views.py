@@ -16,6 +16,7 @@ from safeground.accounts.permissions import (
     can_open_control_room,
     can_open_steward_page,
     can_send_broadcast,
+    can_sign_log,
     can_write_log,
     require,
 )
@@ -51,6 +52,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "correct": can_act_on_log(user, fixture, "correct"),
         "broadcast": can_send_broadcast(user, fixture),
         "post": can_assign_posts(user, fixture),
+        "sign": can_sign_log(user, fixture),
     }
     config = {
         "fixtureId": fixture.pk,
@@ -64,6 +66,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "broadcastSendUrl": reverse("api:broadcast_send", args=[fixture.pk]),
         "postUrl": reverse("api:post_assign", args=[fixture.pk]),
         "countsUrl": reverse("api:entry_counts", args=[fixture.pk]),
+        "checkpointUrl": reverse("api:log_checkpoint_make", args=[fixture.pk]),
     }
     plan = ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture))
     return render(

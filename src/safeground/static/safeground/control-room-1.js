@@ -574,6 +574,21 @@ import { connectLive, refreshPanels } from "./live-1.js";
     zone: d.get("zone"),
   }));
 
+  // Full time: the log's head signed now (ADR 0008); the police and the away club download it
+  // from the checkpoints page and keep their copy.
+  const sign = document.querySelector("[data-sign-full-time]");
+  if (sign) {
+    sign.addEventListener("click", async () => {
+      const shown = document.querySelector("[data-signed]");
+      try {
+        const made = await post(config.checkpointUrl, { full_time: true });
+        shown.textContent = `Signed at entry #${made.statement.entries}: ${made.statement.head.slice(0, 12)}…`;
+      } catch (err) {
+        shown.textContent = err.message;
+      }
+    });
+  }
+
   // Quick entry: category, block, severity, text; Enter logs it and returns to the category.
   const form = document.querySelector("[data-quick-entry]");
   if (form) {
