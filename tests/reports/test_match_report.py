@@ -7,7 +7,8 @@ import pytest
 from pypdf import PdfReader
 
 from safeground.entry.models import Scan
-from safeground.incidents.models import LogEntry
+from safeground.incidents.models import LogCheckpoint, LogEntry
+from safeground.incidents.services import log_checkpoint_make
 from safeground.reports.selectors import (
     PREVENTING,
     TIMELINE_STEP,
@@ -87,11 +88,20 @@ def test_broadcasts_chain_debrief_and_bans_proposed(played: Played) -> None:
         }
     ]
     assert report.broadcasts[0]["acknowledged"] == 1
+    entries = LogEntry.objects.filter(fixture=played.cup).count()
     assert report.chain == {
-        "entries": LogEntry.objects.filter(fixture=played.cup).count(),
+        "entries": entries,
         "intact": True,
         "break": None,
+        "problems": [],
+        "anchored": 0,
+        "checkpoints": [],
     }
+    # At full time the log is signed: the report carries the checkpoint and checks against it.
+    signed = log_checkpoint_make(fixture=played.cup, reason=LogCheckpoint.Reason.FULL_TIME)
+    chain = match_report(played.cup).chain
+    assert (chain["anchored"], chain["intact"]) == (entries, True)
+    assert [(c["entries"], c["head"]) for c in chain["checkpoints"]] == [(entries, signed.head)]
     assert played.debrief is not None
     assert [note["text"] for note in report.debrief] == [played.debrief.text]
     assert report.bans_proposed["total"] == len(played.bans)
@@ -113,7 +123,7 @@ def test_the_report_reads_in_a_fixed_number_of_queries(
     played: Played, django_assert_max_num_queries
 ) -> None:
     safety = played.day.cast["safety"]
-    with django_assert_max_num_queries(24):
+    with django_assert_max_num_queries(25):
         match_report_for(safety, played.cup.pk).figures()
 
 

@@ -41,9 +41,10 @@ from safeground.bans.models import Ban
 from safeground.casework.models import Outcome
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.rules import REASONS
+from safeground.incidents.checkpoints import checkpoints_for
 from safeground.incidents.models import Broadcast, Category, LogEntry
 from safeground.incidents.selectors import place_label
-from safeground.incidents.verify import chain_verify
+from safeground.incidents.verify import log_verify
 from safeground.matches.models import Club, Competition, Fixture
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.venues.models import Ground
@@ -508,11 +509,19 @@ def broadcasts_acknowledged(fixture: Fixture) -> list[dict[str, Any]]:
 
 
 def chain_check(fixture: Fixture) -> dict[str, Any]:
-    checked, broken = chain_verify(fixture.pk)
+    """The log's chain recomputed and checked against its signed checkpoints, which the report
+    carries so that whoever holds it can check the club's log later (ADR 0008)."""
+    check = log_verify(fixture.pk)
+    broken = check.chain_break
     return {
-        "entries": checked,
-        "intact": broken is None,
+        "entries": check.entries,
+        "intact": check.ok,
         "break": None if broken is None else {"seq": broken.seq, "reason": broken.reason},
+        "problems": [problem.message for problem in check.problems],
+        "anchored": check.anchored,
+        "checkpoints": [
+            {**c["statement"], "signature": c["signature"]} for c in checkpoints_for(fixture)
+        ],
     }
 
 
