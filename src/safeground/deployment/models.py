@@ -12,7 +12,7 @@ from django.db import models
 from safeground.append_only import AppendOnlyModel
 from safeground.incidents.models import StewardPost
 from safeground.matches.models import Fixture, PlanVersion
-from safeground.venues.models import Concourse, Gate, Zone
+from safeground.venues.models import ONE_PLACE, Concourse, Gate, Zone
 
 
 class CheckIn(AppendOnlyModel):
@@ -62,11 +62,7 @@ class MatchCheck(models.Model):
         ordering = ["fixture", "-critical", "area", "item", "pk"]
         constraints = [
             models.CheckConstraint(
-                condition=(
-                    models.Q(zone__isnull=False, gate__isnull=True, concourse__isnull=True)
-                    | models.Q(zone__isnull=True, gate__isnull=False, concourse__isnull=True)
-                    | models.Q(zone__isnull=True, gate__isnull=True, concourse__isnull=False)
-                ),
+                condition=ONE_PLACE,
                 name="check_one_place",
             ),
             # Each item once per place (three partial indexes: SQLite has no NULLS NOT DISTINCT).

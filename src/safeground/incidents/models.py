@@ -10,7 +10,7 @@ from django.db import models
 
 from safeground.append_only import AppendOnlyModel
 from safeground.matches.models import Fixture
-from safeground.venues.models import Block, Concourse, Gate, Zone
+from safeground.venues.models import ONE_PLACE, Block, Concourse, Gate, Zone
 
 
 class Category(models.Model):
@@ -142,11 +142,7 @@ class StewardPost(models.Model):
         ordering = ["fixture", "steward", "-assigned_at"]
         constraints = [
             models.CheckConstraint(
-                condition=(
-                    models.Q(zone__isnull=False, gate__isnull=True, concourse__isnull=True)
-                    | models.Q(zone__isnull=True, gate__isnull=False, concourse__isnull=True)
-                    | models.Q(zone__isnull=True, gate__isnull=True, concourse__isnull=False)
-                ),
+                condition=ONE_PLACE,
                 name="stewardpost_one_place",
             )
         ]

@@ -233,3 +233,12 @@ class Exit(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# A post, a check or anything else placed at one spot of the ground: exactly one of a zone, a
+# gate or a concourse (the condition of a CheckConstraint on its zone, gate and concourse fields).
+ONE_PLACE = (
+    models.Q(zone__isnull=False, gate__isnull=True, concourse__isnull=True)
+    | models.Q(zone__isnull=True, gate__isnull=False, concourse__isnull=True)
+    | models.Q(zone__isnull=True, gate__isnull=True, concourse__isnull=False)
+)
