@@ -32,6 +32,10 @@ def test_the_season_charts_draw_and_a_filter_redraws_them(site, new_page, log_in
     page = log_in(new_page(), "safety")
     page.goto(f"{site}/grounds/london-stadium/")
     page.locator("[data-season-link]").click()
+    expect(page).to_have_title("Season · London Stadium · Safeground")
+    # The names export (the safety officer reads the register) is one form, in the page's body.
+    expect(page.locator("[data-bans-export-people]")).to_have_count(1)
+    expect(page.locator("[data-bans-export-people]")).to_be_visible()
 
     everyone = Fixture.objects.filter(ground__code="london-stadium", kickoff__lte=timezone.now())
     for chart in ("chart-incidents", "chart-outcomes", "chart-bans", "chart-denied"):
