@@ -37,6 +37,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
   // Reports and flashpoint warnings are incidents of their own; other entries act on one.
   const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
   const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;
+  const n = (x) => Number(x).toLocaleString("en-GB");
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 
   function describeAction(e) {
@@ -172,7 +173,6 @@ import { connectLive, refreshPanels } from "./live-1.js";
       if (cell) cell.textContent = reports.filter((i) => i.category === code).length;
     }
     if (!gateCounts) return;
-    const n = (x) => Number(x).toLocaleString("en-GB");
     document.querySelector("[data-tally-denied]").textContent = n(gateCounts.denied.total);
     const inside = document.querySelector("[data-tally-inside]");
     inside.textContent = `${n(gateCounts.admitted)} of ${n(gateCounts.capacity)}`;
@@ -339,7 +339,6 @@ import { connectLive, refreshPanels } from "./live-1.js";
     document.querySelector("[data-gates-waiting]")?.remove();
     gateCounts = c;
     drawTally();
-    const n = (x) => Number(x).toLocaleString("en-GB");
     box.querySelector("[data-admitted]").textContent = n(c.admitted);
     box.querySelector("[data-capacity]").textContent = n(c.capacity);
     box.querySelector("[data-prevented]").textContent = n(c.prevented);
