@@ -12,6 +12,7 @@ import sys
 COMMANDS: dict[str, str] = {
     "demo": "Load the demo ground, clubs, season, today's rerun and one login per role.",
     "serve": "Serve Safeground over ASGI (uvicorn) and print the address and demo logins.",
+    "worker": "Run background tasks queued in the database (SAFEGROUND_TASKS=database).",
     "import-venue": "Import a ground from a YAML file (validated whole; nothing written on error).",
     "adduser": "Create a user with a role in an organisation.",
     "adddevice": "Create a device key (turnstile or scanner) for an organisation.",

@@ -20,6 +20,24 @@ SAFEGROUND_DEMO = env.bool("SAFEGROUND_DEMO", default=False)
 # Check every live event's data against its schema in live/catalogue.py (on in the tests).
 SAFEGROUND_CHECK_LIVE_EVENTS = env.bool("SAFEGROUND_CHECK_LIVE_EVENTS", default=False)
 REDIS_URL = env.str("REDIS_URL", default="")
+# Background tasks (django.tasks). "immediate": a task runs in the process that enqueues it (one
+# server, the default install). "database": tasks wait in the database for `safeground worker`
+# processes (django-tasks-db), so several servers share one queue (docs/deploy.md).
+SAFEGROUND_TASKS = env.str("SAFEGROUND_TASKS", default="immediate")
+TASK_BACKENDS = {
+    "immediate": "django.tasks.backends.immediate.ImmediateBackend",
+    "database": "django_tasks_db.DatabaseBackend",
+}
+if SAFEGROUND_TASKS not in TASK_BACKENDS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        f"SAFEGROUND_TASKS={SAFEGROUND_TASKS!r}: use one of {', '.join(TASK_BACKENDS)}"
+    )
+TASKS = {"default": {"BACKEND": TASK_BACKENDS[SAFEGROUND_TASKS]}}
+# The jobs a worker keeps scheduled once a day, at a local time (HH:MM, TIME_ZONE): each task is
+# enqueued for its next time when a worker starts and again each time it finishes.
+SAFEGROUND_DAILY_TASKS = {"safeground.bans.tasks.register_daily_task": "03:15"}
 # How far in the future a reporter's clock may be before its "time observed" is refused.
 SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)
 # The banned-supporter register (docs/adr/0004-ban-register.md): days a person's data is kept
@@ -110,6 +128,7 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "axes",
+    "django_tasks_db",
     "safeground.accounts",
     "safeground.venues",
     "safeground.matches",

@@ -1,0 +1,63 @@
+"""The daily jobs a worker keeps scheduled (settings.SAFEGROUND_DAILY_TASKS: task path -> HH:MM).
+
+django-tasks has no clock of its own: a daily job is a task enqueued with `run_after` at its next
+time, enqueued again each time it finishes. A job already waiting (or running, not abandoned) is
+never enqueued twice; if two workers start at the same instant and both enqueue it, the jobs are
+idempotent (the register's daily job started and expired today's bans already the second time).
+"""
+
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.tasks import Task, TaskResultStatus
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+# A task marked running for longer than this belongs to a worker that died (kill -9): the job is
+# scheduled again rather than waiting for it forever.
+ABANDONED_AFTER = timedelta(hours=1)
+
+
+def daily_time(path: str, at: str) -> time:
+    try:
+        hour, minute = (int(part) for part in at.split(":"))
+        return time(hour, minute)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"SAFEGROUND_DAILY_TASKS[{path!r}]: {at!r} is not HH:MM"
+        ) from None
+
+
+def next_run(at: time, *, now: datetime) -> datetime:
+    """The next local time `at` strictly after `now` (aware), as an aware datetime."""
+    local = timezone.localtime(now)
+    day: date = local.date()
+    candidate = timezone.make_aware(datetime.combine(day, at))
+    if candidate <= now:
+        candidate = timezone.make_aware(datetime.combine(day + timedelta(days=1), at))
+    return candidate
+
+
+def daily_tasks_schedule(*, now: datetime | None = None) -> list[tuple[str, datetime]]:
+    """Enqueue each daily job that is not already waiting; returns what was enqueued, and when."""
+    from django_tasks_db.models import DBTaskResult
+
+    now = now or timezone.now()
+    enqueued = []
+    for path, at in settings.SAFEGROUND_DAILY_TASKS.items():
+        job: Task[Any, Any] = import_string(path)
+        pending = DBTaskResult.objects.filter(task_path=path).filter(
+            status=TaskResultStatus.READY
+        ) | DBTaskResult.objects.filter(
+            task_path=path,
+            status=TaskResultStatus.RUNNING,
+            started_at__gt=now - ABANDONED_AFTER,
+        )
+        if pending.exists():
+            continue
+        when = next_run(daily_time(path, at), now=now)
+        job.using(run_after=when).enqueue()
+        enqueued.append((path, when))
+    return enqueued
