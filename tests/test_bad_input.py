@@ -116,3 +116,34 @@ def test_a_photo_upload_fits_and_a_bigger_body_does_not(day, settings) -> None:
 
     big = SimpleUploadedFile("p.jpg", b"\xff\xd8\xff" + b"0" * 60_000, content_type="image/jpeg")
     refused(steward.post(url, {"photo": big}), 413, "too_large", "body")
+
+
+def test_evidence_video_has_its_own_limit_above_the_common_upload_limit(
+    day, settings, no_second_factor
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from safeground.casework.models import Evidence
+
+    settings.SAFEGROUND_MAX_UPLOAD_BYTES = 50_000
+    settings.SAFEGROUND_EVIDENCE_MAX_MB = 1
+    case = factories.case(day.cup_tie)
+    officer = factories.logged_in(case.opened_by)
+    video = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 200_000  # past the common limit, within 1 MB
+
+    def upload(url: str, size: int = len(video)):
+        clip = SimpleUploadedFile("cam.mp4", video[:size], content_type="video/mp4")
+        return officer.post(url, {"kind": "video", "file": clip, "description": "gate C"})
+
+    answer = upload(f"/cases/{case.pk}/evidence/")
+    assert answer.status_code == 302, answer.content[:300]
+    assert answer.url.endswith(f"/cases/{case.pk}/"), answer.url
+    assert Evidence.objects.get(case=case).size == len(video)
+    # Past the evidence limit itself the door refuses it too, before the view reads it.
+    settings.SAFEGROUND_EVIDENCE_MAX_MB = 0
+    assert upload(f"/cases/{case.pk}/evidence/").status_code == 413
+    # A route without a limit of its own keeps the common one.
+    entry = factories.report(day.cup_tie)
+    refused(
+        upload(f"/api/fixtures/{day.cup_tie.pk}/log/{entry.seq}/photo"), 413, "too_large", "body"
+    )

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 
 
 class SafegroundError(Exception):
@@ -103,6 +104,26 @@ class RequestChecks:
         return HttpResponse(text, status=refusal.status, content_type="text/plain; charset=utf-8")
 
 
+def large_uploads(limit: Callable[[], int]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a view that takes uploads over SAFEGROUND_MAX_UPLOAD_BYTES (evidence video): `limit`
+    gives its own limit in bytes, read at each request (the view still checks each file)."""
+
+    def mark(view: Callable[..., Any]) -> Callable[..., Any]:
+        view.upload_limit = limit  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def _upload_limit(request: HttpRequest) -> int:
+    limit = settings.SAFEGROUND_MAX_UPLOAD_BYTES
+    try:
+        own = getattr(resolve(request.path_info).func, "upload_limit", None)
+    except Resolver404:
+        return limit
+    return max(limit, own()) if own else limit
+
+
 def _too_large(request: HttpRequest) -> SafegroundError | None:
     try:
         size = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -110,6 +131,8 @@ def _too_large(request: HttpRequest) -> SafegroundError | None:
         return None  # Django refuses it as it reads the body
     if request.content_type == "multipart/form-data":
         limit = settings.SAFEGROUND_MAX_UPLOAD_BYTES
+        if size > limit:  # only an upload already over the common limit pays to find its view
+            limit = _upload_limit(request)
     else:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is not None and size > limit:

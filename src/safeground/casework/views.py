@@ -22,12 +22,15 @@ from safeground.accounts.permissions import (
 )
 from safeground.bans.models import Person
 from safeground.entry.models import Ticket
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, large_uploads
 from safeground.incidents.models import LogEntry
 
 from . import selectors, services
 from .forms import BanForm, CloseForm, EvidenceForm, OpenCaseForm, OutcomeForm, SubjectForm, WhoForm
 from .models import Case, Evidence, Outcome, Subject
+
+# A video's form fields and multipart framing, on top of the file itself.
+EVIDENCE_FORM_BYTES = 64 * 1024
 
 
 def _user(request: HttpRequest) -> User:
@@ -236,6 +239,7 @@ def case_ban_propose(request: HttpRequest, case_id: int) -> HttpResponse:
     return redirect("case", case.pk)
 
 
+@large_uploads(lambda: services.max_bytes(Evidence.Kind.VIDEO) + EVIDENCE_FORM_BYTES)
 @login_required
 def case_evidence_add(request: HttpRequest, case_id: int) -> HttpResponse:
     case = _case_post(request, case_id)
@@ -314,6 +318,7 @@ def evidence_locker(request: HttpRequest, fixture_id: int) -> HttpResponse:
     return _locker_page(request, selectors.fixture_for_casework(request.user, fixture_id))
 
 
+@large_uploads(lambda: services.max_bytes(Evidence.Kind.VIDEO) + EVIDENCE_FORM_BYTES)
 @login_required
 def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
     """Evidence on a log entry, before (or without) a case: a screenshot of a post, a leaflet."""
