@@ -1,7 +1,7 @@
 """`safeground worker`: background tasks from the database queue, and the daily jobs kept scheduled
 (SAFEGROUND_TASKS=database; live/schedule.py)."""
 
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from io import StringIO
 
 import pytest
@@ -111,3 +111,30 @@ def test_the_worker_refuses_to_start_without_the_database_queue(settings) -> Non
     settings.SAFEGROUND_TASKS = "immediate"
     with pytest.raises(CommandError, match="SAFEGROUND_TASKS is not 'database'"):
         run_worker()
+
+
+@commits
+def test_a_running_worker_looks_again_so_a_killed_workers_job_is_not_lost(queue, monkeypatch):
+    import threading
+    import time as clock
+
+    from safeground.live.management.commands import worker
+
+    [(path, _when)] = daily_tasks_schedule()
+    # The job was claimed by a worker killed two hours ago: the next look schedules it again.
+    DBTaskResult.objects.filter(task_path=path).update(
+        status=TaskResultStatus.RUNNING, started_at=timezone.now() - timedelta(hours=2)
+    )
+    monkeypatch.setattr(worker, "SCHEDULE_CHECK_SECONDS", 0.05)
+    stop = threading.Event()
+    looking = threading.Thread(target=worker._keep_scheduled, args=(stop,))
+    looking.start()
+    try:
+        deadline = clock.monotonic() + 10
+        while not DBTaskResult.objects.filter(status=TaskResultStatus.READY).exists():
+            assert clock.monotonic() < deadline, "the daily job was not scheduled again"
+            clock.sleep(0.05)
+    finally:
+        stop.set()
+        looking.join()
+    assert DBTaskResult.objects.filter(task_path=path, status=TaskResultStatus.READY).count() == 1
