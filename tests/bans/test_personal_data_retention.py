@@ -198,3 +198,44 @@ def test_the_database_still_refuses_any_other_change_to_a_check_result(match_day
         cursor.execute(
             f"UPDATE {table} SET photo_erased_at = CURRENT_TIMESTAMP WHERE id = %s", [result.pk]
         )
+
+
+def test_importing_the_file_again_does_not_bring_an_erased_holder_back(match_day, periods) -> None:
+    from datetime import date
+
+    from safeground.entry.services import tickets_write
+    from safeground.entry.ticket_file import TicketRow
+
+    cup = match_day.cup_tie
+    ticket = factories.ticket(cup, holder_name="Casey Vantwick", holder_dob=date(1990, 1, 1))
+    register_daily(today=due_day(cup))
+    row = TicketRow(1, ticket.barcode, "Casey Vantwick", date(1990, 1, 1), ticket.block_id,
+                    ticket.row, ticket.seat, "", ticket.end)  # fmt: skip
+    report = tickets_write(fixture=cup, rows=[row])
+    assert (report.created, report.updated, report.unchanged) == (0, 0, 1)
+    ticket.refresh_from_db()
+    assert (ticket.holder_name, ticket.holder_dob) == ("", None)
+
+
+def test_a_person_named_in_an_open_case_is_held_past_the_registers_retention(
+    match_day, settings
+) -> None:
+    from datetime import date
+
+    from safeground.bans.models import Person
+
+    settings.SAFEGROUND_BAN_RETENTION_DAYS = 730
+    home = match_day.cast.home
+    old = [
+        factories.ban(home, status="expired", starts_on=date(2010, 1, 1), ends_on=date(2012, 1, 1))
+        for _ in range(2)
+    ]
+    case = factories.case(match_day.cup_tie)
+    subject_add(case=case, by=case.opened_by, kind="person", person=old[0].person)
+    out = StringIO()
+    call_command("apply_retention", today="2026-06-01", stdout=out)
+    assert (
+        "1 people erased" in out.getvalue() and "1 of them held by an open case" in out.getvalue()
+    )
+    assert Person.objects.get(pk=old[0].person_id).erased_at is None
+    assert Person.objects.get(pk=old[1].person_id).erased_at is not None

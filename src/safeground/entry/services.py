@@ -71,7 +71,9 @@ def tickets_write(
     now = timezone.now()
     existing = {
         values[0]: values
-        for values in Ticket.objects.filter(fixture=fixture).values_list("barcode", "pk", *FIELDS)
+        for values in Ticket.objects.filter(fixture=fixture).values_list(
+            "barcode", "pk", *FIELDS, "holder_erased_at"
+        )
     }
     new: list[TicketRow] = []
     changed: list[Ticket] = []
@@ -89,7 +91,10 @@ def tickets_write(
         stored = existing.get(row.barcode)
         if stored is None:
             new.append(row)
-        elif tuple(stored[2:]) != values:
+        elif stored[-1] is not None:
+            # Erased by retention: a file imported again does not bring the holder back.
+            unchanged += 1
+        elif tuple(stored[2:-1]) != values:
             ticket = _ticket(fixture, row, now)
             ticket.pk = stored[1]
             changed.append(ticket)
