@@ -239,3 +239,13 @@ def test_a_person_named_in_an_open_case_is_held_past_the_registers_retention(
     )
     assert Person.objects.get(pk=old[0].person_id).erased_at is None
     assert Person.objects.get(pk=old[1].person_id).erased_at is not None
+
+
+def test_the_scheduled_task_reports_each_step(match_day, periods) -> None:
+    from safeground.bans.tasks import register_daily_task
+
+    factories.ticket(match_day.league_match)
+    result = register_daily_task.enqueue().return_value
+    # Today is long after the factories' matches (2024): the ticket is erased.
+    assert result["ticket_holders_erased"] == 1 and result["ticket_holders_held"] == 0
+    assert result["log_photos_erased"] == 0 and result["check_photos_erased"] == 0
