@@ -153,3 +153,15 @@ def test_the_person_page_offers_the_export_to_the_ban_officer_only(
         client.post(url, {"reason": "Checking the record"})
         page = client.get(url)
         assert (b"data-subject-access-form" in page.content) is offered
+
+
+def test_a_flag_on_an_erased_ticket_says_so(match_day, officer, settings) -> None:
+    settings.SAFEGROUND_TICKET_RETENTION_DAYS = 183
+    ticket = factories.ticket(match_day.league_match, holder_name="Jules Orbenshaw")
+    flag = factories.flag(ticket)
+    register_daily()  # today: long after the factories' matches
+    officer.post(reverse("flags"), {"reason": "Clearing old flags"})
+    page = officer.get(reverse("flags"))
+    assert b"Jules Orbenshaw" not in page.content
+    assert f'data-flag="{flag.pk}"'.encode() in page.content
+    assert b"(erased by retention)" in page.content
