@@ -134,7 +134,7 @@ def setup(holders: int, bans: int, planted: int) -> object:
         stage="",
         kickoff=datetime(2016, 10, 26, 19, 45, tzinfo=ZoneInfo("Europe/London")),
         away_allocation=5000,
-        zones={},
+        layout=ground.layouts.order_by("code").first(),  # a fixture needs one of its layouts
         shares={},
     )
     people = [Person(organisation=club, first_names="", last_name="") for _ in range(bans)]

@@ -596,6 +596,13 @@ TABLE: dict[str, list[Row]] = {
     "person": [
         (lambda: reverse("person", args=[a_ban("active").person_id]), only(302, REGISTER, 200, 403))
     ],
+    # A subject-access export (POST with a reason): the ban officers only, not the safety officer.
+    "subject_access": [
+        (
+            lambda: reverse("subject_access", args=[a_ban("active").person_id]),
+            only(302, BAN_OFFICERS, 405, 403),
+        )
+    ],
     # Approval: never by the proposer (banofficer proposed every ban here).
     "ban_decide": [
         (

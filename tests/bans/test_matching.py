@@ -2,6 +2,8 @@
 
 from datetime import date
 
+import pytest
+
 from safeground.bans.matching import Banned, Holder, match, name_key, swapped
 
 THRESHOLD = 85.0
@@ -72,3 +74,45 @@ def test_many_holders_only_compare_with_their_date_of_birth() -> None:
     bans = [Banned(i, f"Person {i}", date(1980, 1, 1 + i % 28)) for i in range(200)]
     holders = [Holder(i, f"Person {i}", date(1999, 1, 1)) for i in range(5000)]
     assert match(holders, bans, threshold=THRESHOLD) == []
+
+
+# Letters NFKD leaves whole (no base letter plus accent): each is spelt out, never dropped.
+NO_DECOMPOSITION = [
+    ("Ł", "l"),
+    ("ł", "l"),
+    ("Ø", "o"),
+    ("ø", "o"),
+    ("Đ", "d"),
+    ("đ", "d"),
+    ("Ð", "d"),
+    ("ð", "d"),
+    ("ß", "ss"),
+    ("ẞ", "ss"),
+    ("Æ", "ae"),
+    ("æ", "ae"),
+    ("Œ", "oe"),
+    ("œ", "oe"),
+    ("Þ", "th"),
+    ("þ", "th"),
+    ("ı", "i"),
+    ("Ħ", "h"),
+    ("ħ", "h"),
+    ("Ŧ", "t"),
+    ("ŧ", "t"),
+    ("Ŋ", "n"),
+    ("ŋ", "n"),
+]
+
+
+@pytest.mark.parametrize(("letter", "spelt"), NO_DECOMPOSITION)
+def test_a_letter_without_a_decomposition_is_folded_not_dropped(letter: str, spelt: str) -> None:
+    assert name_key(f"Ka{letter}ro") == f"ka{spelt}ro"
+
+
+def test_names_with_such_letters_match_their_plain_spelling() -> None:
+    assert flagged("Lukasz Zolwinski", DOB, "Łukasz Żółwiński")[0].score == 100
+    assert flagged("Soren Hoeg", DOB, "Søren Høeg")[0].score == 100
+    assert flagged("Dordevic Dorde", DOB, "Đorđe Đorđević")[0].score == 100
+    assert flagged("Aesa Thorsdottir", DOB, "Æsa Þórsdóttir")[0].score == 100
+    assert flagged("Hans Grossmann", DOB, "Hans Großmann")[0].score == 100
+    assert flagged("Yilmaz Ali", DOB, "Ali Yılmaz")[0].score == 100

@@ -113,7 +113,7 @@ def test_every_read_and_every_change_leaves_an_access_record(home) -> None:
         person_read(user=officer, person_id=ban.person_id, reason="")
     person_read(user=officer, person_id=ban.person_id, reason="Checking before the cup tie")
     person_read(user=safety, person_id=ban.person_id, reason="Reviewing the approval")
-    register_search(user=officer, query="vantwick")
+    register_search(user=officer, query="vantwick", reason="Steward's report names a Vantwick")
     records = AccessRecord.objects.filter(person=ban.person).order_by("pk")
     assert [(r.username, r.action, r.reason) for r in records] == [
         ("banofficer", "propose", "Threw a bottle towards the away section."),
@@ -123,7 +123,8 @@ def test_every_read_and_every_change_leaves_an_access_record(home) -> None:
         ("safety", "read", "Reviewing the approval"),
     ]
     search = AccessRecord.objects.filter(action="search").get()
-    assert search.detail == "query 'vantwick': 1 found"
+    assert search.detail == f"query 'vantwick': 1 listed (people #{ban.person_id})"
+    assert search.reason == "Steward's report names a Vantwick"
 
 
 def test_those_outside_the_register_may_not_read_a_person(home) -> None:

@@ -242,6 +242,16 @@ def flag_organisation_ids(user: Any) -> set[int]:
     return {org for org, role in memberships(user) if role in FLAG_REVIEWERS}
 
 
+# A subject-access request (UK GDPR Art. 15): everything held about one person, in one file.
+# The ban officers who answer for the register; the safety officer reads records but does not
+# export them whole. There is no data-protection role yet: it would be added here.
+SUBJECT_ACCESS_EXPORTERS = frozenset({Role.BAN_OFFICER})
+
+
+def can_export_subject_access(user: Any, organisation_id: int) -> bool:
+    return bool(roles_at(user, organisation_id) & SUBJECT_ACCESS_EXPORTERS)
+
+
 def access_record_organisation_ids(user: Any) -> set[int]:
     """The auditor searches the access records of their organisation; they change nothing."""
     return {org for org, role in memberships(user) if role in ACCESS_RECORD_READERS}

@@ -15,6 +15,16 @@ class ReasonForm(forms.Form):
     )
 
 
+class SubjectAccessForm(forms.Form):
+    reason = forms.CharField(
+        label="Why are you exporting everything held about this person?",
+        max_length=MAX_REASON,
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+        help_text="A subject-access request's reference, for example. Recorded and shown to the "
+        "auditor.",
+    )
+
+
 class ProposeForm(forms.Form):
     first_names = forms.CharField(max_length=100)
     last_name = forms.CharField(max_length=100)

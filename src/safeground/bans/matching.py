@@ -3,8 +3,9 @@
 Bans are indexed by date of birth, so a holder is only compared with the bans of people born on
 the same day (a strong reason) or on the day with day and month swapped (a weaker one: a common
 slip between UK and US date order). Names are folded first: accents, apostrophes and case are
-ignored, hyphens split words, and words are sorted, so "Seán O'Reilly-Dunne" and
-"Dunne Sean Oreilly" compare as equal. A namesake born on another day is never even compared.
+ignored, letters with no decomposition are spelt out (Ł as L, ß as ss, Æ as AE), hyphens split
+words, and words are sorted, so "Seán O'Reilly-Dunne" and "Dunne Sean Oreilly" compare as equal.
+A namesake born on another day is never even compared.
 
 Pure functions over plain data; the services load the rows and write the flags.
 """
@@ -28,10 +29,23 @@ _HYPHENS = re.compile(r"[-‐‑–—]")
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
+# Letters Unicode does not decompose into a base letter and an accent: NFKD leaves them whole,
+# so without this table they fall out as separators ("Łukasz" would become "ukasz").
+_NO_DECOMPOSITION = str.maketrans(
+    {
+        "Ł": "L", "ł": "l", "Ø": "O", "ø": "o", "Đ": "D", "đ": "d", "Ð": "D", "ð": "d",
+        "ß": "ss", "ẞ": "SS", "Æ": "AE", "æ": "ae", "Œ": "OE", "œ": "oe", "Þ": "TH", "þ": "th",
+        "ı": "i", "Ħ": "H", "ħ": "h", "Ŧ": "T", "ŧ": "t", "Ŋ": "N", "ŋ": "n", "ĸ": "k",
+        "Ɨ": "I", "ɨ": "i", "Ƶ": "Z", "ƶ": "z", "Ɖ": "D", "ɖ": "d", "Ə": "E", "ə": "e",
+    }
+)  # fmt: skip
+
+
 def _fold(name: str) -> str:
-    folded = unicodedata.normalize("NFKD", name)
-    folded = "".join(c for c in folded if not unicodedata.combining(c))
-    folded = folded.lower().replace("ß", "ss").replace("ø", "o").replace("æ", "ae")
+    if name.isascii():  # most names: nothing to decompose (and the fastest path)
+        return _APOSTROPHES.sub("", name.lower())
+    folded = unicodedata.normalize("NFKD", name.translate(_NO_DECOMPOSITION))
+    folded = "".join(c for c in folded if not unicodedata.combining(c)).lower()
     return _APOSTROPHES.sub("", folded)
 
 

@@ -161,6 +161,8 @@ class AccessRecord(AppendOnlyModel):
         CLEAR_FLAG = "clear_flag", "Cleared a flagged ticket"
         ERASE = "erase", "Erased a person (retention)"
         IDENTIFY = "identify", "Looked up who sat near an incident"
+        LIST_FLAGS = "list_flags", "Listed flagged tickets (holders' names)"
+        SUBJECT_ACCESS = "subject_access", "Exported everything held about a person"
 
     at = models.DateTimeField(db_index=True)
     user = models.ForeignKey(

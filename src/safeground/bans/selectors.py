@@ -3,15 +3,17 @@ record with the stated reason, in one function: no page can show a person withou
 """
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
+from django.utils import timezone
 
 from safeground.accounts.permissions import (
     access_record_organisation_ids,
+    can_export_subject_access,
     can_read_person,
     register_organisation_ids,
     require,
@@ -26,6 +28,7 @@ from .services import BanError, access_record_write
 Action = AccessRecord.Action
 MAX_REASON = 500
 MIN_REASON = 5
+SEARCH_LISTED = 100
 
 
 def reason_check(reason: str) -> str:
@@ -72,14 +75,16 @@ def ban_for(user: Any, ban_id: int) -> Ban:
 
 
 @transaction.atomic
-def register_search(*, user: Any, query: str) -> list[Person]:
+def register_search(*, user: Any, query: str, reason: str) -> list[Person]:
     """People whose name, supporter number or date of birth (yyyy-mm-dd or dd/mm/yyyy) fits the
-    query, in the user's registers. The search itself is recorded (what was looked for)."""
+    query, in the user's registers, after a stated reason. The search is recorded: what was
+    looked for, which people were listed (names and dates of birth), and why."""
     query = query.strip()[:100]
     orgs = register_organisation_ids(user)
     require(bool(orgs))
     if not query:
         return []
+    reason = reason_check(reason)
     people = Person.objects.filter(organisation__in=orgs, erased_at__isnull=True)
     day = _as_date(query)
     if day is not None:
@@ -93,15 +98,18 @@ def register_search(*, user: Any, query: str) -> list[Person]:
             if p.supporter_number.lower() == query.lower()
             or all(word in name_key(p.full_name) for word in words)
         ]
-    for org in orgs:
+    found = found[:SEARCH_LISTED]
+    for org in sorted(orgs):
+        shown = [p.pk for p in found if p.organisation_id == org]
         access_record_write(
             user=user,
             action=Action.SEARCH,
             organisation=org,
-            reason="register search",
-            detail=f"query '{query}': {len(found)} found",
+            reason=reason,
+            detail=f"query '{query}': {len(shown)} listed"
+            + (f" (people {', '.join(f'#{pk}' for pk in shown)})" if shown else ""),
         )
-    return found[:100]
+    return found
 
 
 def _as_date(text: str) -> date | None:
@@ -159,3 +167,98 @@ def access_records_search(
     if until:
         records = records.filter(at__date__lte=until)
     return records
+
+
+# --- subject access (UK GDPR Art. 15) ---------------------------------------------------------
+
+SUBJECT_ACCESS_FORMAT = "safeground-subject-access/1"
+
+
+def _at(value: date | datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+@transaction.atomic
+def subject_access_export(*, user: Any, person_id: int, reason: str) -> dict[str, Any]:
+    """Everything held about one person on the register: the record, their bans and each ban's
+    history, and what the other apps hold (their tickets by name and date of birth with the
+    scans, the flags, the cases naming them: bans.hooks), with every access record about them.
+    Checked and recorded (with the stated reason) before anything is read."""
+    person = Person.objects.filter(pk=person_id).first()
+    if person is None:
+        raise Http404("no such person")
+    require(can_export_subject_access(user, person.organisation_id))
+    if person.erased_at is not None:
+        raise BanError(
+            "person", f"person #{person.pk} was erased on {person.erased_at:%Y-%m-%d}: "
+            "nothing identifying is held"
+        )  # fmt: skip
+    record = access_record_write(
+        user=user,
+        action=Action.SUBJECT_ACCESS,
+        organisation=person.organisation_id,
+        person=person,
+        reason=reason_check(reason),
+    )
+    bans = list(Ban.objects.filter(person=person).prefetch_related("steps").order_by("pk"))
+    records = AccessRecord.objects.filter(Q(person=person) | Q(ban__in=bans)).order_by("at", "pk")
+    export: dict[str, Any] = {
+        "format": SUBJECT_ACCESS_FORMAT,
+        "exported_at": _at(timezone.now()),
+        "exported_by": user.get_username(),
+        "reason": record.reason,
+        "access_record": record.pk,
+        "controller": str(person.organisation),
+        "person": {
+            "id": person.pk,
+            "first_names": person.first_names,
+            "last_name": person.last_name,
+            "date_of_birth": _at(person.date_of_birth),
+            "supporter_number": person.supporter_number,
+            "has_photo": bool(person.photo),
+            "on_register_since": _at(person.created_at),
+        },
+        "bans": [
+            {
+                "id": ban.pk,
+                "type": ban.type,
+                "issued_by": ban.issued_by,
+                "scope": ban.scope,
+                "ground": ban.ground_id,
+                "starts_on": _at(ban.starts_on),
+                "ends_on": _at(ban.ends_on),
+                "is_life": ban.is_life,
+                "status": ban.status,
+                "ended_on": _at(ban.ended_on),
+                "grounds": ban.grounds,
+                "reporting_conditions": ban.reporting_conditions,
+                "control_periods": ban.control_periods,
+                "steps": [
+                    {
+                        "action": step.action,
+                        "from_status": step.from_status,
+                        "to_status": step.to_status,
+                        "by": step.by_name,
+                        "at": _at(step.at),
+                        "reason": step.reason,
+                    }
+                    for step in ban.steps.all()
+                ],
+            }
+            for ban in bans
+        ],
+    }
+    export |= hooks.subject_access(person)
+    export["access_records"] = [
+        {
+            "id": r.pk,
+            "at": _at(r.at),
+            "by": r.username,
+            "action": r.action,
+            "ban": r.ban_id,
+            "reason": r.reason,
+            "detail": r.detail,
+        }
+        for r in records
+    ]
+    return export

@@ -336,6 +336,9 @@ class RetentionReport:
     people_erased: int
     bans_anonymised: int
     people_kept: int
+    people_held: int = 0  # due, but named in an open case (a legal hold)
+    # The other apps' steps (ticket holders, photos), in the order they registered.
+    steps: tuple[hooks.Erased, ...] = ()
 
 
 @transaction.atomic
@@ -344,7 +347,9 @@ def retention_apply(*, today: date | None = None, days: int | None = None) -> Re
 
     Names, date of birth, supporter number, photo and the free text of their bans and ban steps
     go; the bans stay (type, scope, dates, status, organisation) so the statistics still count.
-    Anyone with a ban still in force, proposed or approved, or ended within the period, is kept.
+    Anyone with a ban still in force, proposed or approved, or ended within the period, is kept;
+    so is anyone an open case names (a legal hold). Then the other apps' registered steps erase
+    ticket holders and photos by their own periods, under the same holds (bans.hooks).
     """
     today = today or timezone.localdate()
     days = settings.SAFEGROUND_BAN_RETENTION_DAYS if days is None else days
@@ -354,7 +359,10 @@ def retention_apply(*, today: date | None = None, days: int | None = None) -> Re
     due = people.exclude(live).filter(last_end__lte=cutoff)
     erased = bans = 0
     now = timezone.now()
+    holds = hooks.legal_holds()
     ids = list(due.values_list("pk", flat=True))
+    held = sum(1 for pk in ids if pk in holds.people)
+    ids = [pk for pk in ids if pk not in holds.people]
     # Locked by id: PostgreSQL allows no FOR UPDATE with the GROUP BY of the query above.
     for person in Person.objects.select_for_update().filter(pk__in=ids, erased_at__isnull=True):
         if person.photo:
@@ -372,7 +380,13 @@ def retention_apply(*, today: date | None = None, days: int | None = None) -> Re
         )  # fmt: skip
         erased += 1
     kept = Person.objects.filter(erased_at__isnull=True).count()
-    return RetentionReport(people_erased=erased, bans_anonymised=bans, people_kept=kept)
+    return RetentionReport(
+        people_erased=erased,
+        bans_anonymised=bans,
+        people_kept=kept,
+        people_held=held,
+        steps=tuple(hooks.retention_steps(today, holds)),
+    )
 
 
 def register_daily(*, today: date | None = None) -> tuple[RollForward, RetentionReport]:

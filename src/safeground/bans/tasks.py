@@ -15,4 +15,7 @@ def register_daily_task() -> dict[str, int]:
         "expired": rolled.expired,
         "flagged": rolled.flagged,
         "people_erased": retention.people_erased,
+        "people_held": retention.people_held,
+        **{f"{step.what.replace(' ', '_')}_erased": step.erased for step in retention.steps},
+        **{f"{step.what.replace(' ', '_')}_held": step.held for step in retention.steps},
     }

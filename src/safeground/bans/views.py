@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 
 from safeground.accounts.models import Organisation, User
@@ -19,6 +19,7 @@ from safeground.accounts.permissions import (
     BAN_PROPOSERS,
     can_approve_ban,
     can_decide_appeal,
+    can_export_subject_access,
     can_propose_ban,
     can_record_appeal,
     can_use_register,
@@ -35,6 +36,7 @@ from .forms import (
     DecisionForm,
     ProposeForm,
     ReasonForm,
+    SubjectAccessForm,
 )
 from .models import Ban
 
@@ -88,17 +90,31 @@ def register(request: HttpRequest) -> HttpResponse:
     """Find people; what waits for approval or an appeal decision; the register's counts."""
     require(can_use_register(request.user))
     query = request.GET.get("q", "")
-    found = selectors.register_search(user=request.user, query=query) if query.strip() else []
+    # The reason last given is offered again for a few minutes; each search records it anew.
+    reason = request.GET.get("reason", _grant(request, "search") or "")
+    found: list[Any] = []
+    error, status = "", 200
+    if query.strip():
+        try:
+            found = selectors.register_search(user=request.user, query=query, reason=reason)
+        except services.BanError as refused:
+            error, status = refused.message, 400
+        else:
+            _give(request, "search", reason.strip())
     return render(
         request,
         "bans/register.html",
         {
             "query": query,
+            "reason": reason,
+            "reason_error": error,
+            "searched": bool(query.strip()) and not error,
             "found": found,
             "queue": selectors.register_queue(request.user),
             "may_propose": any(role in BAN_PROPOSERS for _, role in memberships(request.user)),
             "may_review_flags": bool(flag_organisation_ids(request.user)),
         },
+        status=status,
     )
 
 
@@ -153,11 +169,47 @@ def person(request: HttpRequest, person_id: int) -> HttpResponse:
                 ),
             }
             bans.append((ban, may, sources.get(ban.pk, [])))
+        may_export = can_export_subject_access(user, record.organisation_id)
         return render(
-            request, "bans/person.html", {"person": record, "bans": bans, "reason": reason}
+            request,
+            "bans/person.html",
+            {
+                "person": record,
+                "bans": bans,
+                "reason": reason,
+                "may_export": may_export,
+                "export_form": SubjectAccessForm(),
+            },
         )
 
     return reason_gate(request, f"person:{summary.pk}", f"Person #{summary.pk}", show)
+
+
+@login_required
+def subject_access(request: HttpRequest, person_id: int) -> HttpResponse:
+    """A subject-access export of one person: a JSON download, recorded with its reason."""
+    summary = selectors.person_summary(request.user, person_id)
+    require(can_export_subject_access(request.user, summary.organisation_id))
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    form = SubjectAccessForm(request.POST)
+    if form.is_valid():
+        try:
+            export = selectors.subject_access_export(
+                user=request.user, person_id=summary.pk, reason=form.cleaned_data["reason"]
+            )
+        except services.BanError as error:
+            messages.error(request, f"{error.field}: {error.message}")
+        else:
+            response = JsonResponse(export, json_dumps_params={"indent": 2, "ensure_ascii": False})
+            name = f"subject-access-person-{summary.pk}.json"
+            response["Content-Disposition"] = f'attachment; filename="{name}"'
+            response["Cache-Control"] = "no-store"  # criminal-offence data: no copy in caches
+            return response
+    else:
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(str(e) for e in errors)}")
+    return redirect("person", summary.pk)
 
 
 def _ban_action(

@@ -29,7 +29,7 @@ class HolderOut(Schema):
     row: str
     seat: str
     name: str
-    date_of_birth: date
+    date_of_birth: date | None  # null: erased by retention
     status: str
     entered: bool
     entered_at: datetime | None

@@ -10,6 +10,9 @@ class CaseworkConfig(AppConfig):
         # The register shows the case and log entries a ban's grounds rest on (bans.hooks).
         from safeground.bans import hooks
 
-        from .selectors import ban_grounds_sources
+        from .selectors import ban_grounds_sources, legal_holds, subject_access_cases
 
         hooks.on_grounds_sources(ban_grounds_sources)
+        # Retention leaves what an open case names; a subject-access export lists the cases.
+        hooks.on_legal_holds(legal_holds)
+        hooks.on_subject_access(subject_access_cases)

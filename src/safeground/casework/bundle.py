@@ -162,14 +162,18 @@ def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
                 }
             listed.append(item)
         for photo in detail["photos"]:
-            path = photo_path(photo)
-            hashes[path] = _copy_in(zf, path, photo.image)
-            listed.append({
-                "photo": photo.pk, "entry": photo.entry.seq, "file": path,
-                "sha256_at_upload": photo.sha256,
+            item = {
+                "photo": photo.pk, "entry": photo.entry.seq, "sha256_at_upload": photo.sha256,
                 "uploaded_by": photo.uploaded_by.get_username(),
                 "uploaded_at": _time(photo.uploaded_at),
-            })  # fmt: skip
+            }  # fmt: skip
+            if photo.erased_at is not None:  # retention took the file; its hash is kept
+                item["erased_at"] = _time(photo.erased_at)
+            else:
+                path = photo_path(photo)
+                hashes[path] = _copy_in(zf, path, photo.image)
+                item["file"] = path
+            listed.append(item)
         manifest = {
             "format": FORMAT,
             "case": {"id": case.pk, "title": case.title, "fixture": str(case.fixture)},

@@ -18,16 +18,18 @@ from safeground.accounts.permissions import (
     organisation_ids,
     require,
 )
+from safeground.bans.hooks import Holds
 from safeground.bans.models import AccessRecord
 from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
+from safeground.entry.selectors import subject_ticket_ids
 from safeground.incidents.models import LogEntry, Photo
 from safeground.incidents.selectors import logged_entry_audience
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
-from .models import Case, CustodyRecord, Evidence, Outcome
+from .models import Case, CustodyRecord, Evidence, Outcome, Subject
 from .services import CaseworkError, custody_record_write
 from .who import MAX_ROWS, WhoWasThere, areas_for, holders_in
 
@@ -175,6 +177,70 @@ def ban_grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
         for entry in entries.get(outcome.case_id, []):
             found[outcome.ban_id].append((f"log entry #{entry.seq} (hash {entry.hash[:12]}…)", url))
     return found
+
+
+# --- legal holds and subject access (bans.hooks) -----------------------------------------------
+
+
+def legal_holds() -> Holds:
+    """What every open case names: its people and ticket holders, and the stewards' photos of its
+    log entries. Retention leaves them until the case is closed."""
+    open_cases = Case.objects.filter(status=Case.Status.OPEN)
+    subjects = Subject.objects.filter(case__in=open_cases)
+    people = subjects.filter(person__isnull=False).values_list("person_id", flat=True)
+    tickets = subjects.filter(ticket__isnull=False).values_list("ticket_id", flat=True)
+    photos = Photo.objects.filter(entry__cases__in=open_cases).values_list("pk", flat=True)
+    return Holds(
+        people=frozenset(p for p in people if p is not None),
+        tickets=frozenset(t for t in tickets if t is not None),
+        log_photos=frozenset(photos),
+    )
+
+
+def _at(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def subject_access_cases(person: Any) -> dict[str, Any]:
+    """The case subjects naming the person (as a register person, or as the holder of one of
+    their tickets) and the outcomes recorded against them. The caller checks and records."""
+    tickets = subject_ticket_ids(person)
+    subjects = (
+        Subject.objects.filter(Q(person=person) | Q(ticket_id__in=tickets))
+        .select_related("case__fixture__home_club", "case__fixture__away_club")
+        .prefetch_related("outcomes")
+        .order_by("pk")
+    )
+    return {
+        "case_subjects": [
+            {
+                "id": subject.pk,
+                "case": subject.case_id,
+                "case_title": subject.case.title,
+                "case_status": subject.case.status,
+                "match": str(subject.case.fixture),
+                "kind": subject.kind,
+                "ticket": subject.ticket_id,
+                "description": subject.description,
+                "added_at": _at(subject.added_at),
+                "outcomes": [
+                    {
+                        "id": outcome.pk,
+                        "kind": outcome.kind,
+                        "offence": outcome.offence,
+                        "home_office_offence": outcome.home_office_offence,
+                        "force": outcome.force,
+                        "reference": outcome.reference,
+                        "ban": outcome.ban_id,
+                        "note": outcome.note,
+                        "at": _at(outcome.at),
+                    }
+                    for outcome in subject.outcomes.all()
+                ],
+            }
+            for subject in subjects
+        ]
+    }
 
 
 # --- the evidence locker ------------------------------------------------------------------------

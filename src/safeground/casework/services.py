@@ -234,6 +234,9 @@ def _names(subject: Subject) -> tuple[str, str, date | None]:
         person = subject.person
         return person.first_names, person.last_name, person.date_of_birth
     if subject.kind == Subject.Kind.TICKET_HOLDER and subject.ticket is not None:
+        if subject.ticket.holder_erased_at is not None:
+            raise CaseworkError("subject", "the ticket holder's name and date of birth were "
+                                "erased by retention")  # fmt: skip
         *first, last = subject.ticket.holder_name.split() or [""]
         return " ".join(first), last, subject.ticket.holder_dob
     raise CaseworkError("subject", "a club ban needs a known person or an identified ticket holder")

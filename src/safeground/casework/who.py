@@ -51,7 +51,7 @@ class Holder:
     row: str
     seat: str
     name: str
-    date_of_birth: date
+    date_of_birth: date | None  # None: erased by retention
     status: str
     entered: bool
     entered_at: datetime | None

@@ -88,7 +88,10 @@ class MatchCheck(models.Model):
 
 class CheckResult(AppendOnlyModel):
     """How a check went, or that it was sent back to be done again. The latest result is the
-    check's state; earlier ones stay as they were."""
+    check's state; earlier ones stay as they were. Retention may delete the photo's file (it can
+    show people); its SHA-256 stays, with the time it was erased."""
+
+    erasable = ("photo", "photo_erased_at")
 
     class Outcome(models.TextChoices):
         PASS = "pass", "Passed"
@@ -103,6 +106,7 @@ class CheckResult(AppendOnlyModel):
     photo = models.FileField(upload_to="check-photos/%Y/%m/", blank=True)
     photo_sha256 = models.CharField(max_length=64, blank=True)
     photo_type = models.CharField(max_length=50, blank=True)
+    photo_erased_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["match_check", "at", "pk"]

@@ -208,6 +208,11 @@ def check_photo(request: HttpRequest, fixture_id: int, result_id: int) -> FileRe
     fixture = fixture_for(request.user, fixture_id)
     result = get_object_or_404(CheckResult, match_check__fixture=fixture, pk=result_id)
     require(can_view_deployment(request.user, fixture) or result.by_id == request.user.pk)
+    if result.photo_erased_at is not None:
+        raise Http404(
+            f"This photo was erased by retention on {result.photo_erased_at:%d/%m/%Y}; "
+            f"its SHA-256 {result.photo_sha256} is kept."
+        )
     if not result.photo:
         raise Http404("This result has no photo.")
     response = FileResponse(result.photo.open("rb"), content_type=result.photo_type)

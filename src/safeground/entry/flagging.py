@@ -94,8 +94,9 @@ def fixture_match(*, fixture: Fixture) -> MatchReport:
     holders = (
         Holder(pk, name, dob)
         for pk, name, dob in Ticket.objects.filter(
-            fixture=fixture, status=Ticket.Status.VALID
+            fixture=fixture, status=Ticket.Status.VALID, holder_dob__isnull=False
         ).values_list("pk", "holder_name", "holder_dob")
+        if dob is not None  # erased holders are left out by the query; this tells mypy
     )
     candidates: list[Candidate] = []
     count = 0
@@ -131,7 +132,7 @@ def ban_match(*, ban: Ban) -> int:
             covered[ticket.fixture_id] = (
                 bans_in_force_for(ticket.fixture).filter(pk=ban.pk).exists()
             )
-        if covered[ticket.fixture_id]:
+        if covered[ticket.fixture_id] and ticket.holder_dob is not None:
             holder = Holder(ticket.pk, ticket.holder_name, ticket.holder_dob)
             candidates.extend(index.candidates(holder, threshold=_threshold()))
     return flags_write(candidates)

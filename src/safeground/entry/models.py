@@ -23,7 +23,10 @@ class Ticket(models.Model):
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="tickets")
     barcode = models.CharField(max_length=64)
     holder_name = models.CharField(max_length=200)
-    holder_dob = models.DateField()
+    holder_dob = models.DateField(null=True)  # null only once erased
+    # Set by retention: the holder's name and date of birth are gone; the ticket and its scans
+    # stay (a scan is evidence of who came in where), as do flags and case subjects naming it.
+    holder_erased_at = models.DateTimeField(null=True, blank=True)
     # A reserved seat (block, row, seat) or an unreserved area.
     block = models.ForeignKey(
         Block, null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -22,6 +22,7 @@ from safeground.accounts.permissions import (
     flag_organisation_ids,
     require,
 )
+from safeground.bans.matching import BanIndex, Banned, Holder, swapped
 from safeground.bans.models import AccessRecord
 from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
@@ -284,6 +285,36 @@ def flags_open(user: Any) -> QuerySet[TicketFlag]:
     ).select_related("ticket__fixture__home_club", "ticket__fixture__away_club", "ticket__block")
 
 
+FLAGS_LISTED = 500
+
+
+@transaction.atomic
+def flags_list(*, user: Any, reason: str) -> list[TicketFlag]:
+    """The open flags with their holders' names, after a stated reason; the showing is recorded
+    once per organisation whose flags are listed (which flags, why)."""
+    require(bool(flag_organisation_ids(user)))
+    reason = reason_check(reason)
+    flags = list(
+        flags_open(user)
+        .select_related("ticket__fixture__ground")
+        .order_by("-score", "pk")[:FLAGS_LISTED]
+    )
+    by_org: dict[int, list[int]] = {}
+    for flag in flags:
+        by_org.setdefault(flag.ticket.fixture.ground.organisation_id, []).append(flag.pk)
+    for org in sorted(flag_organisation_ids(user)):
+        shown = by_org.get(org, [])
+        access_record_write(
+            user=user,
+            action=AccessRecord.Action.LIST_FLAGS,
+            organisation=org,
+            reason=reason,
+            detail=f"{len(shown)} open flags with holders' names and seats: "
+            + (", ".join(f"#{pk}" for pk in shown) or "none"),
+        )
+    return flags
+
+
 def flag_summary(user: Any, flag_id: int) -> TicketFlag:
     flag = (
         TicketFlag.objects.select_related(
@@ -321,3 +352,88 @@ def flag_review(*, user: Any, flag_id: int, reason: str) -> TicketFlag:
 def flags_awaiting(user: Any) -> int:
     """The count the register's queue shows (bans.hooks)."""
     return flags_open(user).count()
+
+
+# --- subject access: what entry holds about one person on the register ------------------------
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def subject_ticket_ids(person: Any) -> set[int]:
+    """The tickets of the person's club's matches whose holder matches them (name and date of
+    birth, as flagging matches them), and the tickets flagged against their bans."""
+    ids: set[int] = set(
+        TicketFlag.objects.filter(ban__person=person).values_list("ticket_id", flat=True)
+    )
+    if person.date_of_birth is None:  # erased from the register
+        return ids
+    dobs = [d for d in (person.date_of_birth, swapped(person.date_of_birth)) if d]
+    index = BanIndex([Banned(0, person.full_name, person.date_of_birth)])
+    threshold = float(settings.SAFEGROUND_MATCH_THRESHOLD)
+    for pk, name, dob in Ticket.objects.filter(
+        fixture__ground__organisation_id=person.organisation_id, holder_dob__in=dobs
+    ).values_list("pk", "holder_name", "holder_dob"):
+        if dob is not None and index.candidates(Holder(pk, name, dob), threshold=threshold):
+            ids.add(pk)
+    return ids
+
+
+def subject_access_tickets(person: Any) -> dict[str, Any]:
+    """bans.hooks: the person's tickets (subject_ticket_ids), each with its scans, and the flags
+    on them or against the person's bans. The caller checks and records the access."""
+    ids = subject_ticket_ids(person)
+    found = (
+        Ticket.objects.filter(pk__in=ids)
+        .select_related("fixture__home_club", "fixture__away_club", "block")
+        .prefetch_related("scans__gate", "scans__turnstile")
+        .order_by("fixture__kickoff", "barcode")
+    )
+    flags = TicketFlag.objects.filter(Q(ban__person=person) | Q(ticket_id__in=ids)).order_by("pk")
+    return {
+        "tickets": [
+            {
+                "id": t.pk,
+                "match": str(t.fixture),
+                "kickoff": _iso(t.fixture.kickoff),
+                "barcode": t.barcode,
+                "holder_name": t.holder_name,
+                "holder_date_of_birth": _iso(t.holder_dob),
+                "holder_erased_at": _iso(t.holder_erased_at),
+                "place": t.place,
+                "end": t.end,
+                "status": t.status,
+                "cancelled_reason": t.cancelled_reason,
+                "entered_at": _iso(t.entered_at),
+                "scans": [
+                    {
+                        "id": scan.pk,
+                        "scanned_at": _iso(scan.scanned_at),
+                        "gate": scan.gate.name,
+                        "turnstile": scan.turnstile.code,
+                        "direction": scan.direction,
+                        "decision": scan.decision,
+                        "reason": scan.reason,
+                        "offline": scan.offline,
+                    }
+                    for scan in t.scans.all()
+                ],
+            }
+            for t in found
+        ],
+        "ticket_flags": [
+            {
+                "id": f.pk,
+                "ticket": f.ticket_id,
+                "ban": f.ban_id,
+                "score": f.score,
+                "reasons": f.reasons,
+                "status": f.status,
+                "flagged_at": _iso(f.flagged_at),
+                "decided_at": _iso(f.decided_at),
+                "decision_note": f.decision_note,
+            }
+            for f in flags
+        ],
+    }

@@ -105,9 +105,15 @@ def _user(request: HttpRequest) -> User:
 
 @login_required
 def flags(request: HttpRequest) -> HttpResponse:
-    """Flagged tickets awaiting review: the ticket's side only (no one's register record)."""
+    """Flagged tickets awaiting review: the ticket's side only (no one's register record), and
+    the holders' names only after a stated reason, each showing recorded."""
     require(bool(flag_organisation_ids(request.user)))
-    return render(request, "entry/flags.html", {"flags": selectors.flags_open(request.user)[:500]})
+
+    def show(reason: str) -> HttpResponse:
+        found = selectors.flags_list(user=request.user, reason=reason)
+        return render(request, "entry/flags.html", {"flags": found, "reason": reason})
+
+    return reason_gate(request, "flags", "Flagged tickets", show)
 
 
 @login_required

@@ -332,6 +332,12 @@ def log_photo_file(
     photo = Photo.objects.filter(pk=photo_id, entry=entry).first()
     if photo is None:
         raise services.LogEntryError("photo_id", f"no photo {photo_id} on entry {entry_id}")
+    if photo.erased_at is not None:
+        raise services.LogEntryError(
+            "photo_id",
+            f"photo {photo_id} was erased by retention on {photo.erased_at:%Y-%m-%d}; "
+            f"its SHA-256 {photo.sha256} is kept",
+        )
     response = FileResponse(photo.image.open("rb"), content_type=photo.content_type)
     response["Cache-Control"] = "private, max-age=3600"  # a stored photo never changes
     return response

@@ -202,6 +202,8 @@ class Photo(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     uploaded_at = models.DateTimeField(auto_now_add=True)
+    # Set by retention: the file is gone; its SHA-256 stays (the log's chain holds it).
+    erased_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"Photo {self.sha256[:12]} of {self.entry}"

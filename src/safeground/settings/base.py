@@ -44,6 +44,12 @@ SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default
 # after their last ban ends; the score (0-100) from which a ticket holder is flagged.
 SAFEGROUND_BAN_RETENTION_DAYS = env.int("SAFEGROUND_BAN_RETENTION_DAYS", default=730)
 SAFEGROUND_MATCH_THRESHOLD = env.float("SAFEGROUND_MATCH_THRESHOLD", default=85.0)
+# Ticket holders' names and dates of birth, and photos (log photos, check photos), are erased
+# this many days after the match (docs/adr/0011-personal-data-retention.md): six months, the
+# time limit for charging a summary offence (Magistrates' Courts Act 1980 s.127), which the
+# Football (Offences) Act 1991 offences are. Anything named in an open case is held longer.
+SAFEGROUND_TICKET_RETENTION_DAYS = env.int("SAFEGROUND_TICKET_RETENTION_DAYS", default=183)
+SAFEGROUND_PHOTO_RETENTION_DAYS = env.int("SAFEGROUND_PHOTO_RETENTION_DAYS", default=183)
 # The demo's cup-tie tickets: "all" (~55,000, about 2 s of a demo load), "sample" (two seats a
 # block, the planted ban matches among them: what tests use) or "none".
 SAFEGROUND_DEMO_TICKETS = env.str("SAFEGROUND_DEMO_TICKETS", default="all")

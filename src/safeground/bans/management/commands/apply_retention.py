@@ -13,7 +13,10 @@ from safeground.bans.services import register_daily
 
 
 class Command(BaseCommand):
-    help = "Start and expire bans by date, then erase people whose bans ended long enough ago."
+    help = (
+        "Start and expire bans by date, then erase people whose bans ended long enough ago, "
+        "ticket holders' names and dates of birth and photos of matches long enough ago."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--today", help="run as if today were this date (yyyy-mm-dd)")
@@ -30,5 +33,11 @@ class Command(BaseCommand):
             f"Bans: {rolled.activated} came into force ({rolled.flagged} tickets flagged), "
             f"{rolled.expired} expired. Retention ({settings.SAFEGROUND_BAN_RETENTION_DAYS} days): "
             f"{retention.people_erased} people erased, {retention.bans_anonymised} bans kept "
-            f"as counts, {retention.people_kept} people kept."
+            f"as counts, {retention.people_kept} people kept ({retention.people_held} of them "
+            "held by an open case)."
         )
+        for step in retention.steps:
+            self.stdout.write(
+                f"Retention ({step.days} days after the match): {step.erased} {step.what} erased, "
+                f"{step.held} held by an open case."
+            )
