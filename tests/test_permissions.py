@@ -281,6 +281,15 @@ def a_check_photo() -> CheckResult:
     )
 
 
+def a_device_revoke_url() -> str:
+    """The revoke page of a turnstile of the home club (made once)."""
+    from safeground.accounts.models import Device
+
+    home = cup_tie().ground.organisation
+    device = Device.objects.filter(organisation=home).first() or factories.device(home)[0]
+    return reverse("device_revoke", args=[device.pk])
+
+
 # Routes called with another method than GET (no body) or POST (a body).
 METHODS = {"api:fixture_change": "patch", "api:fixture_unshare": "delete"}
 
@@ -878,6 +887,10 @@ TABLE: dict[str, list[Row]] = {
             expect(302, 200, steward=403, liaison=403),
         )
     ],
+    # Devices: the organisation's safety officer (the liaison is the away club's: its own list),
+    # and only the home club's safety officer revokes the home club's turnstile.
+    "devices": [(lambda: reverse("devices"), only(302, ["safety", "liaison"], 200, 403))],
+    "device_revoke": [(a_device_revoke_url, only(302, ["safety"], 200, 403))],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }
