@@ -44,6 +44,7 @@ def hostile(match_day):
     case.save(update_fields=["summary"])
     subject_add(case=case, by=cast["banofficer"], kind="unidentified", description=HOSTILE)
     ban = factories.ban(cast.home, first_names=IMG, last_name=SCRIPT)
+    subject_add(case=case, by=cast["banofficer"], kind="person", person=ban.person)
     return match_day, report, case, ban
 
 
@@ -114,6 +115,7 @@ def test_the_case_bundle_carries_the_text_literally(hostile) -> None:
         log = json.loads(zf.read("log.json"))
         manifest = json.loads(zf.read("manifest.json"))
     assert squeeze(SCRIPT) in summary and squeeze(IMG) in summary
+    assert squeeze(f"{IMG} {SCRIPT}") in summary  # the person's name, as a subject
     # Each entry as hashed (its canonical JSON): the text exactly as typed.
     texts = [json.loads(e["canonical"])["text"] for e in log["entries"]]
     assert HOSTILE in texts
