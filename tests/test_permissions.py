@@ -281,6 +281,15 @@ def a_check_photo() -> CheckResult:
     )
 
 
+def a_device_revoke_url() -> str:
+    """The revoke page of a turnstile of the home club (made once)."""
+    from safeground.accounts.models import Device
+
+    home = cup_tie().ground.organisation
+    device = Device.objects.filter(organisation=home).first() or factories.device(home)[0]
+    return reverse("device_revoke", args=[device.pk])
+
+
 # Routes called with another method than GET (no body) or POST (a body).
 METHODS = {"api:fixture_change": "patch", "api:fixture_unshare": "delete"}
 
@@ -885,6 +894,10 @@ TABLE: dict[str, list[Row]] = {
             expect(302, 200, steward=403, liaison=403),
         )
     ],
+    # Devices: the organisation's safety officer (the liaison is the away club's: its own list),
+    # and only the home club's safety officer revokes the home club's turnstile.
+    "devices": [(lambda: reverse("devices"), only(302, ["safety", "liaison"], 200, 403))],
+    "device_revoke": [(a_device_revoke_url, only(302, ["safety"], 200, 403))],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }
@@ -948,4 +961,82 @@ def test_route_status_for_every_role(
                 wrong.append(
                     f"{role} {method} {url}: {response.status_code}, expected {expected[role]}"
                 )
+    assert wrong == []
+
+
+def api_operations() -> list[tuple[str, str, frozenset[str]]]:
+    """(route name, path, methods) of every django-ninja operation."""
+    from safeground.api import api
+
+    found = []
+    for _prefix, router in api._routers:
+        for path, view in router.path_operations.items():
+            for operation in view.operations:
+                found.append((f"api:{operation.url_name}", path, frozenset(operation.methods)))
+    return found
+
+
+def test_every_api_operation_is_tried_with_its_own_method() -> None:
+    """Two operations may share a path (GET and PATCH /fixtures/{id}): each row must send the
+    method of the operation it names, or the row tests its neighbour."""
+    operations = api_operations()
+    assert len(operations) > 40
+    wrong = []
+    for name, path, methods in operations:
+        rows = TABLE[name]
+        sent = METHODS.get(name, "post" if any(len(row) > 2 for row in rows) else "get").upper()
+        if sent not in methods:
+            wrong.append(f"{name} ({path}): the table sends {sent}, the route takes {set(methods)}")
+    assert wrong == []
+
+
+@pytest.mark.usefixtures("no_second_factor")
+def test_a_method_no_operation_takes_is_refused_on_every_api_path(client_for) -> None:
+    by_path: dict[str, set[str]] = {}
+    for _name, path, methods in api_operations():
+        by_path.setdefault(path, set()).update(methods)
+    client = client_for("safety")
+    wrong = []
+    for path, methods in by_path.items():
+        url = "/api" + path.replace("{fixture_id}", "1").replace("{entry_id}", "1")
+        url = url.replace("{", "").replace("}", "")
+        for method in {"GET", "POST", "PUT", "PATCH", "DELETE"} - methods:
+            response = getattr(client, method.lower())(url, {}, content_type="application/json")
+            if response.status_code != 405:
+                wrong.append(f"{method} {url}: {response.status_code}")
+    assert wrong == []
+
+
+DEVICE_ROUTES = {"api:entry_scan", "api:entry_bundle", "api:entry_bundle_key",
+                 "api:entry_offline_scans", "api:device_whoami"}  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", ["turnstile", "scanner"])
+def test_a_device_key_opens_its_routes_and_nothing_else(
+    profile: str, match_day_with_register
+) -> None:
+    """The table's rows again, with a device key instead of a login: the device routes let it in
+    (whatever they then answer), every other API route answers 401 and every page sends it to
+    the login: a key is not a user."""
+    _, key = factories.device(match_day_with_register.cast.home, profile=profile)
+    client = Client(headers={"X-Device-Key": key})
+    wrong = []
+    for route, rows in TABLE.items():
+        for url_of, expected, *body in rows:
+            url = url_of()
+            if route in METHODS:
+                send = getattr(client, METHODS[route])
+                response = send(url, body[0] if body else None, content_type="application/json")
+            elif body and callable(body[0]):
+                response = client.post(url, body[0]())
+            elif body:
+                response = client.post(url, body[0], content_type="application/json")
+            else:
+                response = client.get(url)
+            if route in DEVICE_ROUTES:
+                ok = response.status_code not in {401, 403}
+            else:
+                ok = response.status_code == expected["anonymous"]
+            if not ok:
+                wrong.append(f"{profile} {url}: {response.status_code}")
     assert wrong == []

@@ -23,6 +23,7 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/2fa/", account_views.second_factor, name="second_factor"),
+    path("", include("safeground.accounts.urls")),
     path("", include("safeground.matches.urls")),
     path("", include("safeground.venues.urls")),
     path("", include("safeground.incidents.urls")),

@@ -74,3 +74,27 @@ def test_the_right_password_logs_in(cast) -> None:
     response = client.post(reverse("login"), {"username": "loggist", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == "/"
     assert client.session["_auth_user_id"] == str(User.objects.get(username="loggist").pk)
+
+
+def test_the_lockout_is_recorded_and_holds_only_that_username_from_that_address(
+    cast, settings
+) -> None:
+    from axes.models import AccessAttempt
+
+    client = Client(REMOTE_ADDR="198.51.100.7")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        client.post(reverse("login"), {"username": "loggist", "password": "wrong"})
+    locked = client.post(reverse("login"), {"username": "loggist", "password": PASSWORD})
+    assert locked.status_code == 429
+    assert b"data-locked-out" in locked.content
+    attempt = AccessAttempt.objects.get(username="loggist")
+    assert attempt.ip_address == "198.51.100.7"
+    assert attempt.failures_since_start >= settings.AXES_FAILURE_LIMIT
+    # Another user from the same address, and the same user from elsewhere, still log in.
+    other = client.post(reverse("login"), {"username": "steward", "password": PASSWORD})
+    assert other.status_code == 302
+    elsewhere = Client(REMOTE_ADDR="203.0.113.9")
+    assert (
+        elsewhere.post(reverse("login"), {"username": "loggist", "password": PASSWORD}).status_code
+        == 302
+    )

@@ -374,3 +374,16 @@ def can_read_briefing(user: Any, fixture: Fixture) -> bool:
     """The briefing carries the plan: whoever may read the plan (not stewards, not the away
     club: a steward's own post and the summary come to their phone)."""
     return can_read_plan(user, fixture)
+
+
+# Devices (turnstiles, scanners): the organisation's safety officer sees its keys and revokes one
+# (a lost or stolen scanner); the key itself is never shown again after it is made.
+DEVICE_KEEPERS = frozenset({Role.SAFETY_OFFICER})
+
+
+def device_organisation_ids(user: Any) -> set[int]:
+    return {org for org, role in memberships(user) if role in DEVICE_KEEPERS}
+
+
+def can_manage_devices(user: Any, organisation_id: int) -> bool:
+    return organisation_id in device_organisation_ids(user)

@@ -2,6 +2,8 @@
 
 import hashlib
 import secrets
+from collections.abc import Callable
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -51,7 +53,22 @@ def device_create(*, organisation: Organisation, name: str, profile: str) -> tup
     return device, key
 
 
+# Called with a revoked key's hash once the revocation is committed: entry registers its cache
+# of device keys (EntryConfig.ready), so this process refuses the key at once; other processes
+# refuse it when their cache entry expires (SAFEGROUND_ENTRY_CACHE_SECONDS).
+_revoked_listeners: list[Callable[[str], None]] = []
+
+
+def on_device_revoked(listener: Callable[[str], None]) -> None:
+    if listener not in _revoked_listeners:
+        _revoked_listeners.append(listener)
+
+
+@transaction.atomic
 def device_revoke(*, device: Device) -> Device:
     Device.objects.filter(pk=device.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     device.refresh_from_db()
+    key_hash = device.key_hash
+    for listener in _revoked_listeners:
+        transaction.on_commit(partial(listener, key_hash), robust=True)
     return device

@@ -4,6 +4,8 @@ from io import BytesIO
 import qrcode
 import qrcode.image.svg
 from django import forms
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -11,6 +13,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django_otp import login as otp_login
 from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from .permissions import device_organisation_ids, require
+from .selectors import device_for, devices_for
+from .services import device_revoke
 
 
 class TokenForm(forms.Form):
@@ -59,3 +65,36 @@ def second_factor(request: HttpRequest) -> HttpResponse:
         context["qr_svg"] = mark_safe(_qr_svg(device.config_url))
         context["secret"] = base64.b32encode(device.bin_key).decode()
     return render(request, "accounts/second_factor.html", context)
+
+
+@login_required
+def devices(request: HttpRequest) -> HttpResponse:
+    """The organisation's turnstiles and scanners, each with a button to revoke its key."""
+    require(bool(device_organisation_ids(request.user)))
+    return render(
+        request,
+        "accounts/devices.html",
+        {"devices": devices_for(request.user), "cache_seconds": _cache_seconds()},
+    )
+
+
+@login_required
+def device_revoke_page(request: HttpRequest, device_id: int) -> HttpResponse:
+    """Asks first (GET), then revokes (POST): the device stops scanning for good."""
+    device = device_for(request.user, device_id)
+    if request.method == "POST":
+        if device.revoked_at is None:
+            device = device_revoke(device=device)
+            messages.success(request, f"Revoked {device.name}: its key no longer works.")
+        else:
+            messages.info(request, f"{device.name} was already revoked.")
+        return redirect("devices")
+    return render(
+        request,
+        "accounts/device_revoke.html",
+        {"device": device, "cache_seconds": _cache_seconds()},
+    )
+
+
+def _cache_seconds() -> str:
+    return f"{settings.SAFEGROUND_ENTRY_CACHE_SECONDS:g}"

@@ -22,3 +22,9 @@ class EntryConfig(AppConfig):
         from .risk_history import banned_denials
 
         register_history(banned_denials)
+        # A key revoked in this process is refused here at once, not after the cache's time.
+        from safeground.accounts.services import on_device_revoked
+
+        from .runtime.lookups import device_forget
+
+        on_device_revoked(device_forget)

@@ -20,6 +20,7 @@ from safeground.accounts.permissions import (
     can_read_plan,
     can_use_register,
     can_work_cases,
+    device_organisation_ids,
     flag_organisation_ids,
     plan_sign_roles,
     require,
@@ -70,6 +71,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "may_use_register": can_use_register(request.user),
             "may_review_flags": bool(flag_organisation_ids(request.user)),
             "may_read_access_records": bool(access_record_organisation_ids(request.user)),
+            "may_manage_devices": bool(device_organisation_ids(request.user)),
         },
     )
 

@@ -131,6 +131,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    # The API's docs page from ninja's own static files, not a CDN's with an inline script (which
+    # the Content Security Policy refuses).
+    "ninja",
     "django_otp",
     "django_otp.plugins.otp_totp",
     "axes",

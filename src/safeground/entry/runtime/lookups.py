@@ -125,6 +125,9 @@ class TTLCache:
         self._data.clear()
         self._reloading.clear()
 
+    def forget(self, key: Hashable) -> None:
+        self._data.pop(key, None)
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -175,6 +178,11 @@ def caches_clear() -> None:
     """Forget everything (tests; a process that must see a revocation at once)."""
     for cache in (_devices, _turnstiles, _grounds, _gate_ends):
         cache.clear()
+
+
+def device_forget(key_hash: str) -> None:
+    """A revoked key leaves this process's cache at once (accounts.services.on_device_revoked)."""
+    _devices.forget(key_hash)
 
 
 def device_for_key(key: str, *, cached_only: bool = False) -> DeviceInfo | None:
