@@ -29,6 +29,17 @@ from tests import factories
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def own_folders(settings, tmp_path) -> None:
+    """Files of this test only: the test run's folders also hold earlier tests' checkpoint
+    files, whose logs a transactional test's flush has removed (a restore rightly flags them)."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.SAFEGROUND_CHECKPOINT_STORAGE = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path / "checkpoints")},
+    }
+
+
 @pytest.fixture
 def backed_up(match_day, tmp_path) -> dict:
     """A match with four log entries (one with a steward's photo), a case with a PNG still, a
@@ -79,6 +90,33 @@ def empty_system(tmp_path) -> Iterator[dict]:
     yield system
     with connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def schema_into(system: dict) -> None:
+    """Make the empty system a migrated one: the test database's tables, indexes and triggers,
+    and no rows."""
+    if "sqlite" in system:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
+                " ORDER BY rowid"
+            )
+            statements = [row[0] for row in cursor.fetchall()]
+        with closing(sqlite3.connect(system["sqlite"])) as db:
+            for statement in statements:
+                db.execute(statement)
+            db.commit()
+        return
+    config = connection.settings_dict
+    schema = subprocess.run(
+        ["pg_dump", "--schema-only", "--no-owner", "-h", config["HOST"], "-U",
+         config.get("USER") or "postgres", config["NAME"]],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", system["pg"]],
+        input=schema, capture_output=True, check=True,
+    )  # fmt: skip
 
 
 def safeground(system: dict, *args: str) -> subprocess.CompletedProcess:
@@ -138,6 +176,39 @@ def test_a_backup_restores_into_an_empty_system_and_verifies(backed_up, empty_sy
     assert again.returncode != 0
     assert "already holds Safeground data" in again.stderr
     assert "Traceback" not in again.stderr
+
+
+def test_a_migrated_but_empty_database_takes_a_restore(backed_up, empty_system) -> None:
+    schema_into(empty_system)
+    assert restored_rows(empty_system, "SELECT COUNT(*) FROM incidents_logentry") == [(0,)]
+    done = safeground(empty_system, "restore", str(backed_up["folder"]))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every log chain, checkpoint, file and count verifies" in done.stdout
+    assert restored_rows(empty_system, "SELECT COUNT(*) FROM incidents_logentry") == [
+        (LogEntry.objects.count(),)
+    ]
+
+
+def test_a_restore_that_does_not_verify_exits_non_zero_naming_it(backed_up, empty_system):
+    # A backup consistent with its manifest, holding a checkpoint file whose signed head was
+    # altered before the backup was made: the restore goes through, the verification fails.
+    folder = backed_up["folder"]
+    signed = next((folder / "files" / "checkpoints").rglob("*.json"))
+    altered = json.loads(signed.read_text())
+    altered["statement"]["head"] = "0" * 64
+    forged = signed.with_name("checkpoint-forged.json")
+    forged.write_text(json.dumps(altered))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"].append(
+        {"path": forged.relative_to(folder).as_posix(), "size": forged.stat().st_size,
+         "sha256": hashlib.sha256(forged.read_bytes()).hexdigest()}
+    )  # fmt: skip
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    done = safeground(empty_system, "restore", str(folder))
+    assert done.returncode == 1
+    assert "bad_signature" in done.stderr and "checkpoint-forged.json" in done.stderr
+    assert "the restored system does not verify" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_tampered_file_is_refused_by_name_and_nothing_is_restored(backed_up) -> None:
