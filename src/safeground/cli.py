@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "assess": "Check the risk policy; assess open fixtures again (--policy FILE: try a file).",
     "verify-bundle": "Check a case bundle (ZIP) against its manifest; name each file that differs.",
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
+    "backup": "Back up the database, evidence, photos and checkpoints into DIR, with hashes.",
+    "restore": "Restore a backup (DIR) into an empty system; check every hash, log and file.",
     "migrate": "Create or update the database tables.",
 }
 

@@ -148,6 +148,7 @@ INSTALLED_APPS = [
     "safeground.reports",
     "safeground.casework",
     "safeground.deployment",
+    "safeground.backups",
     "safeground.demo",
 ]
 

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BackupsConfig(AppConfig):
+    name = "safeground.backups"
+    verbose_name = "Backup and restore"
