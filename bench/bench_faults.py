@@ -59,6 +59,12 @@ def parse_args() -> argparse.Namespace:
         help="restart the real PostgreSQL server (pg_ctlcluster) instead of cutting it through"
         " the proxy: every database on it is cut, so not on a machine others are using",
     )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=60.0,
+        help="after the load, how long the retries and the scanner's queue may take",
+    )
     parser.add_argument("--no-kill", action="store_true", help="no process killed")
     parser.add_argument("--no-outage", action="store_true", help="no database outage")
     parser.add_argument(
@@ -120,6 +126,7 @@ def main() -> None:
                 outage_s=args.outage_seconds,
                 restart_postgres=args.restart_postgres,
                 kill=not args.no_kill,
+                drain_s=args.drain_seconds,
                 outage=not (args.no_outage or args.direct),
             )
         )

@@ -121,8 +121,8 @@ def test_nothing_acknowledged_is_lost_when_a_process_dies_and_the_database_goes(
             seconds=float(os.environ.get("SAFEGROUND_SCALEOUT_SECONDS", "25")),
             # Below the 200/s and 20/s (make bench-faults): a shared 2-core CI box must
             # answer most of them in time, or the run measures only the queue.
-            scan_rate=float(os.environ.get("SAFEGROUND_SCALEOUT_SCAN_RATE", "100")),
-            entry_rate=float(os.environ.get("SAFEGROUND_SCALEOUT_ENTRY_RATE", "5")),
+            scan_rate=float(os.environ.get("SAFEGROUND_SCALEOUT_SCAN_RATE", "50")),
+            entry_rate=float(os.environ.get("SAFEGROUND_SCALEOUT_ENTRY_RATE", "2")),
             sockets_per_process=5,
             outage_s=3.0,
         )
