@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports install browser clean
+.PHONY: run test lint print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -64,6 +64,12 @@ bench-bundle: $(STAMP)
 # for a SQLite file instead.
 bench-reports: $(STAMP)
 	$(BIN)/python bench/bench_reports.py $(BENCH_REPORTS_ARGS)
+
+# Two server processes on PostgreSQL and Redis under faults: one killed (SIGKILL) and started
+# again, then PostgreSQL cut for 3 s through a proxy; --restart-postgres in BENCH_FAULTS_ARGS
+# restarts the real server instead (never on a machine others are using).
+bench-faults: $(STAMP)
+	$(BIN)/python bench/bench_faults.py $(BENCH_FAULTS_ARGS)
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

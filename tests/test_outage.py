@@ -238,3 +238,60 @@ def test_the_log_api_during_a_database_outage_and_after_it(proxied, settings) ->
     assert after == 201 and recovered < 5
     texts = set(LogEntry.objects.values_list("text", flat=True))
     assert "before" in texts and "after" in texts and not any(t.startswith("during") for t in texts)
+
+
+def test_scans_are_decided_again_soon_after_an_outage_longer_than_the_caches(
+    proxied, settings
+) -> None:
+    """The device, turnstile and match caches expire during the outage and their reloads fail:
+    they answer on, so the first scans after the database's return are decided on the loop at
+    once, not each sent to a thread to wait for a connection (found by bench/bench_faults.py:
+    5 s and more to recover)."""
+    settings.SAFEGROUND_ENTRY_CACHE_SECONDS = 1.0
+    lookups.caches_clear()
+    day = factories.match_day()
+    tickets = factories.tickets(day.cup_tie, 40, prefix="EXP", block="S-L2")
+    _, key = factories.device(day.cast.home)
+    scanned_at = (day.cup_tie.kickoff - timedelta(minutes=30)).isoformat()
+    router = asgi.gates_router(None)  # type: ignore[arg-type]
+    barcodes = iter(ticket.barcode for ticket in tickets)
+
+    async def scan() -> int:
+        body = json.dumps({"barcode": next(barcodes), "turnstile": "F03", "scanned_at": scanned_at,
+                           "nonce": str(uuid.uuid4())}).encode()  # fmt: skip
+        sent: list = []
+
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/api/entry/scan",
+                 "headers": [(b"x-device-key", key.encode())]}  # fmt: skip
+        await router(scope, receive, send)
+        return sent[0]["status"]
+
+    async def outage() -> float:
+        try:
+            assert await scan() == 200  # on a thread: fills the caches
+            assert await scan() == 200
+            proxied.stop()
+            for _ in range(6):  # past the caches' time: their reloads meet the outage
+                assert await scan() == 503
+                await asyncio.sleep(0.5)
+            # The key's entry answers on the loop still (its reload met the database away).
+            assert lookups.device_for_key(key, cached_only=True) is not None
+            proxied.start()
+            back = time.monotonic()
+            while await scan() != 200 and time.monotonic() - back < 10:
+                await asyncio.sleep(0.1)
+            return time.monotonic() - back
+        finally:
+            await loop.scan_pool_close()
+
+    recovered = asyncio.run(outage())
+    connection.close()
+    connection.close_pool()
+    lookups.caches_clear()
+    assert recovered < 2.5  # the scans' pool reconnecting, not every cache refilled on a thread

@@ -246,3 +246,82 @@ def test_the_redis_channel_carries_the_database_number() -> None:
         "redis://127.0.0.1:6379/5"
     )
     assert bus.channel_prefix("redis://127.0.0.1:6379") == "safeground:0:fixture:"
+
+
+# --- the log's order: frames published out of order, or never --------------------------------
+
+
+def test_a_frame_that_overtakes_an_earlier_one_waits_for_it(settings) -> None:
+    """Two entries committed a moment apart are published by two threads or processes and can
+    arrive the other way round; a client shows only seqs above the last it showed, so the hub
+    must not let #7 out before #6."""
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        socket = await connected(hub)
+        hub.fan_out(FIXTURE, event(5).frame, Audience(), 5)
+        hub.fan_out(FIXTURE, event(7).frame, Audience(), 7)  # ahead of #6
+        hub.fan_out(FIXTURE, event(None).frame, Audience(), None)  # no seq: not held
+        await asyncio.sleep(0.01)
+        assert [frame_seq(f) for f in socket.frames] == [5, None]
+        hub.fan_out(FIXTURE, event(6).frame, Audience(), 6)
+        await asyncio.sleep(0.01)
+        assert [frame_seq(f) for f in socket.frames] == [5, None, 6, 7]
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_chained_records_seq_does_not_hold_the_log_up(settings) -> None:
+    """A broadcast takes seq #6 in the chain but goes out as its own event without a seq: its
+    chain_seq tells the hub #6 is done, so #7 goes out at once."""
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        socket = await connected(hub)
+        hub.fan_out(FIXTURE, event(5).frame, Audience(), 5)
+        hub.fan_out(FIXTURE, event(7).frame, Audience(), 7)
+        hub.fan_out(FIXTURE, event(None).frame, Audience(), None, 6)  # the broadcast
+        await asyncio.sleep(0.01)
+        assert [frame_seq(f) for f in socket.frames] == [5, None, 7]
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_frame_never_published_is_read_from_the_database(settings, monkeypatch) -> None:
+    """A process killed between its commit and its publish leaves a hole: after GAP_WAIT_SECONDS
+    the hub reads the missing frames through the catch-up, once per viewer, and goes on in
+    order."""
+    in_process(settings)
+    monkeypatch.setattr(bus, "GAP_WAIT_SECONDS", 0.05)
+    asked: list[tuple[Viewer, int]] = []
+
+    def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
+        asked.append((viewer, after_seq))
+        return [event(seq).frame for seq in (6, 7, 8) if seq > after_seq]
+
+    from safeground.live import providers
+
+    monkeypatch.setattr(providers, "_catch_ups", [catch_up])
+
+    async def scenario() -> None:
+        hub = Hub()
+        first, second = await connected(hub), await connected(hub)
+        hub.fan_out(FIXTURE, event(5).frame, Audience(), 5)
+        hub.fan_out(FIXTURE, event(7).frame, Audience(), 7)  # #6 never comes
+        await asyncio.sleep(0.02)
+        assert [frame_seq(f) for f in first.frames] == [5]
+        await asyncio.sleep(0.3)
+        for socket in (first, second):
+            assert [frame_seq(f) for f in socket.frames] == [5, 6, 7]
+        assert asked == [(VIEWER, 5)]  # one read for the two sockets of one viewer
+        hub.fan_out(FIXTURE, event(8).frame, Audience(), 8)
+        hub.fan_out(FIXTURE, event(6).frame, Audience(), 6)  # very late: shown already
+        await asyncio.sleep(0.01)
+        assert [frame_seq(f) for f in first.frames] == [5, 6, 7, 8, 6]  # the client hides #6
+        await hub.close()
+
+    asyncio.run(scenario())

@@ -599,7 +599,7 @@ def steward_post_assign(
         fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
     )
     # Chained, so the record of who stood where is anchored with the log.
-    _append(
+    record = _append(
         fixture=fixture,
         author=assigned_by,
         kind=LogEntry.Kind.POST,
@@ -614,6 +614,7 @@ def steward_post_assign(
         data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
         # The home club's staff, and the steward themself: their phone shows the new post.
         audience=Audience(home_only=True, user_ids=frozenset({steward.pk})),
+        chain_seq=record.seq,
     )
     return post
 
@@ -645,7 +646,7 @@ def broadcast_send(
         sent_by=sent_by,
         recipient_ids=sorted(recipients),
     )
-    _append(
+    record = _append(
         fixture=fixture,
         author=sent_by,
         kind=LogEntry.Kind.BROADCAST,
@@ -660,6 +661,7 @@ def broadcast_send(
         data=broadcast_json(broadcast),
         # Reaches every addressed steward whatever their post, and the whole control room.
         audience=Audience(home_only=False, user_ids=frozenset(recipients)),
+        chain_seq=record.seq,
     )
     return broadcast
 
@@ -705,7 +707,7 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
         uploaded_by=author,
     )
     # The photo's SHA-256 joins the chain: a file swapped later no longer matches the log.
-    _append(
+    record = _append(
         fixture=entry.fixture,
         author=author,
         kind=LogEntry.Kind.PHOTO,
@@ -719,6 +721,7 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
         type=LOG_PHOTO,
         data=photo_json(photo, entry),
         audience=logged_entry_audience(entry),  # whoever may see the entry
+        chain_seq=record.seq,
     )
     return photo
 

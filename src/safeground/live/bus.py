@@ -10,6 +10,16 @@ Redis mode publishes the event to `safeground:<db>:fixture:<id>`; each process r
 subscription and fans out locally, and local delivery then goes only through Redis, so no socket
 gets a frame twice.
 
+Frames with a seq leave each hub in seq order (`_Order`). Events are published after commit by
+whichever thread or process committed them, so two entries committed a moment apart can reach a
+hub the other way round; a client shows only seqs above the last it showed, and reconnects with
+`?after=<that seq>`, so an entry overtaken by the next would be missed for good. A hub therefore
+holds a frame that arrives ahead of its turn; the gap is filled by the frame it waits for, or, if
+that never comes (the publishing process died between its commit and its publish), after
+GAP_WAIT_SECONDS from the database through the registered catch-up, once per viewer. A chained
+record (a broadcast, a post, a photo) takes a seq without a log frame: its event names that seq
+(`chain_seq`), so it never holds the log up.
+
 The fan-out is the hot path of the live picture (STACK.md): no database, no thread hop and no
 consumer dispatch per message per client. A write that completes at once (the usual case) costs no
 task switch; a slow socket queues up to FRAME_QUEUE_LIMIT frames and is then closed with 1013 so
@@ -43,6 +53,7 @@ logger = logging.getLogger(__name__)
 ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
 
 FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is closed
+GAP_WAIT_SECONDS = 1.0  # a missing seq is read from the database after this (see _Order)
 RAW_BUFFER_LIMIT = 1_000_000  # bytes unsent to one socket before it is closed (~1,000 frames)
 
 
@@ -183,6 +194,26 @@ class Subscriber:
             await self._send({"type": "websocket.close", "code": code})
 
 
+class _Order:
+    """The seq order of one fixture's frames in a hub: the next seq to go out, the frames that
+    arrived ahead of it, and the timer after which the gap is filled from the database."""
+
+    __slots__ = ("filling", "held", "next", "timer")
+
+    def __init__(self, first: int) -> None:
+        # The first frame a hub sees of a match starts its order: the sockets that were open
+        # before it caught up from the database when they connected.
+        self.next = first
+        self.held: dict[int, tuple[str, Audience, int | None]] = {}
+        self.timer: asyncio.TimerHandle | None = None
+        self.filling = False
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
 class Hub:
     """The sockets of one event loop (one server process), by fixture."""
 
@@ -194,6 +225,7 @@ class Hub:
         self._ready = asyncio.Event()
         self._relay: socket.socket | None = None
         self._relay_file: tuple[str, int] = ("", 0)
+        self._orders: dict[int, _Order] = {}
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -224,9 +256,100 @@ class Hub:
             subs.discard(subscriber)
             if not subs:
                 del self._subscribers[subscriber.fixture_id]
+                self._forget_order(subscriber.fixture_id)
 
-    def fan_out(self, fixture_id: int, frame: str, audience: Audience, seq: int | None) -> None:
-        """Write one frame to every socket of the fixture whose viewer the audience admits."""
+    def _forget_order(self, fixture_id: int) -> None:
+        order = self._orders.pop(fixture_id, None)
+        if order is not None:
+            order.cancel()
+
+    def fan_out(
+        self,
+        fixture_id: int,
+        frame: str,
+        audience: Audience,
+        seq: int | None,
+        chain_seq: int | None = None,
+    ) -> None:
+        """Write one frame to every socket of the fixture whose viewer the audience admits, in
+        the order of the log's seqs (`seq`, or the `chain_seq` of a chained record's event)."""
+        if not self._subscribers.get(fixture_id):
+            self._forget_order(fixture_id)  # no socket here: new ones catch up from the database
+            return
+        place = seq if seq is not None else chain_seq
+        if place is None:
+            self._deliver(fixture_id, frame, audience, seq)
+            return
+        order = self._orders.get(fixture_id)
+        if order is None:
+            order = self._orders[fixture_id] = _Order(place)
+        if place < order.next or place in order.held:
+            # Later than its turn (its gap was filled from the database) or a repeat: sockets
+            # show each seq once, so it goes out as it is.
+            self._deliver(fixture_id, frame, audience, seq)
+            return
+        order.held[place] = (frame, audience, seq)
+        self._release(fixture_id, order)
+
+    def _release(self, fixture_id: int, order: _Order) -> None:
+        """Send the held frames that are next in turn; time the gap if one is left."""
+        if order.filling:
+            return
+        while (item := order.held.pop(order.next, None)) is not None:
+            order.next += 1
+            self._deliver(fixture_id, *item)
+        if not order.held:
+            order.cancel()
+        elif order.timer is None and self._loop is not None:
+            order.timer = self._loop.call_later(GAP_WAIT_SECONDS, self._gap, fixture_id, order)
+
+    def _gap(self, fixture_id: int, order: _Order) -> None:
+        order.timer = None
+        if self._orders.get(fixture_id) is order and order.held and self._loop is not None:
+            order.filling = True
+            self._loop.create_task(self._fill(fixture_id, order))
+
+    async def _fill(self, fixture_id: int, order: _Order) -> None:
+        """Frames that never came (their process died between commit and publish, or the bus
+        dropped them) read from the database, for each viewer of the fixture's sockets."""
+        from asgiref.sync import sync_to_async
+
+        upto = min(order.held)
+        subs = list(self._subscribers.get(fixture_id, ()))
+        by_viewer: dict[Viewer, list[Subscriber]] = {}
+        for sub in subs:
+            by_viewer.setdefault(sub.viewer, []).append(sub)
+        try:
+            frames = await sync_to_async(_frames_between, thread_sensitive=False)(
+                fixture_id=fixture_id, viewers=list(by_viewer), after=order.next - 1, before=upto
+            )
+        except Exception:
+            logger.exception(
+                "live: seqs %s-%s of fixture %s not read", order.next, upto - 1, fixture_id
+            )
+            frames = None
+        order.filling = False
+        if self._orders.get(fixture_id) is not order:
+            return
+        if frames is None:  # the sockets reconnect and catch up themselves
+            for sub in subs:
+                sub.abort(CLOSE_OVERLOADED)
+            self._forget_order(fixture_id)
+            return
+        logger.warning(
+            "live: seqs %s-%s of fixture %s filled from the database",
+            order.next,
+            upto - 1,
+            fixture_id,
+        )
+        for viewer, viewer_frames in zip(by_viewer, frames, strict=True):
+            for frame_seq, frame in viewer_frames:
+                for sub in by_viewer[viewer]:
+                    sub.offer(frame, frame_seq)
+        order.next = upto
+        self._release(fixture_id, order)
+
+    def _deliver(self, fixture_id: int, frame: str, audience: Audience, seq: int | None) -> None:
         subs = self._subscribers.get(fixture_id)
         if not subs:
             return
@@ -243,7 +366,12 @@ class Hub:
             return False
         try:
             loop.call_soon_threadsafe(
-                self.fan_out, event.fixture_id, event.frame, event.audience, event.seq
+                self.fan_out,
+                event.fixture_id,
+                event.frame,
+                event.audience,
+                event.seq,
+                event.chain_seq,
             )
         except RuntimeError:  # the loop closed meanwhile
             return False
@@ -299,7 +427,13 @@ class Hub:
             with contextlib.suppress(ValueError, KeyError):
                 header, frame = data.decode().split("\n", 1)
                 wire = json.loads(header)
-                self.fan_out(wire["fixture"], frame, Audience.from_wire(wire), wire.get("seq"))
+                self.fan_out(
+                    wire["fixture"],
+                    frame,
+                    Audience.from_wire(wire),
+                    wire.get("seq"),
+                    wire.get("chain_seq"),
+                )
 
     def _relay_close(self) -> None:
         relay, self._relay = self._relay, None
@@ -345,6 +479,8 @@ class Hub:
                 for subs in list(self._subscribers.values()):
                     for sub in list(subs):
                         sub.abort(CLOSE_SERVICE_RESTART)
+                for fixture_id in list(self._orders):
+                    self._forget_order(fixture_id)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10.0)
 
@@ -354,7 +490,8 @@ class Hub:
             return
         header, frame = data.decode().split("\n", 1)
         wire = json.loads(header)
-        self.fan_out(fixture_id, frame, Audience.from_wire(wire), wire.get("seq"))
+        audience = Audience.from_wire(wire)
+        self.fan_out(fixture_id, frame, audience, wire.get("seq"), wire.get("chain_seq"))
 
 
 # Hubs that receive in-process events (REDIS_URL empty); normally one, the server's.
@@ -439,8 +576,42 @@ def send(event: Event) -> None:
         _relay_send(event)
 
 
+def _frames_between(
+    *, fixture_id: int, viewers: list[Viewer], after: int, before: int
+) -> list[list[tuple[int, str]]]:
+    """For each viewer, the (seq, frame) of the log after `after` and before `before` it may see
+    (the registered catch-up: live never reads the log itself)."""
+    from django.db import close_old_connections
+
+    from . import providers
+
+    close_old_connections()
+    try:
+        found = []
+        for viewer in viewers:
+            frames = providers.catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after)
+            seqs = [json.loads(frame).get("seq") for frame in frames]
+            found.append(
+                [
+                    (seq, frame)
+                    for seq, frame in zip(seqs, frames, strict=True)
+                    if isinstance(seq, int) and seq < before
+                ]
+            )
+        return found
+    finally:
+        close_old_connections()
+
+
 def _relay_send(event: Event) -> None:
-    header = json.dumps({"fixture": event.fixture_id, "seq": event.seq, **event.audience.to_wire()})
+    header = json.dumps(
+        {
+            "fixture": event.fixture_id,
+            "seq": event.seq,
+            "chain_seq": event.chain_seq,
+            **event.audience.to_wire(),
+        }
+    )
     data = (header + "\n" + event.frame).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as relay:
         try:
@@ -453,7 +624,8 @@ def _relay_send(event: Event) -> None:
 
 def _encode(event: Event) -> str:
     """Redis message: the audience and seq on one line, then the frame exactly as sent."""
-    return json.dumps({"seq": event.seq, **event.audience.to_wire()}) + "\n" + event.frame
+    wire = {"seq": event.seq, "chain_seq": event.chain_seq, **event.audience.to_wire()}
+    return json.dumps(wire) + "\n" + event.frame
 
 
 def redis_client(url: str) -> redis.Redis:

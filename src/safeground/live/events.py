@@ -85,6 +85,9 @@ class Event:
     data: dict[str, Any]
     audience: Audience
     frame: str = field(repr=False)
+    # The seq of the chained record (a broadcast, a post, a photo) this event goes out with: the
+    # log's seq it takes, so hubs keep the log's order without waiting for a frame (bus._Order).
+    chain_seq: int | None = None
 
 
 def frame_json(*, fixture_id: int, type: str, data: dict[str, Any], seq: int | None) -> str:
@@ -103,6 +106,7 @@ def publish(
     data: dict[str, Any],
     audience: Audience = EVERYONE,
     seq: int | None = None,
+    chain_seq: int | None = None,
 ) -> None:
     """Send an event to the fixture's live picture when (and only if) the transaction commits.
 
@@ -113,7 +117,13 @@ def publish(
     if settings.SAFEGROUND_CHECK_LIVE_EVENTS:
         schema.model_validate(json.loads(frame)["data"])
     event = Event(
-        fixture_id=fixture_id, type=type, seq=seq, data=data, audience=audience, frame=frame
+        fixture_id=fixture_id,
+        type=type,
+        seq=seq,
+        data=data,
+        audience=audience,
+        frame=frame,
+        chain_seq=chain_seq,
     )
     # robust: a bus failure (Redis down) is logged, it does not turn a committed write into a 500;
     # clients that missed the frame catch up by seq when they reconnect.

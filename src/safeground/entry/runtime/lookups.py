@@ -14,6 +14,12 @@ the scan goes to a thread, which loads it through Django and fills the cache for
 it. So that a turnstile scanning steadily never meets an expired entry (and a scan never waits
 for its reload), the loop has an entry reloaded on a scan thread once it is past REFRESH_AT of
 its time (`reloads_due`), while the entry still answers.
+
+While the database is away an entry whose reload failed for that reason goes on answering on the
+loop past its time (a scan is decided only once the database answers its statement anyway) and is
+reloaded again at the next scan: when the database returns the loop decides scans at once,
+instead of every scan waiting on a thread for a connection until the caches are filled again.
+A key revoked just before an outage therefore stops working at the first reload after it.
 """
 
 import logging
@@ -26,6 +32,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from safeground.accounts.models import Device
@@ -67,6 +74,8 @@ class TTLCache:
         # Asked for ahead of time; apart from _loading, so that one never run lets the entry
         # expire as it would have.
         self._reloading: set[Hashable] = set()
+        # Whose last reload met the database away: they answer past their time (see above).
+        self._away: set[Hashable] = set()
         self._lock = threading.Lock()
 
     def get[V](
@@ -79,7 +88,7 @@ class TTLCache:
                 raise NotCached(key)
         else:
             age, lifetime = now - hit[0], settings.SAFEGROUND_ENTRY_CACHE_SECONDS
-            if age < lifetime:
+            if age < lifetime or (cached_only and key in self._away):
                 if cached_only and age >= REFRESH_AT * lifetime:
                     with self._lock:
                         if key not in self._reloading:
@@ -99,6 +108,7 @@ class TTLCache:
     def _load[V](self, key: Hashable, load: Callable[[], V | None], now: float) -> V | None:
         try:
             loaded = load()
+            self._away.discard(key)
             if loaded is not None:
                 if len(self._data) >= MAX_ENTRIES:
                     self._data.clear()
@@ -115,15 +125,19 @@ class TTLCache:
         """An entry reloaded ahead of its time (on a scan thread, for the loop)."""
         try:
             self._load(key, load, time.monotonic())
-        except Exception:
-            # The next scan that needs it loads it itself, and meets the error there.
-            self._data.pop(key, None)
+        except Exception as error:
+            if isinstance(error, OperationalError | InterfaceError):
+                self._away.add(key)  # it answers on, and is reloaded again at the next scan
+            else:
+                # The next scan that needs it loads it itself, and meets the error there.
+                self._data.pop(key, None)
             logger.warning("reloading %r failed", key, exc_info=True)
             raise  # a scan thread drops a failed connection (runtime.threads.in_scan_thread_soon)
 
     def clear(self) -> None:
         self._data.clear()
         self._reloading.clear()
+        self._away.clear()
 
     def forget(self, key: Hashable) -> None:
         self._data.pop(key, None)
