@@ -116,3 +116,21 @@ def test_a_photo_upload_fits_and_a_bigger_body_does_not(day, settings) -> None:
 
     big = SimpleUploadedFile("p.jpg", b"\xff\xd8\xff" + b"0" * 60_000, content_type="image/jpeg")
     refused(steward.post(url, {"photo": big}), 413, "too_large", "body")
+
+
+def test_a_number_too_big_for_the_database_is_a_400_naming_it(day, settings) -> None:
+    # Found by the schema fuzzing (tests/api/test_schema_fuzz.py): on SQLite an id past 2^63 - 1
+    # raised OverflowError, a 500.
+    settings.SAFEGROUND_REQUIRE_2FA = False
+    safety = factories.logged_in(day.cast["safety"])
+    safety.raise_request_exception = True
+    base = f"/api/fixtures/{day.cup_tie.pk}"
+    huge = 10**30
+    who = {"entries": [1, huge], "reason": "identify the thrower"}
+    refused(
+        safety.post(f"{base}/who-was-there", who, content_type="application/json"),
+        400,
+        "out_of_range",
+        "entries[1]",
+    )
+    refused(safety.get(f"/api/fixtures/{huge}/log"), 404, "not_found", "")
