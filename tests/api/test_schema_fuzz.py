@@ -154,11 +154,13 @@ def _tally(request: pytest.FixtureRequest) -> Iterator[None]:
     """The counts, printed once at the end of the module (operations x callers, requests)."""
     started = time.monotonic()
     yield
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and TALLY.requests:
-        reporter.write_line(
-            f"schema fuzz: {len(TALLY.operations)} operations x {len(TALLY.pairs)} "
-            f"operation-caller pairs, {TALLY.examples} examples, {TALLY.requests} requests "
+    if not TALLY.requests:
+        return
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(
+            f"\nschema fuzz: {len(TALLY.operations)} operations, {len(TALLY.pairs)} "
+            f"operation x caller pairs, {TALLY.examples} examples, {TALLY.requests} requests "
             f"in {time.monotonic() - started:.0f} s"
         )
 
