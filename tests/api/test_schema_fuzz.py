@@ -292,6 +292,12 @@ def committed_world(transactional_db, no_second_factor) -> World:
 def test_the_lean_scan_route_answers_within_the_schema(committed_world: World) -> None:
     operation = lean["/api/entry/scan"]["POST"]
 
+    _send_as_everyone(
+        committed_world,
+        _well_formed(operation, committed_world),
+        lambda case, **kw: case.call(**kw),
+    )
+
     @SETTINGS
     @given(case=_cases(operation, committed_world.ids))
     def run(case: Any) -> None:
