@@ -13,6 +13,7 @@ Bounded and repeatable: a fixed number of examples per operation (each sent as e
 derandomized, no example database, no shrinking.
 """
 
+import os
 import re
 import secrets
 import time
@@ -54,8 +55,8 @@ from safeground.matches.services import plan_generate
 from tests import factories
 
 # Generated requests per operation; each is sent once per credential (12), so 42 operations make
-# about 42 * EXAMPLES * 12 requests.
-EXAMPLES = 6
+# about 42 * EXAMPLES * 12 requests. SCHEMA_FUZZ_EXAMPLES=200 for a deeper run by hand.
+EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "6"))
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
