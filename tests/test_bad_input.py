@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from safeground.entry.models import Scan
@@ -147,3 +148,20 @@ def test_evidence_video_has_its_own_limit_above_the_common_upload_limit(
     refused(
         upload(f"/api/fixtures/{day.cup_tie.pk}/log/{entry.seq}/photo"), 413, "too_large", "body"
     )
+
+
+def test_a_number_too_big_for_the_database_is_a_400_naming_it(day, settings) -> None:
+    # Found by the schema fuzzing (tests/api/test_schema_fuzz.py): on SQLite an id past 2^63 - 1
+    # raised OverflowError, a 500.
+    settings.SAFEGROUND_REQUIRE_2FA = False
+    safety = factories.logged_in(day.cast["safety"])
+    safety.raise_request_exception = True
+    base = f"/api/fixtures/{day.cup_tie.pk}"
+    huge = 10**30
+    who = {"entries": [1, huge], "reason": "identify the thrower"}
+    answer = safety.post(f"{base}/who-was-there", who, content_type="application/json")
+    if connection.vendor == "sqlite":
+        refused(answer, 400, "out_of_range", "entries[1]")
+    else:  # PostgreSQL compares it as a numeric and finds no such entry
+        refused(answer, 400, "casework_refused", "entries")
+    refused(safety.get(f"/api/fixtures/{huge}/log"), 404, "not_found", "")

@@ -6,6 +6,7 @@ login, a role that may not, and a missing object; so are a body over the size li
 database that cannot be reached (503 with Retry-After), never a 500 or a traceback.
 """
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -19,7 +20,7 @@ from safeground.accounts.api import router as accounts_router
 from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
-from safeground.errors import SafegroundError, TooLarge, Unavailable, error_body
+from safeground.errors import OutOfRange, SafegroundError, TooLarge, Unavailable, error_body
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
 from safeground.reports.api import router as reports_router
@@ -95,6 +96,50 @@ def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
 def too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return refused(request, TooLarge("body", f"the request body is over {limit} bytes"))
+
+
+# SQLite stores integers up to 2^63 - 1 and refuses a bigger one in a query with OverflowError.
+LARGEST = 2**63 - 1
+
+
+@api.exception_handler(OverflowError)
+def number_out_of_range(request: HttpRequest, exc: OverflowError) -> HttpResponse:
+    """An id or count past what the database holds (`{"entries": [10**30]}`, found by the schema
+    fuzzing): a 400 naming it, never a 500. Nothing was written: each service is one
+    transaction, rolled back by the error."""
+    return refused(request, OutOfRange(_too_big(request), f"must be at most {LARGEST}"))
+
+
+def _too_big(request: HttpRequest) -> str:
+    """Where the number too big for the database is: a path or query parameter, or a body
+    field (`entries[3]`); "" if it cannot be told."""
+    match = request.resolver_match
+    for name, value in [*(match.kwargs.items() if match else ()), *request.GET.items()]:
+        if str(value).lstrip("-").isdigit() and abs(int(value)) > LARGEST:
+            return name
+    try:
+        body = json.loads(request.body) if request.body else None
+    except ValueError:
+        return ""
+    return _big_in(body, "") or ""
+
+
+def _big_in(value: Any, path: str) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return path if abs(value) > LARGEST else None
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        name = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
+        found = _big_in(item, name)
+        if found is not None:
+            return found
+    return None
 
 
 @api.exception_handler(PermissionDenied)

@@ -62,12 +62,30 @@ class NulCharacter(SafegroundError):
     code = "nul_character"
 
 
+class OutOfRange(SafegroundError):
+    """A whole number beyond what the database stores (an id past 2^63 - 1)."""
+
+    code = "out_of_range"
+
+
 class FileRefused(SafegroundError):
     """A whole file refused (tickets, a venue): every problem is listed, one per line."""
 
     def __init__(self, errors: list[str]) -> None:
         super().__init__("file", "\n".join(errors))
         self.errors = errors
+
+
+def answers(*errors: type[SafegroundError]) -> dict[str, Any]:
+    """A route's `openapi_extra` for the refusals it gives beyond the ones every operation
+    documents (safeground/api.py): each error's status, described by its docstring, in the one
+    error shape. `@router.post(..., openapi_extra=answers(PlanChanged))`."""
+    ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    documented: dict[str, Any] = {}
+    for error in errors:
+        description = " ".join((error.__doc__ or error.code).split())
+        documented[str(error.status)] = {"description": f"`{error.code}`: {description}", **ref}
+    return {"responses": documented}
 
 
 def error_body(code: str, field: str, detail: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
 from safeground.accounts.permissions import can_view_deployment, require
+from safeground.errors import answers
 from safeground.matches.selectors import fixture_for
 
 from . import services
@@ -132,6 +133,7 @@ class ReadyIn(Schema):
     "/fixtures/{fixture_id}/plan/ready",
     response={201: dict[str, Any]},
     url_name="deployment_plan_ready",
+    openapi_extra=answers(services.PlanNotReady),
 )
 def plan_ready(request: HttpRequest, fixture_id: int, payload: ReadyIn) -> Status[Any]:
     """The safety officer marks the current, signed-off plan ready."""

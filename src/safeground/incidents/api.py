@@ -20,6 +20,7 @@ from safeground.accounts.permissions import (
     can_write_log,
     require,
 )
+from safeground.errors import answers
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
@@ -115,14 +116,7 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
     "/fixtures/{fixture_id}/log",
     response={201: dict[str, Any]},
     url_name="log_append",
-    openapi_extra={
-        "responses": {
-            "409": {
-                "description": "You sent this idempotency key before with a different report",
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-            }
-        }
-    },
+    openapi_extra=answers(services.IdempotencyConflict),
 )
 def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Status[Any]:
     """Append a report. An idempotency key is its author's own: the same report sent again with

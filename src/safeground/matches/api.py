@@ -12,7 +12,7 @@ from safeground.accounts.permissions import (
     plan_sign_roles,
     require,
 )
-from safeground.errors import NotFound
+from safeground.errors import NotFound, answers
 from safeground.venues.selectors import ground_for_planning
 
 from .fixture_fields import FixtureError, fixture_fields_read, shares_check
@@ -27,6 +27,7 @@ from .selectors import (
     plan_is_signed_off,
 )
 from .services import (
+    PlanChanged,
     fixture_add,
     fixture_edit,
     fixture_share,
@@ -284,7 +285,12 @@ def fixture_plan(request: HttpRequest, fixture_id: int) -> PlanOut:
     return _plan_out(plan)
 
 
-@router.post("/fixtures/{fixture_id}/plan", response={201: PlanOut}, url_name="fixture_plan_save")
+@router.post(
+    "/fixtures/{fixture_id}/plan",
+    response={201: PlanOut},
+    url_name="fixture_plan_save",
+    openapi_extra=answers(PlanChanged),
+)
 def fixture_plan_save(request: HttpRequest, fixture_id: int, change: PlanChange) -> Status[PlanOut]:
     """A new version: made from the category, or the safety officer's changes (409 when the plan
     has moved on since `version`)."""
@@ -308,7 +314,10 @@ def fixture_plan_save(request: HttpRequest, fixture_id: int, change: PlanChange)
 
 
 @router.post(
-    "/fixtures/{fixture_id}/plan/sign", response={201: SignOffOut}, url_name="fixture_plan_sign"
+    "/fixtures/{fixture_id}/plan/sign",
+    response={201: SignOffOut},
+    url_name="fixture_plan_sign",
+    openapi_extra=answers(PlanChanged),
 )
 def fixture_plan_sign(request: HttpRequest, fixture_id: int, body: PlanSign) -> Status[SignOffOut]:
     """Sign the current version off: the safety officer or the police commander."""

@@ -38,7 +38,7 @@ class LogRowOut(Schema):
     hash: str
 
 
-class ScanOut(Schema):
+class ScanRowOut(Schema):
     id: int
     scanned_at: str
     stored_at: str
@@ -51,7 +51,7 @@ class ScanOut(Schema):
 
 
 class ScanPage(Schema):
-    scans: list[ScanOut]
+    scans: list[ScanRowOut]
     next_after: int | None
 
 

@@ -62,6 +62,12 @@ async def scan_threads_close() -> None:
     threads, _threads = _threads, None
     if threads is not None:
         await asyncio.get_running_loop().run_in_executor(None, threads.shutdown)
+    # Off the loop: Django refuses to close a connection from async code
+    # (SynchronousOnlyOperation), which made every shutdown after a scan thread had run fail.
+    await asyncio.get_running_loop().run_in_executor(None, _close_kept_connections)
+
+
+def _close_kept_connections() -> None:
     while _thread_connections:
         kept = _thread_connections.pop()
         kept.inc_thread_sharing()  # its thread has ended: closing it from here is safe

@@ -1,0 +1,307 @@
+"""Schemathesis against /api/openapi.json: every operation, the same generated requests sent as
+every role of the cast, as nobody and as a turnstile's device key. Whatever arrives, the answer
+is never a 5xx, its status is one the operation documents, and its content type and body match
+the schema.
+
+Requests go in process (schemathesis's WSGI transport into Django's `wsgi_app`, inside
+pytest-django's database), so nothing listens on a port. `POST /api/entry/scan` is also served
+by the lean ASGI route before Django (entry/runtime/asgi.py): it is fuzzed a second time through
+`safeground.asgi.application` over schemathesis's ASGI transport, on committed data because its
+scan threads hold Django connections of their own.
+
+Bounded and repeatable: a fixed number of examples per operation (each sent as every role),
+derandomized, no example database, no shrinking.
+"""
+
+import os
+import re
+import secrets
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import hypothesis
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from django.test import Client
+from hypothesis import HealthCheck, Phase, given
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.core import NOT_SET
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from safeground.asgi import application, wsgi_app
+from safeground.entry.runtime import lookups
+from safeground.incidents.services import (
+    Place,
+    broadcast_send,
+    log_entry_append,
+    log_entry_assign,
+    log_entry_photo_add,
+    steward_post_assign,
+)
+from safeground.matches.services import plan_generate
+from tests import factories
+
+# Generated requests per operation; each is sent once per credential (12), so 42 operations make
+# about 42 * EXAMPLES * 12 requests. SCHEMA_FUZZ_EXAMPLES=200 for a deeper run by hand.
+EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "6"))
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+SETTINGS = hypothesis.settings(
+    max_examples=EXAMPLES,
+    derandomize=True,  # the same requests every run
+    database=None,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure prints its request
+    suppress_health_check=list(HealthCheck),
+)
+
+schema = schemathesis.openapi.from_wsgi("/api/openapi.json", wsgi_app)
+OPERATIONS = [result.ok() for result in schema.get_all_operations()]
+
+
+@dataclass
+class World:
+    """Real objects for the path parameters, and each caller's credentials."""
+
+    ids: dict[str, Any]
+    # "METHOD /path": (query, body) of a request that is well formed for the world, so at least
+    # one request per operation gets past validation to the service, as each role.
+    valid: dict[str, tuple[dict[str, Any], Any]] = field(default_factory=dict)
+    callers: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+
+
+def _world() -> World:
+    day = factories.match_day()
+    cast, cup = day.cast, day.cup_tie
+    for name in ("steward", "supervisor"):
+        steward_post_assign(
+            fixture=cup, steward=cast[name], assigned_by=cast["safety"], zone="away-south-cup"
+        )
+    report = log_entry_append(
+        fixture=cup,
+        author=cast["loggist"],
+        category="missile",
+        text="Coins thrown towards the home section",
+        place=Place(block="S-L1"),
+    )
+    photo = log_entry_photo_add(entry=report, author=cast["loggist"], upload=factories.upload())
+    log_entry_assign(entry=report, author=cast["loggist"], assignee=cast["steward"])
+    plan_generate(fixture=cup, by=cast["safety"])
+    broadcast = broadcast_send(fixture=cup, sent_by=cast["safety"], script="hold")
+    check = factories.checks(cup)[0]
+    factories.ticket(cup, barcode="AWAY-1", block="S-L2")
+    _, key = factories.device(cast.home)
+    lookups.caches_clear()
+    world = World(
+        ids={
+            "fixture_id": cup.pk,
+            "entry_id": report.pk,
+            "photo_id": photo.pk,
+            "broadcast_id": broadcast.pk,
+            "check_id": check.pk,
+            "organisation": cast.away.slug,
+            "code": day.ground.code,
+        }
+    )
+    scan = {
+        "barcode": "AWAY-1",
+        "turnstile": "F03",
+        "scanned_at": (cup.kickoff - timedelta(minutes=40)).isoformat(),
+        "nonce": str(uuid.UUID(int=1)),
+    }
+    fixtures = "/api/fixtures/{fixture_id}"
+    entry = fixtures + "/log/{entry_id}"
+    world.valid = {
+        "POST /api/fixtures": ({}, {
+            "ground": day.ground.code, "opponent": "Northgate Albion",
+            "competition": factories.LEAGUE, "kickoff": "2030-08-10 15:00", "layout": "league",
+            "away_allocation": 300, "shared_with": [cast.police.slug]}),
+        f"PATCH {fixtures}": ({}, {"away_allocation": 550}),
+        f"POST {fixtures}/shares": ({}, {"organisation": cast.police.slug}),
+        f"POST {fixtures}/plan": ({}, {}),
+        f"POST {fixtures}/plan/sign": ({}, {"version": 1}),
+        f"POST {fixtures}/plan/ready": ({}, {"override_reason": "checks done on paper"}),
+        f"POST {fixtures}/log": ({}, {"category": "missile", "block": "S-L2",
+                                      "text": "Bottle thrown", "severity": 3}),
+        f"POST {entry}/assign": ({}, {"assignee": "steward"}),
+        f"POST {entry}/escalate": ({}, {"to": "police"}),
+        f"POST {entry}/status": ({}, {"status": "resolved"}),
+        f"POST {entry}/correct": ({}, {"note": "typo", "text": "Coins"}),
+        f"POST {entry}/task": ({}, {"task": "accepted"}),
+        f"POST {fixtures}/posts": ({}, {"steward": "steward", "zone": "away-south-cup"}),
+        f"POST {fixtures}/broadcasts": ({}, {"script": "hold"}),
+        f"POST {fixtures}/log/checkpoints": ({}, {"full_time": True}),
+        f"POST {fixtures}/who-was-there": ({}, {"entries": [report.pk],
+                                                "reason": "identify the thrower"}),
+        f"POST {fixtures}/checks/{{check_id}}/result": ({}, {"outcome": "pass"}),
+        "POST /api/entry/scan": ({}, scan),
+        "GET /api/entry/bundle": ({"turnstile": "F03"}, NOT_SET),
+        "POST /api/entry/offline-scans": (
+            {}, {"scans": [scan | {"decision": "admit", "reason": None}]}),
+    }  # fmt: skip
+    csrf = secrets.token_hex(16)
+    world.callers["anonymous"] = {"headers": {}, "cookies": {}}
+    world.callers["device"] = {"headers": {"X-Device-Key": key}, "cookies": {}}
+    for username, _, _ in factories.CAST:
+        client: Client = factories.logged_in(cast[username])
+        world.callers[username] = {
+            # ninja's session auth checks CSRF as a browser's form would be checked.
+            "headers": {"X-CSRFToken": csrf},
+            "cookies": {"sessionid": client.cookies["sessionid"].value, "csrftoken": csrf},
+        }
+    return world
+
+
+def _cases(operation: Any, ids: dict[str, Any]) -> st.SearchStrategy:
+    """Valid and invalid requests, with random path parameters and with the world's real ones
+    (the only way past a 404 to the body's checks)."""
+    names = re.findall(r"{(\w+)}", operation.path)
+    real = {name: ids[name] for name in names if name in ids}
+    strategies = []
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        strategies.append(operation.as_strategy(generation_mode=mode))
+        if real:
+            strategies.append(operation.as_strategy(generation_mode=mode, path_parameters=real))
+    return st.one_of(strategies)
+
+
+def _well_formed(operation: Any, world: World) -> Any:
+    """The world's well-formed request for the operation, or None when it needs a body we have
+    none for (the photo upload: its multipart body is generated)."""
+    names = re.findall(r"{(\w+)}", operation.path)
+    query, body = world.valid.get(_label(operation), ({}, NOT_SET))
+    if body is NOT_SET and operation.body:
+        return None
+    media = "application/json" if body is not NOT_SET else None
+    return operation.Case(
+        path_parameters={name: world.ids[name] for name in names},
+        query=query or None,
+        body=body,
+        media_type=media,
+    )
+
+
+def _label(operation: Any) -> str:
+    return f"{operation.method.upper()} {operation.path}"
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    examples: int = 0
+    seconds: float = 0.0
+    statuses: Counter[int] = field(default_factory=Counter)
+    operations: set[str] = field(default_factory=set)
+    pairs: set[tuple[str, str]] = field(default_factory=set)
+
+
+TALLY = Tally()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tally(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The counts, printed once at the end of the module (operations x callers, requests)."""
+    started = time.monotonic()
+    yield
+    TALLY.seconds += time.monotonic() - started
+    if not TALLY.requests:
+        return
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(
+            f"\nschema fuzz: {len(TALLY.operations)} operations, {len(TALLY.pairs)} "
+            f"operation x caller pairs, {TALLY.examples} examples, {TALLY.requests} requests "
+            f"in {TALLY.seconds:.0f} s; statuses {dict(sorted(TALLY.statuses.items()))}"
+        )
+
+
+def _send_as_everyone(world: World, case: Any, send: Callable[..., Any]) -> None:
+    TALLY.examples += 1
+    for caller, credentials in world.callers.items():
+        headers = {**(case.headers or {}), **credentials["headers"]}
+        response = send(case, headers=headers, cookies=credentials["cookies"])
+        TALLY.requests += 1
+        TALLY.statuses[response.status_code] += 1
+        TALLY.pairs.add((_label(case.operation), caller))
+        try:
+            case.validate_response(response, checks=CHECKS, headers=headers)
+        except Exception as failure:
+            raise AssertionError(f"as {caller}: {failure}") from failure
+
+
+@pytest.fixture
+def keep_connection() -> Iterator[None]:
+    """Django's WSGI handler closes the database connection after each request; inside the
+    test's transaction it must stay open, as django.test.Client keeps it."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def world(db, no_second_factor, keep_connection) -> World:
+    return _world()
+
+
+@pytest.mark.parametrize("operation", OPERATIONS, ids=_label)
+def test_every_role_gets_an_answer_the_schema_documents(operation: Any, world: World) -> None:
+    TALLY.operations.add(_label(operation))
+
+    send = lambda case, **kw: case.call(**kw)  # noqa: E731
+    well_formed = _well_formed(operation, world)
+    if well_formed is not None:
+        _send_as_everyone(world, well_formed, send)
+
+    @SETTINGS
+    @given(case=_cases(operation, world.ids))
+    def run(case: Any) -> None:
+        _send_as_everyone(world, case, send)
+
+    run()
+
+
+lean = schemathesis.openapi.from_dict(schema.raw_schema)
+lean.app = application
+
+
+@pytest.fixture
+def committed_world(transactional_db, no_second_factor) -> World:
+    """The lean route's scan threads read with connections of their own: the world committed.
+    (schemathesis ends the application's lifespan with the test, which closes those threads.)"""
+    return _world()
+
+
+def test_the_lean_scan_route_answers_within_the_schema(committed_world: World) -> None:
+    operation = lean["/api/entry/scan"]["POST"]
+
+    _send_as_everyone(
+        committed_world,
+        _well_formed(operation, committed_world),
+        lambda case, **kw: case.call(**kw),
+    )
+
+    @SETTINGS
+    @given(case=_cases(operation, committed_world.ids))
+    def run(case: Any) -> None:
+        _send_as_everyone(committed_world, case, lambda case, **kw: case.call(**kw))
+
+    run()
