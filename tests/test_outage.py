@@ -46,6 +46,47 @@ def test_the_log_api_answers_a_json_503_when_the_database_is_unreachable(
         assert answer.json()["code"] == "unavailable"
 
 
+def test_a_request_that_queued_too_long_for_a_thread_is_shed_and_writes_nothing(
+    match_day, client_for, settings
+) -> None:
+    """Overload: the server answers a request that waited past SAFEGROUND_QUEUE_WAIT_SECONDS
+    for an HTTP thread with a 503 and Retry-After rather than serving it late."""
+    from safeground.errors import ARRIVED
+
+    settings.SAFEGROUND_QUEUE_WAIT_SECONDS = 5
+    client = client_for("loggist")
+    url = f"/api/fixtures/{match_day.cup_tie.pk}/log"
+    report = {"category": "missile", "text": "coin", "block": factories.NORTH_BLOCKS[0]}
+
+    def sent(queued_for: float):
+        scope = {ARRIVED: time.monotonic() - queued_for}  # as safeground.asgi stamps it
+        return client.post(url, report, content_type="application/json", **{"asgi.scope": scope})
+
+    late = sent(6)
+    assert (late.status_code, late.json()["code"], late["Retry-After"]) == (503, "unavailable", "2")
+    assert "waited 6" in late.json()["detail"]
+    assert not LogEntry.objects.filter(fixture=match_day.cup_tie).exists()
+    page = client.get(f"/fixtures/{match_day.cup_tie.pk}/", **{"asgi.scope": {ARRIVED: 0.0}})
+    assert page.status_code == 503 and page["Retry-After"] == "2"
+    assert sent(1).status_code == 201
+
+
+def test_the_served_application_stamps_each_request_as_it_arrives() -> None:
+    from safeground.asgi import stamp_arrival
+    from safeground.errors import ARRIVED
+
+    seen = []
+
+    async def inner(scope, receive, send):
+        seen.append(scope)
+
+    before = time.monotonic()
+    asyncio.run(stamp_arrival(inner)({"type": "http"}, None, None))
+    asyncio.run(stamp_arrival(inner)({"type": "websocket"}, None, None))
+    assert before <= seen[0][ARRIVED] <= time.monotonic()
+    assert ARRIVED not in seen[1]
+
+
 def test_a_database_error_before_any_view_is_a_503_too(match_day, client_for, monkeypatch):
     """The second-factor check reads the session before the API's view runs: Django's last
     resort (handler500) answers the API's shape under /api/ and a short page elsewhere."""

@@ -12,6 +12,7 @@ Update 3).
 
 import gc
 import os
+import time
 
 from django.core.wsgi import get_wsgi_application
 
@@ -24,11 +25,24 @@ HTTP_THREADS = max(1, int(os.environ.get("SAFEGROUND_HTTP_THREADS", "8")))
 wsgi_app = get_wsgi_application()
 
 
+def stamp_arrival(app):
+    """Notes when each HTTP request arrived, so one that queued too long for a thread is shed
+    (safeground.errors.RequestChecks, SAFEGROUND_QUEUE_WAIT_SECONDS)."""
+    from safeground.errors import ARRIVED
+
+    async def stamped(scope, receive, send):
+        if scope["type"] == "http":
+            scope[ARRIVED] = time.monotonic()
+        await app(scope, receive, send)
+
+    return stamped
+
+
 def build_application():
     from a2wsgi import WSGIMiddleware
     from django.conf import settings
 
-    django_app = WSGIMiddleware(wsgi_app, workers=HTTP_THREADS)  # type: ignore[arg-type]
+    django_app = stamp_arrival(WSGIMiddleware(wsgi_app, workers=HTTP_THREADS))  # type: ignore[arg-type]
     if settings.DEBUG or not settings.STORAGES["staticfiles"]["BACKEND"].startswith("whitenoise"):
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 

@@ -7,6 +7,7 @@ commands print it and exit non-zero. Codes never change once released: add a new
 """
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -113,13 +114,34 @@ class RequestChecks:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        refusal = _too_large(request) or _nul_character(request)
+        refusal = _waited_too_long(request) or _too_large(request) or _nul_character(request)
         if refusal is None:
             return self.get_response(request)
         if request.path.startswith("/api/"):
-            return JsonResponse(refusal.to_json(), status=refusal.status)
-        text = f"{refusal.field}: {refusal.message}" if refusal.field else refusal.message
-        return HttpResponse(text, status=refusal.status, content_type="text/plain; charset=utf-8")
+            answer: HttpResponse = JsonResponse(refusal.to_json(), status=refusal.status)
+        else:
+            text = f"{refusal.field}: {refusal.message}" if refusal.field else refusal.message
+            answer = HttpResponse(
+                text, status=refusal.status, content_type="text/plain; charset=utf-8"
+            )
+        if refusal.status == Unavailable.status:
+            answer["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+        return answer
+
+
+# The moment the server read a request (safeground.asgi stamps it on the ASGI scope, which a2wsgi
+# hands on as environ["asgi.scope"]), before it queued for an HTTP thread.
+ARRIVED = "safeground.arrived"
+
+
+def _waited_too_long(request: HttpRequest) -> SafegroundError | None:
+    arrived = request.META.get("asgi.scope", {}).get(ARRIVED)
+    if arrived is None:
+        return None
+    waited = time.monotonic() - arrived
+    if waited <= settings.SAFEGROUND_QUEUE_WAIT_SECONDS:
+        return None
+    return Unavailable("", f"the server is overloaded (the request waited {waited:.1f} s)")
 
 
 def large_uploads(limit: Callable[[], int]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

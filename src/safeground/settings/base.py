@@ -106,6 +106,10 @@ SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 # requests after it returns succeed.
 SAFEGROUND_SCAN_DEADLINE_SECONDS = env.float("SAFEGROUND_SCAN_DEADLINE_SECONDS", default=2.0)
 SAFEGROUND_DATABASE_WAIT_SECONDS = env.float("SAFEGROUND_DATABASE_WAIT_SECONDS", default=5.0)
+# Overload: a request that waited longer than this for one of the process's HTTP threads gets a
+# 503 with Retry-After instead of being served late (its phone retries with the same key), so a
+# backlog drains instead of serving requests whose clients have given up.
+SAFEGROUND_QUEUE_WAIT_SECONDS = env.float("SAFEGROUND_QUEUE_WAIT_SECONDS", default=5.0)
 SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
     "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
 )
