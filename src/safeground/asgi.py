@@ -46,7 +46,7 @@ def build_application():
     if settings.DEBUG or not settings.STORAGES["staticfiles"]["BACKEND"].startswith("whitenoise"):
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
-        return ASGIStaticFilesHandler(django_app)  # type: ignore[arg-type]  # any ASGI app
+        return ASGIStaticFilesHandler(django_app)
     return django_app
 
 
