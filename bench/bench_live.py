@@ -61,7 +61,16 @@ REDIS_URL = os.environ.get("BENCH_LIVE_REDIS_URL", "redis://127.0.0.1:6379/0")
 PUBLISHERS = 4  # concurrent POST connections
 # The issue's measure last, so its line closes the output: 2,000 clients on one server process,
 # through Redis.
-LAYERS = ("inprocess", "plain", "redis-2proc", "redis-1proc")
+LAYERS = (
+    "reconnect-plain",
+    "reconnect",
+    "reconnect-redis",
+    "inprocess",
+    "plain",
+    "redis-2proc",
+    "redis-1proc",
+)
+RECONNECT_LAYERS = ("reconnect-plain", "reconnect", "reconnect-redis")
 WORKERS = {"redis-1proc": 1, "redis-2proc": 2}
 
 # The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:
@@ -84,6 +93,16 @@ def main() -> None:
     if args.append_rate:
         append_rate(args.entries)
         return
+    if args.reconnect_setup:
+        reconnect_setup(args.clients, args.entries)
+        return
+    if args.reconnect_write:
+        reconnect_write()
+        return
+    if args.ports:
+        global PORTS
+        low, _, high = args.ports.partition("-")
+        PORTS = range(int(low), int(high or low) + 1)
     raise_fd_limit()
     layers = [layer.strip() for layer in args.layers.split(",") if layer.strip()]
     layers.sort(key=lambda layer: LAYERS.index(layer))
@@ -114,9 +133,20 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--redis-url", default=REDIS_URL, help="default: %(default)s")
     parser.add_argument("--entries", type=int, default=400, help="entries per append-rate run")
     parser.add_argument("--no-append-rate", action="store_true")
+    parser.add_argument(
+        "--reconnect-log",
+        type=int,
+        default=300,
+        help="entries in the match's log before a reconnect run (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ports", default="", help="LO-HI: the servers listen only there (default: any free)"
+    )
     # Internal modes (subprocesses of this script).
     parser.add_argument("--serve-plain", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--append-rate", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reconnect-setup", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reconnect-write", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--trigger-port", type=int, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -285,6 +315,12 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     frame_bytes = 0
     summaries: list[str] = []
     for layer in layers:
+        if layer in RECONNECT_LAYERS:
+            reconnected = run_reconnect(args, layer, serving)
+            if reconnected is not None:
+                print(reconnected.detail(), flush=True)
+                print(reconnected.summary(), flush=True)
+            continue
         if layer in WORKERS and not redis_available(args.redis_url):
             print(f"layer={layer} skipped: no Redis at {args.redis_url}")
             continue
@@ -308,10 +344,18 @@ def redis_available(url: str) -> bool:
         return False
 
 
+PORTS: range | None = None  # --ports LO-HI: servers listen only there (a shared machine)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    for port in PORTS or (0,):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
+    raise RuntimeError(f"no free port in {PORTS}")
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
@@ -321,8 +365,32 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
             raise RuntimeError(f"server exited with {process.returncode}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
             return
-        time.sleep(0.1)
+        time.sleep(0.02)
     raise RuntimeError(f"server did not listen on port {port}")
+
+
+def start_server(
+    layer: str, database: Database, redis_url: str, port: int, trigger_port: int = 0
+) -> subprocess.Popen[bytes]:
+    if layer in ("plain", "reconnect-plain"):
+        command = [PYTHON, __file__, "--serve-plain", f"--port={port}"]
+        command.append(f"--trigger-port={trigger_port}")
+        env = dict(os.environ)
+    else:
+        command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
+        command.append(f"--workers={WORKERS.get(layer, 1)}")
+        via_redis = layer in WORKERS or layer == "reconnect-redis"
+        env = server_env(database, redis_url=redis_url if via_redis else "")
+    return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @contextlib.contextmanager
@@ -331,16 +399,8 @@ def server(
 ) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
     """(port, process, publisher factory) for the layer's server, stopped afterwards."""
     port = free_port()
-    if layer == "plain":
-        trigger_port = free_port()
-        command = [PYTHON, __file__, "--serve-plain", f"--port={port}"]
-        command.append(f"--trigger-port={trigger_port}")
-        env = dict(os.environ)
-    else:
-        command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
-        command.append(f"--workers={WORKERS.get(layer, 1)}")
-        env = server_env(database, redis_url=redis_url if layer in WORKERS else "")
-    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    trigger_port = free_port() if layer == "plain" else 0
+    process = start_server(layer, database, redis_url, port, trigger_port)
     try:
         wait_for_port(port, process)
         if layer == "plain":
@@ -349,12 +409,7 @@ def server(
         else:
             yield port, process, lambda: ApiPublisher(port)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_server(process)
 
 
 def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_bytes: int) -> Result:
@@ -682,6 +737,468 @@ async def _clients(url: str, origin: str, cookie: str, count: int, pipe: Connect
     pipe.send((ids, times, state["duplicates"], closed_before_stop, state["frame_len"]))
 
 
+# --- reconnect storm: every socket back after a server restart --------------------------------
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """What the pages' live script under test does on a close (static/safeground/live-1.js,
+    connectLive), read from that file: the first back-off and its cap, the jitter, what resets
+    it. 4401/4403/4404 end the retries."""
+
+    first_s: float
+    cap_s: float
+    full_jitter: bool  # a wait in [0, b]; else in [b/2, b]
+    reset_on_hello: bool  # else reset when the socket opens
+
+    def wait(self, backoff: float) -> float:
+        import random
+
+        if self.full_jitter:
+            return random.random() * backoff
+        return backoff / 2 + random.random() * (backoff / 2)
+
+    def __str__(self) -> str:
+        jitter = "[0, b]" if self.full_jitter else "[b/2, b]"
+        reset = "hello" if self.reset_on_hello else "open"
+        return (
+            f"client back-off as live-1.js: first {self.first_s:g} s, doubling to"
+            f" {self.cap_s:g} s, each wait uniform in {jitter}, reset on {reset}"
+        )
+
+
+def client_backoff() -> Backoff:
+    roots = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for root in [*roots, str(ROOT / "src")]:
+        script = Path(root) / "safeground" / "static" / "safeground" / "live-1.js"
+        if script.exists():
+            text = script.read_text()
+            break
+    else:
+        raise RuntimeError("live-1.js not found")
+
+    def ms(name: str) -> float:
+        found = re.search(name + r" = ([0-9_]+);", text)
+        if found is None:
+            raise RuntimeError(f"{name} not found in {script}")
+        return int(found[1].replace("_", "")) / 1000
+
+    return Backoff(
+        first_s=ms("BACKOFF_FIRST_MS"),
+        cap_s=ms("BACKOFF_MAX_MS"),
+        full_jitter="const delay = Math.random() * backoff;" in text,
+        reset_on_hello='if (frame.type === "hello") backoff = BACKOFF_FIRST_MS' in text,
+    )
+
+
+REFUSED = (4401, 4403, 4404)
+RECONNECT_TIMEOUT_S = 120.0
+# The users whose screens reconnect: most are stewards' phones (each its own user, posted to a
+# zone of the match), then the control room and the police.
+STEWARD_SHARE, CONTROL_SHARE = 0.85, 0.10
+
+
+@dataclass
+class ReconnectResult:
+    layer: str
+    db: str
+    clients: int
+    connected: int
+    connect_s: float
+    down_s: float  # kill -> server listening again
+    done_s: list[float]  # per client: server listening -> hello and catch-up received
+    attempts: int
+    duplicates: int
+    refused: int
+    missed: int
+    load: float
+    backoff: Backoff
+
+    def summary(self) -> str:
+        done = len(self.done_s)
+        seconds = max(self.done_s) if done == self.clients else float("inf")
+        return (
+            f"live reconnect clients={self.clients} seconds={seconds:.1f}"
+            f" layer={self.layer} db={self.db}"
+        )
+
+    def detail(self) -> str:
+        ordered = sorted(self.done_s)
+        return (
+            f"  reconnect {self.layer} ({self.db}): connected={self.connected}/{self.clients}"
+            f" in {self.connect_s:.1f} s; killed, restarted, listening after {self.down_s:.1f} s;"
+            f" back={len(ordered)}/{self.clients}, from listening p50/p99/max"
+            f" {percentile(ordered, 50):.2f}/{percentile(ordered, 99):.2f}"
+            f"/{ordered[-1] if ordered else float('nan'):.2f} s, attempts={self.attempts},"
+            f" duplicates={self.duplicates}, refused={self.refused}, catch-up missing"
+            f" {self.missed}; load average before {self.load:.1f}; {self.backoff}"
+        )
+
+
+def run_reconnect(
+    args: argparse.Namespace, layer: str, database: Database
+) -> ReconnectResult | None:
+    """Connect N sockets (N users), kill -9 the server, write entries while it is down, start it
+    again: seconds from its listening until every socket has its hello and the catch-up."""
+    plain = layer == "reconnect-plain"
+    if layer == "reconnect-redis" and not redis_available(args.redis_url):
+        print(f"layer={layer} skipped: no Redis at {args.redis_url}")
+        return None
+    env = server_env(database, redis_url=args.redis_url if layer == "reconnect-redis" else "")
+    if plain:
+        users: list[tuple[str, str]] = [("", "") for _ in range(args.clients)]
+        after, fixture_id = 0, 1
+    else:
+        setup = subprocess.run(
+            [
+                PYTHON,
+                __file__,
+                "--reconnect-setup",
+                f"--clients={args.clients}",
+                f"--entries={args.reconnect_log}",
+            ],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if setup.returncode != 0:
+            raise RuntimeError(f"reconnect setup failed: {setup.stderr[-3000:]}")
+        made = json.loads(setup.stdout.strip().splitlines()[-1])
+        users = [tuple(u) for u in made["users"]]  # type: ignore[misc]
+        after, fixture_id = made["last_seq"], made["fixture"]
+        writer = subprocess.Popen(
+            [PYTHON, __file__, "--reconnect-write"],
+            env=env,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    backoff = client_backoff()
+    load = os.getloadavg()[0]
+    port = free_port()
+    process = start_server(layer, database, args.redis_url, port)
+    wait_for_port(port, process)
+    url = f"ws://127.0.0.1:{port}/ws/fixtures/{fixture_id}/"
+    origin = f"http://127.0.0.1:{port}"
+    ctx = multiprocessing.get_context("fork")
+    pipes: list[Connection] = []
+    children = []
+    started = time.monotonic()
+    offset = 0
+    for share in split(args.clients, args.client_processes):
+        parent_end, child_end = ctx.Pipe()
+        mine = users[offset : offset + share]
+        offset += share
+        child = ctx.Process(
+            target=reconnect_client_process,
+            args=(url, origin, mine, after, backoff, child_end),
+            daemon=True,
+        )
+        child.start()
+        pipes.append(parent_end)
+        children.append(child)
+    try:
+        connected = sum(int(pipe.recv()) for pipe in pipes)
+        connect_s = time.monotonic() - started
+        time.sleep(1.0)
+        killed = time.monotonic()
+        process.kill()  # as a crash: no goodbye to the sockets
+        process.wait()
+        if not plain:
+            # What happened while every screen was blind: the catch-up each socket must get.
+            writer.stdin.write("write\n")  # type: ignore[union-attr]
+            writer.stdin.flush()  # type: ignore[union-attr]
+            line = writer.stdout.readline()  # type: ignore[union-attr]
+            if not line.startswith("written"):
+                raise RuntimeError(f"reconnect writer: {line!r}")
+        process = start_server(layer, database, args.redis_url, port)
+        wait_for_port(port, process, timeout=60)
+        ready = time.monotonic()
+        for pipe in pipes:
+            pipe.send(("ready", ready))
+        deadline = ready + RECONNECT_TIMEOUT_S
+        done_s: list[float] = []
+        attempts = duplicates = refused = missed = 0
+        for pipe in pipes:
+            if not pipe.poll(max(0.1, deadline - time.monotonic())):
+                pipe.send(("stop", 0.0))
+            times, tries, dups, refusals, missing = pipe.recv()
+            done_s += [t - ready for t in times]
+            attempts += tries
+            duplicates += dups
+            refused += refusals
+            missed += missing
+        return ReconnectResult(
+            layer=layer.removeprefix("reconnect-") if layer != "reconnect" else "inprocess",
+            db="none" if plain else database.name,
+            clients=args.clients,
+            connected=connected,
+            connect_s=connect_s,
+            down_s=ready - killed,
+            done_s=done_s,
+            attempts=attempts,
+            duplicates=duplicates,
+            refused=refused,
+            missed=missed,
+            load=load,
+            backoff=backoff,
+        )
+    finally:
+        for pipe in pipes:
+            with contextlib.suppress(OSError):
+                pipe.send(("stop", 0.0))
+        for child in children:
+            child.join(timeout=10)
+            if child.is_alive():
+                child.terminate()
+        stop_server(process)
+        if not plain:
+            writer.kill()
+            writer.wait()
+
+
+def reconnect_client_process(
+    url: str,
+    origin: str,
+    users: list[tuple[str, str]],
+    after: int,
+    policy: Backoff,
+    pipe: Connection,
+) -> None:
+    raise_fd_limit()
+    try:
+        import uvloop
+
+        run = uvloop.run
+    except ImportError:  # pragma: no cover
+        run = asyncio.run
+    run(_reconnecting_clients(url, origin, users, after, policy, pipe))
+
+
+async def _reconnecting_clients(
+    url: str,
+    origin: str,
+    users: list[tuple[str, str]],
+    after: int,
+    policy: Backoff,
+    pipe: Connection,
+) -> None:
+    """Each socket as the live script runs it: open with ?after=<last seq seen>, reconnect on a
+    close with its back-off; done once, after the restart, it has had its hello and the frame
+    that closes its catch-up (the last entry written while the server was down that it may see,
+    marked `rc-final <key>`)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    loop = asyncio.get_running_loop()
+    state = {"attempts": 0, "duplicates": 0, "refused": 0}
+    done_at: list[float] = []
+    all_done = asyncio.Event()
+    first_open = asyncio.Semaphore(50)  # the first connect only, as in the fan-out runs
+    opened = [asyncio.Event() for _ in users]
+
+    async def one(index: int, cookie: str, final: str) -> None:
+        seq, backoff, connections = after, policy.first_s, 0
+        headers = {"Cookie": f"sessionid={cookie}"} if cookie else {}
+        marker = f"rc-final [{final}]"
+        while True:
+            try:
+                async with contextlib.AsyncExitStack() as stack:
+                    if connections == 0:
+                        await stack.enter_async_context(first_open)
+                    else:
+                        state["attempts"] += 1
+                    ws = await connect(
+                        f"{url}?after={seq}",
+                        origin=origin,  # type: ignore[arg-type]
+                        additional_headers=headers,
+                        compression=None,
+                        ping_interval=None,
+                        open_timeout=60,
+                        max_queue=None,
+                    )
+                if not policy.reset_on_hello:
+                    backoff = policy.first_s
+                connections += 1
+                opened[index].set()
+                hello = False
+                async for message in ws:
+                    frame = json.loads(message)
+                    if frame.get("type") == "hello":
+                        hello = True
+                        if policy.reset_on_hello:
+                            backoff = policy.first_s
+                        if connections > 1 and not cookie:  # the plain peer: hello is all
+                            break
+                        continue
+                    frame_seq = frame.get("seq")
+                    if isinstance(frame_seq, int):
+                        if frame_seq <= seq:
+                            state["duplicates"] += 1
+                            continue
+                        seq = frame_seq
+                    if connections > 1 and hello and marker in message:
+                        break
+                if connections > 1 and hello:  # back after the restart, caught up
+                    done_at.append(time.monotonic())
+                    if len(done_at) == len(users):
+                        all_done.set()
+                    await ws.close()
+                    return
+            except ConnectionClosed as closed:
+                if closed.rcvd is not None and closed.rcvd.code in REFUSED:
+                    state["refused"] += 1
+                    return
+            except Exception:
+                pass
+            delay = policy.wait(backoff)
+            backoff = min(backoff * 2, policy.cap_s)
+            await asyncio.sleep(delay)
+
+    tasks = [asyncio.create_task(one(i, cookie, final)) for i, (cookie, final) in enumerate(users)]
+    await asyncio.wait(
+        [asyncio.ensure_future(event.wait()) for event in opened], timeout=RECONNECT_TIMEOUT_S
+    )
+    pipe.send(sum(event.is_set() for event in opened))
+    message, _ready = await loop.run_in_executor(None, pipe.recv)
+    if message == "ready":
+        stop = loop.run_in_executor(None, pipe.recv)
+        await asyncio.wait(
+            [asyncio.ensure_future(all_done.wait()), stop], return_when=asyncio.FIRST_COMPLETED
+        )
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    missing = len(users) - len(done_at)
+    pipe.send((done_at, state["attempts"], state["duplicates"], state["refused"], missing))
+
+
+def reconnect_setup(clients: int, entries: int) -> None:
+    """Users for the reconnect run, one per socket, each with a session: stewards posted to the
+    cup tie's zones, the control room, the police; and a log of `entries` reports, a match well
+    under way. Prints their session keys, the marker each waits for, and the cup tie's last seq,
+    as JSON."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.sessions.models import Session
+    from django.db.models import Max
+
+    from safeground.accounts.models import Membership, Organisation, Role, User
+    from safeground.incidents.models import LogEntry, StewardPost
+    from safeground.matches.models import FixtureShare
+
+    fixture = bench_fixture()
+    home = fixture.ground.organisation_id
+    police = FixtureShare.objects.get(fixture=fixture, purpose=FixtureShare.Purpose.POLICE)
+    zones = list(fixture.zones.order_by("zone_id").values_list("zone_id", flat=True))
+    backend = settings.AUTHENTICATION_BACKENDS[-1]
+    User.objects.filter(username__startswith="rc-").delete()
+    made = User.objects.bulk_create(
+        User(username=f"rc-{i}", password="!bench", first_name="Bench", last_name=f"Screen {i}")
+        for i in range(clients)
+    )
+    stewards = int(clients * STEWARD_SHARE)
+    control = int(clients * CONTROL_SHARE)
+    memberships, posts, users = [], [], []
+    sessions = []
+    for i, user in enumerate(made):
+        if i < stewards:
+            zone = zones[i % len(zones)]
+            memberships.append(Membership(user=user, organisation_id=home, role=Role.STEWARD))
+            posts.append(StewardPost(fixture=fixture, steward=user, zone_id=zone))
+            final = f"zone-{zone}"
+        elif i < stewards + control:
+            memberships.append(
+                Membership(user=user, organisation_id=home, role=Role.CONTROL_OPERATOR)
+            )
+            final = "all"
+        else:
+            memberships.append(
+                Membership(
+                    user=user, organisation_id=police.organisation_id, role=Role.POLICE_SPOTTER
+                )
+            )
+            final = "all"
+        store = SessionStore()
+        key = store._get_new_session_key()
+        data = {
+            SESSION_KEY: str(user.pk),
+            BACKEND_SESSION_KEY: backend,
+            HASH_SESSION_KEY: user.get_session_auth_hash(),
+        }
+        sessions.append(
+            Session(
+                session_key=key,
+                session_data=store.encode(data),
+                expire_date=store.get_expiry_date(),
+            )
+        )
+        users.append((key, final))
+    Membership.objects.bulk_create(memberships)
+    StewardPost.objects.bulk_create(posts)
+    Session.objects.bulk_create(sessions)
+    assert Organisation.objects.filter(pk=police.organisation_id).exists()
+    from safeground.incidents.services import Place, log_entry_append
+
+    author = User.objects.get(username=DEMO_USER)
+    codes = list(fixture.zones.order_by("zone_id").values_list("zone__code", flat=True))
+    for i in range(LogEntry.objects.filter(fixture=fixture).count(), entries):
+        log_entry_append(
+            fixture=fixture,
+            author=author,
+            category="other",
+            text=f"rc earlier report {i}",
+            place=Place(zone=codes[i % len(codes)]),
+            severity=2,
+            idempotency_key=str(uuid.uuid4()),
+        )
+    last_seq = LogEntry.objects.filter(fixture=fixture).aggregate(last=Max("seq"))["last"] or 0
+    print(json.dumps({"users": users, "last_seq": last_seq, "fixture": fixture.pk}))
+
+
+def reconnect_write() -> None:
+    """Waits for a line on stdin (the server is down), then logs what every screen must catch
+    up on: a report in each of the cup tie's zones, the last of each zone's marked `rc-final
+    zone-<id>`, then one for the control room and the police, `rc-final all`."""
+    import django
+
+    django.setup()
+    from safeground.accounts.models import User
+    from safeground.incidents.services import Place, log_entry_append
+
+    fixture = bench_fixture()
+    author = User.objects.get(username=DEMO_USER)
+    zones = list(fixture.zones.order_by("zone_id").values_list("zone_id", "zone__code"))
+    sys.stdin.readline()
+    last = None
+
+    def append(text: str, place: Place) -> int:
+        return log_entry_append(
+            fixture=fixture,
+            author=author,
+            category="other",
+            text=text,
+            place=place,
+            severity=2,
+            idempotency_key=str(uuid.uuid4()),
+        ).seq
+
+    for round_ in range(2):
+        for zone_id, code in zones:
+            final = round_ == 1
+            text = f"rc-final [zone-{zone_id}]" if final else f"rc while down, zone {code}"
+            last = append(text, Place(zone=code))
+    last = append("rc-final [all]", Place(outside="Green Street, outside the ground"))
+    print(f"written {last}", flush=True)
+
+
 # --- the reference: a plain websockets broadcast server -------------------------------------
 
 
@@ -713,11 +1230,28 @@ async def _serve_plain(port: int, trigger_port: int) -> None:
             broadcast(connected, line.decode().rstrip("\n"))
             writer.write(b"ok\n")
 
-    async with (
-        serve(handler, "127.0.0.1", port, compression=None, backlog=4096),
-        await asyncio.start_server(trigger, "127.0.0.1", trigger_port),
-    ):
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(
+            serve(handler, "127.0.0.1", port, compression=None, backlog=4096)
+        )
+        if trigger_port:  # the reconnect peer needs no trigger
+            await stack.enter_async_context(
+                await asyncio.start_server(trigger, "127.0.0.1", trigger_port)
+            )
         await asyncio.get_running_loop().create_future()
+
+
+def bench_fixture() -> Any:
+    """The cup tie the fan-out's sockets watch: the first of the fixtures against Chelsea, as
+    `GET /api/fixtures` lists them (the demo also has a rerun of it today)."""
+    from safeground.matches.models import Fixture
+
+    return (
+        Fixture.objects.select_related("ground")
+        .filter(away_club__name="Chelsea")
+        .order_by("kickoff")
+        .first()
+    )
 
 
 # --- append rate with the hash chain ----------------------------------------------------------
@@ -748,9 +1282,8 @@ def append_rate(entries: int) -> None:
         print("append rate: incidents app not present")
         return
     from safeground.accounts.models import User
-    from safeground.matches.models import Fixture
 
-    fixture = Fixture.objects.select_related("ground").get(away_club__name="Chelsea")
+    fixture = bench_fixture()
     author = User.objects.get(username=DEMO_USER)
     started = time.perf_counter()
     marks: list[float] = []

@@ -161,3 +161,58 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
             assert (await next_frame(ws))["seq"] == 5
 
     asyncio.run(scenario())
+
+
+def test_a_reconnecting_socket_gets_only_the_entries_it_missed_each_once(
+    cup_tie, session_of, open_socket, settings
+):
+    """The real catch-up (the log folded once per process, extended as it grows): a socket that
+    comes back with `after` gets the entries after it, in order, none twice, then live ones."""
+    from safeground.incidents.selectors import shown_entries
+    from safeground.incidents.services import Place, log_entry_append
+
+    settings.SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = 5.0  # as served: the fold is kept
+    loggist = User.objects.get(username="loggist")
+    session = session_of("loggist")
+
+    def report(text: str) -> int:
+        entry = log_entry_append(
+            fixture=cup_tie,
+            author=loggist,
+            category="missile",
+            text=text,
+            place=Place(block="S-L1"),
+        )
+        return entry.seq
+
+    first = [report(f"before {i}") for i in range(3)]
+
+    async def seqs_after(after: int, then: str | None = None) -> list[int]:
+        async with open_socket(cup_tie.pk, session, after=after) as ws:
+            assert (await next_frame(ws))["type"] == "hello"
+            got = []
+            while True:
+                try:
+                    frame = await next_frame(ws, timeout=0.5)
+                except TimeoutError:
+                    break
+                got.append(frame["seq"])
+            if then is not None:  # a live entry after the catch-up comes once, after it
+                live = await asyncio.to_thread(report, then)
+                assert (await next_frame(ws))["seq"] == live
+                await no_frame(ws)
+            return got
+
+    def shown_after(seq: int) -> list[int]:  # the log as it stands (warnings come in too)
+        return list(shown_entries(cup_tie).filter(seq__gt=seq).values_list("seq", flat=True))
+
+    assert asyncio.run(seqs_after(0)) == shown_after(0) and first[-1] in shown_after(0)
+    before = shown_after(0)[-1]
+    for i in range(2):
+        report(f"while away {i}")
+    missed = shown_after(before)
+    assert len(missed) >= 2
+    assert asyncio.run(seqs_after(before, then="live")) == missed
+    latest = shown_after(0)[-1]
+    assert asyncio.run(seqs_after(latest)) == []
+    assert asyncio.run(seqs_after(first[0])) == shown_after(first[0])

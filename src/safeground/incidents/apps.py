@@ -10,7 +10,8 @@ class IncidentsConfig(AppConfig):
         # socket missed and which zones a steward's socket is for.
         from safeground.live import providers
 
-        from .selectors import live_catch_up, viewer_zone_ids
+        from .catch_up import live_catch_up
+        from .selectors import viewer_zone_ids
 
         providers.register_catch_up(live_catch_up)
         providers.register_viewer_zones(viewer_zone_ids)

@@ -11,8 +11,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 
 from safeground.accounts.permissions import can_read_checkpoints, require
-from safeground.live.catalogue import LOG_ENTRY, LOG_PHOTO
-from safeground.live.events import Audience, frame_json
+from safeground.live.events import Audience
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
@@ -266,7 +265,7 @@ def entry_audience(
     )
 
 
-def _entries(fixture: Fixture) -> QuerySet[LogEntry]:
+def shown_entries(fixture: Fixture) -> QuerySet[LogEntry]:
     """The log as shown: every entry but the chained records."""
     return (
         LogEntry.objects.filter(fixture=fixture)
@@ -280,7 +279,7 @@ def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
     """Every entry in order, each with its incident's state just after it."""
     zones = zone_map(fixture)
     states: dict[int, IncidentState] = {}
-    for entry in _entries(fixture):
+    for entry in shown_entries(fixture):
         report_id = entry.concerns_id or entry.pk
         states[report_id] = incident_fold(states.get(report_id), entry, zones)
         yield entry, states[report_id]
@@ -291,7 +290,7 @@ def visible_log(fixture: Fixture, viewer: Viewer) -> list[tuple[LogEntry, Incide
     zones = zone_map(fixture)
     states: dict[int, IncidentState] = {}
     seen = []
-    for entry in _entries(fixture):
+    for entry in shown_entries(fixture):
         report_id = entry.concerns_id or entry.pk
         before = states.get(report_id)
         after = states[report_id] = incident_fold(before, entry, zones)
@@ -330,29 +329,6 @@ def photo_json(photo: Photo, entry: LogEntry) -> dict[str, Any]:
         "sha256": photo.sha256,
         "url": url,
     }
-
-
-def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    """The frames a (re)connecting socket missed, filtered as live frames are: the entries after
-    `after_seq`, then the photos of every entry it may see (few, and a photo may come late)."""
-    fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
-    seen = visible_log(fixture, viewer)
-    frames = [
-        frame_json(
-            fixture_id=fixture_id,
-            type=LOG_ENTRY,
-            data=entry_event_data(entry, state),
-            seq=entry.seq,
-        )
-        for entry, state in seen
-        if entry.seq > after_seq
-    ]
-    entries = {entry.pk: entry for entry, _ in seen}
-    for photo in Photo.objects.filter(entry__fixture=fixture).order_by("pk"):
-        if photo.entry_id in entries:
-            data = photo_json(photo, entries[photo.entry_id])
-            frames.append(frame_json(fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None))
-    return frames
 
 
 def viewer_zone_ids(user: Any, fixture: Fixture) -> frozenset[int]:

@@ -21,24 +21,19 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from importlib import import_module
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.contrib.auth import get_user
-from django.core.exceptions import PermissionDenied
-from django.db import close_old_connections
-from django.http import Http404, HttpRequest
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
 from . import providers
+from .admission import CLOSE_FORBIDDEN, CLOSE_NO_FIXTURE, admit, reads_begin, reads_end
 from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
 from .catalogue import HELLO, PONG
 from .events import Viewer, frame_json
-from .viewers import viewer_for
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +45,6 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 FIXTURE_SOCKET = re.compile(r"/ws/fixtures/(?P<fixture_id>[0-9]{1,18})/")
-CLOSE_NOT_LOGGED_IN = 4401
-CLOSE_FORBIDDEN = 4403
-CLOSE_NO_FIXTURE = 4404
 CLOSE_SERVER_ERROR = 1011
 MAX_CLIENT_MESSAGE = 1_000  # characters; clients only ever send pings
 
@@ -182,49 +174,10 @@ def origin_allowed(origin: str | None) -> bool:
     return bool(domain) and validate_host(domain, allowed_hosts)
 
 
-def admit(*, session_key: str | None, fixture_id: int) -> Viewer | int:
-    """Session, user, second factor, fixture and memberships in one go: a Viewer or a close code."""
-    close_old_connections()
-    try:
-        if not session_key:
-            return CLOSE_NOT_LOGGED_IN
-        request = HttpRequest()
-        request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-        user = get_user(request)
-        if not user.is_authenticated:
-            return CLOSE_NOT_LOGGED_IN
-        if not _second_factor_passed(user, request.session):
-            return CLOSE_NOT_LOGGED_IN
-        from safeground.matches.selectors import fixture_for
-
-        try:
-            fixture = fixture_for(user, fixture_id)
-        except Http404:
-            return CLOSE_NO_FIXTURE
-        except PermissionDenied:
-            return CLOSE_FORBIDDEN
-        return viewer_for(user, fixture)
-    finally:
-        close_old_connections()
-
-
-def _second_factor_passed(user: Any, session: Any) -> bool:
-    from django_otp import DEVICE_ID_SESSION_KEY
-    from django_otp.models import Device
-
-    from safeground.accounts.permissions import needs_second_factor
-
-    if not settings.SAFEGROUND_REQUIRE_2FA or not needs_second_factor(user):
-        return True
-    persistent_id = session.get(DEVICE_ID_SESSION_KEY)
-    device = Device.from_persistent_id(persistent_id) if persistent_id else None
-    return device is not None and device.user_id == user.pk and device.confirmed
-
-
 def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
     """The frames after `after_seq` this viewer may see, from the apps registered with live."""
-    close_old_connections()
+    reads_begin()
     try:
         return providers.catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq)
     finally:
-        close_old_connections()
+        reads_end()

@@ -49,6 +49,15 @@ def fixture_for(user: Any, fixture_id: int) -> Fixture:
     return fixture
 
 
+def fixture_with_shares(fixture_id: int) -> Fixture:
+    """A fixture with what deciding who may view it needs (its ground, its shares), for a caller
+    that checks `can_view_fixture` per user itself: the live sockets' admission, which keeps
+    one copy per process for a few seconds (live/admission.py). Http404 if there is none."""
+    return get_object_or_404(
+        Fixture.objects.select_related("ground").prefetch_related("shares"), pk=fixture_id
+    )
+
+
 def fixture_zone_uses(fixture: Fixture) -> dict[int, str]:
     """zone id -> home / away / buffer for this fixture."""
     return {fz.zone_id: fz.use for fz in fixture.zones.all()}

@@ -121,6 +121,13 @@ SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", defau
 SAFEGROUND_HEADER_TIMEOUT_SECONDS = env.float("SAFEGROUND_HEADER_TIMEOUT_SECONDS", default=10.0)
 SAFEGROUND_KEEP_ALIVE_SECONDS = env.int("SAFEGROUND_KEEP_ALIVE_SECONDS", default=5)
 SAFEGROUND_MAX_CONNECTIONS = env.int("SAFEGROUND_MAX_CONNECTIONS", default=4096)
+# Live sockets (live/admission.py): each process keeps a fixture's ground and shares this many
+# seconds for the sockets it admits, so a reconnect storm reads them once; a withdrawn share
+# refuses new sockets within this bound (memberships, users and sessions are read every time).
+# The catch-up's zone map is re-read at most this often too (incidents/catch_up.py).
+SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = env.float(
+    "SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS", default=5.0
+)
 # Request bodies (safeground.errors.RequestChecks): a 413 past these. DATA_UPLOAD_MAX_MEMORY_SIZE
 # bounds every body but uploads (Django's default, 2.5 MB: a log entry is a few kB, 500 offline
 # scans ~150 kB); MAX_UPLOAD bounds a multipart upload whole (a photo is at most 10 MB).

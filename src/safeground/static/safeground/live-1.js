@@ -13,8 +13,9 @@
 // a status line never claims a freshness it does not have.
 
 const PING_EVERY_MS = 15_000;
-const BACKOFF_FIRST_MS = 500;
-const BACKOFF_MAX_MS = 10_000;
+// Reconnect back-off: capped, exponential, full jitter (see retry()).
+const BACKOFF_FIRST_MS = 1_000;
+const BACKOFF_MAX_MS = 4_000;
 const TICK_MS = 5_000;
 const SILENT_MS = 2 * PING_EVERY_MS + 5_000;
 
@@ -48,7 +49,6 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
     retryTimer = null;
     socket = new WebSocket(url());
     socket.addEventListener("open", () => {
-      backoff = BACKOFF_FIRST_MS;
       lastHeard = Date.now();
       status.connected = true;
       status.reconnectIn = null;
@@ -72,8 +72,11 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
   }
 
   function retry() {
-    // Exponential back-off with jitter, so a restarted server is not hit by every page at once.
-    const delay = backoff / 2 + Math.random() * (backoff / 2);
+    // A wait anywhere in [0, backoff] (full jitter), the back-off doubling up to its cap: after a
+    // restart the match's 2,000 screens come back spread over the cap, not in lockstep, and
+    // none waits longer than the cap once the server is up (issue 17; bench/bench_live.py's
+    // reconnect run mimics this, docs/adr/0002-live-fan-out.md, Update 4).
+    const delay = Math.random() * backoff;
     backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
     status.reconnectIn = delay;
     report();
@@ -92,6 +95,8 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
       return;
     }
     lastHeard = Date.now();
+    // Admitted (not merely accepted: an overloaded server accepts, then closes with 1013).
+    if (frame.type === "hello") backoff = BACKOFF_FIRST_MS;
     if (frame.type === "hello" || frame.type === "pong") return;
     status.lastUpdate = new Date();
     if (typeof frame.seq === "number") {

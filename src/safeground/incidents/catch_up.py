@@ -1,0 +1,145 @@
+"""What a (re)connecting socket missed, without folding the whole log again for every socket.
+
+The log is append-only and hash-chained, so each shown entry's frame and audience, found by
+`visible_log`'s rule (`incident_fold`, then `entry_audience`), never change once written. Each
+process keeps one fold per fixture and extends it with the entries appended since; a catch-up is
+then a filter of it by seq and by the viewer's audience. Before each use the fold is checked
+against the database: the entry it ends with must still be there with the same hash (which chains
+every entry before it), or the log is folded afresh; and the fixture's zone map (which decides
+the zones of every entry) is read again at most every SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS, the
+fold started afresh if it changed. Measured: docs/adr/0002-live-fan-out.md, Update 4.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from safeground.live.catalogue import LOG_ENTRY, LOG_PHOTO
+from safeground.live.events import Audience, frame_json
+from safeground.matches.models import Fixture
+
+from .models import LogEntry, Photo
+from .selectors import (
+    IncidentState,
+    ZoneMap,
+    entry_audience,
+    entry_event_data,
+    incident_fold,
+    photo_json,
+    shown_entries,
+    zone_map,
+)
+
+if TYPE_CHECKING:
+    from safeground.live.events import Viewer
+
+KEPT_FOLDS = 64  # fixtures per process (a league's match day)
+
+
+@dataclass
+class _Fold:
+    """One fixture's log as shown, folded in seq order: each entry with its frame and audience."""
+
+    zones: ZoneMap | None = None
+    zones_read: float = float("-inf")
+    states: dict[int, IncidentState] = field(default_factory=dict)
+    entries: list[LogEntry] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)
+    audiences: list[Audience] = field(default_factory=list)
+    last_hash: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def restart(self, zones: ZoneMap) -> None:
+        self.zones = zones
+        self.states, self.entries, self.seqs, self.frames, self.audiences = {}, [], [], [], []
+        self.last_hash = ""
+
+    def add(self, entry: LogEntry, fixture_id: int) -> None:
+        assert self.zones is not None
+        report_id = entry.concerns_id or entry.pk
+        before = self.states.get(report_id)
+        after = self.states[report_id] = incident_fold(before, entry, self.zones)
+        self.entries.append(entry)
+        self.seqs.append(entry.seq)
+        self.frames.append(
+            frame_json(
+                fixture_id=fixture_id,
+                type=LOG_ENTRY,
+                data=entry_event_data(entry, after),
+                seq=entry.seq,
+            )
+        )
+        self.audiences.append(entry_audience(entry, before=before, after=after, zones=self.zones))
+        self.last_hash = entry.hash
+
+
+_folds: dict[int, _Fold] = {}
+_folds_lock = threading.Lock()
+
+
+def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
+    """The frames a (re)connecting socket missed, filtered as live frames are: the entries after
+    `after_seq` it may see, then the photos of every entry it may see (few, and a photo may come
+    late). The same frames `visible_log` gives, from the process's fold of the log."""
+    entries, seqs, frames, audiences = _fold_current(fixture_id)
+    start = bisect.bisect_right(seqs, after_seq)
+    found = [frames[i] for i in range(start, len(seqs)) if audiences[i].admits(viewer)]
+    visible = {entries[i].pk: entries[i] for i in range(len(seqs)) if audiences[i].admits(viewer)}
+    for photo in Photo.objects.filter(entry__fixture_id=fixture_id).order_by("pk"):
+        entry = visible.get(photo.entry_id)
+        if entry is not None:
+            data = photo_json(photo, entry)
+            found.append(frame_json(fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None))
+    return found
+
+
+def folds_forget() -> None:
+    """Drop every fold (tests)."""
+    with _folds_lock:
+        _folds.clear()
+
+
+def _fold_current(
+    fixture_id: int,
+) -> tuple[list[LogEntry], list[int], list[str], list[Audience]]:
+    with _folds_lock:
+        fold = _folds.get(fixture_id)
+        if fold is None:
+            if len(_folds) >= KEPT_FOLDS:
+                _folds.clear()
+            fold = _folds[fixture_id] = _Fold()
+    with fold.lock:
+        fixture = Fixture(pk=fixture_id)
+        now = time.monotonic()
+        if now - fold.zones_read >= settings.SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS:
+            fixture = Fixture.objects.select_related("ground").get(pk=fixture_id)
+            zones = zone_map(fixture)
+            if zones != fold.zones:
+                fold.restart(zones)
+            fold.zones_read = now
+        rows: list[LogEntry] = []
+        if fold.seqs:
+            # A light query first (the full one's joins cost ~10x to compile): usually nothing new.
+            since = shown_entries(fixture).filter(seq__gte=fold.seqs[-1])
+            heads = list(since.values_list("seq", "hash")[:2])
+            if heads[:1] != [(fold.seqs[-1], fold.last_hash)]:
+                # Not the log it was folded from (a database restored or emptied): afresh.
+                assert fold.zones is not None
+                fold.restart(fold.zones)
+                rows = list(shown_entries(fixture))
+            elif len(heads) > 1:
+                rows = list(since.filter(seq__gt=fold.seqs[-1]))
+        else:
+            rows = list(shown_entries(fixture))
+        for entry in rows:
+            fold.add(entry, fixture_id)
+        # Copies of the lists' current length: other threads only ever append after it.
+        count = len(fold.seqs)
+        return fold.entries[:count], fold.seqs[:count], fold.frames[:count], fold.audiences[:count]
