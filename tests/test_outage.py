@@ -275,7 +275,9 @@ def test_the_log_api_during_a_database_outage_and_after_it(proxied, settings) ->
     for status, took, answer in during:
         assert status == 503 and answer["Content-Type"].startswith("application/json")  # type: ignore[index]
         assert answer.json()["code"] == "unavailable" and answer["Retry-After"] == "2"  # type: ignore[attr-defined]
-        assert took < 1.0 + 1.0  # the pool's wait (1 s here), not a hang
+        # The pool's wait (1 s here) and a margin for a loaded machine, not a hang (29 s before
+        # issue 17). Alone it answers in 1.0 s; once, late in a whole PostgreSQL run, in 2.5 s.
+        assert took < 1.0 + 2.0
     assert after == 201 and recovered < 5
     texts = set(LogEntry.objects.values_list("text", flat=True))
     assert "before" in texts and "after" in texts and not any(t.startswith("during") for t in texts)
