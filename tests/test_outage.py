@@ -180,6 +180,24 @@ def proxied(transactional_db, monkeypatch, settings):
     connection.close_pool()  # the next pool is made with the real address again
 
 
+async def scan_through(router, key: str, barcode: str, scanned_at: str) -> list[dict]:
+    """One turnstile scan straight through the lean scan route: the ASGI messages it sent."""
+    body = json.dumps({"barcode": barcode, "turnstile": "F03", "nonce": str(uuid.uuid4()),
+                       "scanned_at": scanned_at}).encode()  # fmt: skip
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/api/entry/scan",
+             "headers": [(b"x-device-key", key.encode())]}  # fmt: skip
+    await router(scope, receive, send)
+    return sent
+
+
 def test_scans_during_a_database_outage_and_after_it(proxied, settings) -> None:
     day = factories.match_day()
     tickets = factories.tickets(day.cup_tie, 40, prefix="OUT", block="S-L2")
@@ -193,20 +211,8 @@ def test_scans_during_a_database_outage_and_after_it(proxied, settings) -> None:
 
     async def scan() -> tuple[int, dict, dict, float, str]:
         barcode = next(barcodes)
-        body = json.dumps({"barcode": barcode, "turnstile": "F03", "nonce": str(uuid.uuid4()),
-                           "scanned_at": scanned_at}).encode()  # fmt: skip
-        sent: list = []
-
-        async def receive():
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message):
-            sent.append(message)
-
-        scope = {"type": "http", "method": "POST", "path": "/api/entry/scan",
-                 "headers": [(b"x-device-key", key.encode())]}  # fmt: skip
         began = time.monotonic()
-        await router(scope, receive, send)
+        sent = await scan_through(router, key, barcode, scanned_at)
         took = time.monotonic() - began
         return (
             sent[0]["status"],
@@ -300,19 +306,7 @@ def test_scans_are_decided_again_soon_after_an_outage_longer_than_the_caches(
     barcodes = iter(ticket.barcode for ticket in tickets)
 
     async def scan() -> int:
-        body = json.dumps({"barcode": next(barcodes), "turnstile": "F03", "scanned_at": scanned_at,
-                           "nonce": str(uuid.uuid4())}).encode()  # fmt: skip
-        sent: list = []
-
-        async def receive():
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message):
-            sent.append(message)
-
-        scope = {"type": "http", "method": "POST", "path": "/api/entry/scan",
-                 "headers": [(b"x-device-key", key.encode())]}  # fmt: skip
-        await router(scope, receive, send)
+        sent = await scan_through(router, key, next(barcodes), scanned_at)
         return sent[0]["status"]
 
     async def outage() -> float:

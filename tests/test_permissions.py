@@ -5,6 +5,7 @@ The table is the specification of who may open what; later work adds its routes 
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -938,6 +939,19 @@ def test_unnamed_routes_do_not_exist() -> None:
     assert unnamed(get_resolver().url_patterns) == []
 
 
+def send_row(client: Client, route: str, url: str, body: list) -> Any:
+    """A row's request: its own method (METHODS), a multipart upload made fresh each time, a
+    JSON body, or a GET."""
+    if route in METHODS:
+        send = getattr(client, METHODS[route])
+        return send(url, body[0] if body else None, content_type="application/json")
+    if body and callable(body[0]):
+        return client.post(url, body[0]())
+    if body:
+        return client.post(url, body[0], content_type="application/json")
+    return client.get(url)
+
+
 @pytest.mark.parametrize("route", sorted(TABLE))
 def test_route_status_for_every_role(
     route: str, match_day_with_register, no_second_factor, client_for
@@ -947,15 +961,7 @@ def test_route_status_for_every_role(
         client = Client() if role == "anonymous" else client_for(role)
         for url_of, expected, *body in TABLE[route]:
             url = url_of()
-            if route in METHODS:
-                send = getattr(client, METHODS[route])
-                response = send(url, body[0] if body else None, content_type="application/json")
-            elif body and callable(body[0]):  # a multipart upload, made fresh for each request
-                response = client.post(url, body[0]())
-            elif body:
-                response = client.post(url, body[0], content_type="application/json")
-            else:
-                response = client.get(url)
+            response = send_row(client, route, url, body)
             if response.status_code != expected[role]:
                 method = METHODS.get(route, "POST" if body else "GET").upper()
                 wrong.append(
@@ -1024,15 +1030,7 @@ def test_a_device_key_opens_its_routes_and_nothing_else(
     for route, rows in TABLE.items():
         for url_of, expected, *body in rows:
             url = url_of()
-            if route in METHODS:
-                send = getattr(client, METHODS[route])
-                response = send(url, body[0] if body else None, content_type="application/json")
-            elif body and callable(body[0]):
-                response = client.post(url, body[0]())
-            elif body:
-                response = client.post(url, body[0], content_type="application/json")
-            else:
-                response = client.get(url)
+            response = send_row(client, route, url, body)
             if route in DEVICE_ROUTES:
                 ok = response.status_code not in {401, 403}
             else:

@@ -82,6 +82,9 @@ def test_the_safety_officer_revokes_a_device_from_the_page_after_confirming(
     assert b"Revoked Gate F turnstile 3" in done.content
     device.refresh_from_db()
     assert device.revoked_at is not None
+    assert device.revoked_by == match_day.cast["safety"]  # who revoked it, kept
+    listed = client.get("/account/devices/").content.decode()
+    assert f"by {match_day.cast['safety']}" in listed
     # Refused by this process at once, not after SAFEGROUND_ENTRY_CACHE_SECONDS.
     assert lookups.device_for_key(key) is None
     assert whoami(key).status_code == 401

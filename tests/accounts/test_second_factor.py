@@ -12,9 +12,9 @@ from safeground.accounts.models import Role
 from safeground.accounts.permissions import SECOND_FACTOR_ROLES
 from tests import factories
 from tests.test_permissions import (  # noqa: F401  (match_day_with_register is a fixture)
-    METHODS,
     TABLE,
     match_day_with_register,
+    send_row,
 )
 
 PRIVILEGED = [name for name, _, role in factories.CAST if role in SECOND_FACTOR_ROLES]
@@ -48,15 +48,7 @@ def test_no_route_opens_to_a_privileged_role_before_the_second_factor(cast) -> N
                 if url.startswith(EXEMPT_PREFIXES) or route.startswith("api:openapi"):
                     continue
                 before = rows_written()
-                if route in METHODS:
-                    send = getattr(client, METHODS[route])
-                    response = send(url, body[0] if body else None, content_type="application/json")
-                elif body and callable(body[0]):
-                    response = client.post(url, body[0]())
-                elif body:
-                    response = client.post(url, body[0], content_type="application/json")
-                else:
-                    response = client.get(url)
+                response = send_row(client, route, url, body)
                 held += 1
                 if url.startswith("/api/"):
                     ok = (

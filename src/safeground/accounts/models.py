@@ -74,6 +74,10 @@ class Device(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Who revoked the key (null: at the command line, by the server's operator).
+    revoked_by = models.ForeignKey(
+        "User", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     last_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

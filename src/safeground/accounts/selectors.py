@@ -20,7 +20,7 @@ def devices_for(user: Any) -> list[Device]:
     """The devices of the organisations whose devices the user keeps: live ones first."""
     return list(
         Device.objects.filter(organisation_id__in=device_organisation_ids(user))
-        .select_related("organisation")
+        .select_related("organisation", "revoked_by")
         .order_by("organisation__name", "-revoked_at", "name")
     )
 

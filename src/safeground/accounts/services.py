@@ -65,8 +65,11 @@ def on_device_revoked(listener: Callable[[str], None]) -> None:
 
 
 @transaction.atomic
-def device_revoke(*, device: Device) -> Device:
-    Device.objects.filter(pk=device.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+def device_revoke(*, device: Device, by: User | None = None) -> Device:
+    """Revoke a key for good, recording when and by whom (None: the command line)."""
+    Device.objects.filter(pk=device.pk, revoked_at__isnull=True).update(
+        revoked_at=timezone.now(), revoked_by=by
+    )
     device.refresh_from_db()
     key_hash = device.key_hash
     for listener in _revoked_listeners:

@@ -84,7 +84,7 @@ def device_revoke_page(request: HttpRequest, device_id: int) -> HttpResponse:
     device = device_for(request.user, device_id)
     if request.method == "POST":
         if device.revoked_at is None:
-            device = device_revoke(device=device)
+            device = device_revoke(device=device, by=request.user)  # type: ignore[arg-type]
             messages.success(request, f"Revoked {device.name}: its key no longer works.")
         else:
             messages.info(request, f"{device.name} was already revoked.")
