@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Q
 from django.tasks import Task, TaskResultStatus
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -48,14 +49,10 @@ def daily_tasks_schedule(*, now: datetime | None = None) -> list[tuple[str, date
     enqueued = []
     for path, at in settings.SAFEGROUND_DAILY_TASKS.items():
         job: Task[Any, Any] = import_string(path)
-        pending = DBTaskResult.objects.filter(task_path=path).filter(
-            status=TaskResultStatus.READY
-        ) | DBTaskResult.objects.filter(
-            task_path=path,
-            status=TaskResultStatus.RUNNING,
-            started_at__gt=now - ABANDONED_AFTER,
+        waiting = Q(status=TaskResultStatus.READY) | Q(
+            status=TaskResultStatus.RUNNING, started_at__gt=now - ABANDONED_AFTER
         )
-        if pending.exists():
+        if DBTaskResult.objects.filter(waiting, task_path=path).exists():
             continue
         when = next_run(daily_time(path, at), now=now)
         job.using(run_after=when).enqueue()
