@@ -176,3 +176,28 @@ def test_a_steward_gets_the_photos_of_the_entries_they_may_see_and_no_others(
     assert steward.get(urls["S-L1"]).status_code == 200
     assert steward.get(urls["N-L1"]).status_code == 403
     assert factories.logged_in(day.cast["loggist"]).get(urls["N-L1"]).status_code == 200
+
+
+def test_sockets_caught_up_together_each_get_what_the_rest_log_shows_them(day) -> None:
+    """A reconnect storm's catch-ups are read together (live/batches.py) and filtered once per
+    kind of viewer: each socket still gets exactly its own view, its tasks included."""
+    from safeground.incidents.catch_up import folds_forget, live_catch_up
+    from safeground.incidents.selectors import visible_log
+    from safeground.live.viewers import viewer_for
+
+    first_half(day)
+    second_half(day)
+    cast, fixture = day.cast, day.cup_tie
+    steward_post_assign(
+        fixture=fixture, steward=cast["supervisor"], assigned_by=cast["safety"], zone="home-north"
+    )
+    people = ["steward", "loggist", "spotter", "supervisor", "steward", "loggist"]
+    viewers = [viewer_for(cast[name], fixture) for name in people]
+    last = fixture.log_entries.order_by("-seq").values_list("seq", flat=True)[0]
+    afters = [0, 0, 3, 0, last - 4, last]
+    folds_forget()
+    together = live_catch_up(fixture_id=fixture.pk, wants=list(zip(viewers, afters, strict=True)))
+    for name, viewer, after, frames in zip(people, viewers, afters, together, strict=True):
+        expected = [entry.seq for entry, _ in visible_log(fixture, viewer) if entry.seq > after]
+        assert [json.loads(frame)["seq"] for frame in frames] == expected, (name, after)
+    assert together[0] != together[3]  # a steward's view, and a supervisor's in another zone

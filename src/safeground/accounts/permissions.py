@@ -5,11 +5,12 @@ Nothing else decides access. Templates receive the answers, they never ask roles
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
 
-from .models import Role
+from .models import Membership, Role
 
 if TYPE_CHECKING:
     from safeground.matches.models import Fixture
@@ -40,6 +41,20 @@ def memberships(user: Any) -> frozenset[tuple[int, str]]:
         cached = frozenset(user.memberships.values_list("organisation_id", "role"))
         user._safeground_memberships = cached
     return cached
+
+
+def memberships_load(users: Iterable[Any]) -> None:
+    """Read the memberships of many users in one query and keep them on each, as `memberships`
+    would one by one (a reconnect storm's sockets, live/admission.py)."""
+    users = [user for user in users if getattr(user, "is_authenticated", False)]
+    found: dict[int, set[tuple[int, str]]] = {user.pk: set() for user in users}
+    rows = Membership.objects.filter(user_id__in=list(found)).values_list(
+        "user_id", "organisation_id", "role"
+    )
+    for user_id, organisation_id, role in rows:
+        found[user_id].add((organisation_id, role))
+    for user in users:
+        user._safeground_memberships = frozenset(found[user.pk])
 
 
 def roles_at(user: Any, organisation_id: int) -> set[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -84,19 +85,42 @@ _folds: dict[int, _Fold] = {}
 _folds_lock = threading.Lock()
 
 
-def live_catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    """The frames a (re)connecting socket missed, filtered as live frames are: the entries after
-    `after_seq` it may see, then the photos of every entry it may see (few, and a photo may come
-    late). The same frames `visible_log` gives, from the process's fold of the log."""
+def live_catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> list[list[str]]:
+    """For each (viewer, after seq) of sockets (re)connecting together, the frames it missed,
+    filtered as live frames are: the entries after that seq it may see, then the photos of every
+    entry it may see (few, and a photo may come late). The same frames `visible_log` gives, from
+    the process's fold of the log, checked once and filtered once per kind of viewer."""
     entries, seqs, frames, audiences = _fold_current(fixture_id)
-    start = bisect.bisect_right(seqs, after_seq)
-    found = [frames[i] for i in range(start, len(seqs)) if audiences[i].admits(viewer)]
-    visible = {entries[i].pk: entries[i] for i in range(len(seqs)) if audiences[i].admits(viewer)}
-    for photo in Photo.objects.filter(entry__fixture_id=fixture_id).order_by("pk"):
-        entry = visible.get(photo.entry_id)
-        if entry is not None:
-            data = photo_json(photo, entry)
-            found.append(frame_json(fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None))
+    index = {entry.pk: i for i, entry in enumerate(entries)}
+    photos = [  # (the index of its entry in the fold, the photo), in the photos' order
+        (index[photo.entry_id], photo)
+        for photo in Photo.objects.filter(entry__fixture_id=fixture_id).order_by("pk")
+        if photo.entry_id in index
+    ]
+    photo_frames: dict[int, str] = {}
+    addressed = [i for i, audience in enumerate(audiences) if audience.user_ids]
+    by_kind: dict[tuple[bool, bool, frozenset[int]], tuple[list[int], set[int]]] = {}
+    found = []
+    for viewer, after_seq in wants:
+        if viewer.kind not in by_kind:
+            of_kind = [i for i, audience in enumerate(audiences) if audience.admits_kind(viewer)]
+            by_kind[viewer.kind] = (of_kind, set(of_kind))
+        shown, visible = by_kind[viewer.kind]
+        named = [i for i in addressed if viewer.user_id in audiences[i].user_ids]
+        if named:
+            visible = visible | set(named)
+            shown = sorted(visible)
+        start = bisect.bisect_right(seqs, after_seq)
+        mine = [frames[i] for i in shown[bisect.bisect_left(shown, start) :]]
+        for i, photo in photos:
+            if i in visible:
+                if photo.pk not in photo_frames:
+                    data = photo_json(photo, entries[i])
+                    photo_frames[photo.pk] = frame_json(
+                        fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None
+                    )
+                mine.append(photo_frames[photo.pk])
+        found.append(mine)
     return found
 
 

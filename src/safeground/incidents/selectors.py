@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -331,9 +331,16 @@ def photo_json(photo: Photo, entry: LogEntry) -> dict[str, Any]:
     }
 
 
-def viewer_zone_ids(user: Any, fixture: Fixture) -> frozenset[int]:
-    """The zones a user works in at this match: those of their steward post (live's viewer)."""
-    return post_zone_ids(fixture, steward_post(fixture, user))
+def viewer_zone_ids(users: Sequence[Any], fixture: Fixture) -> dict[int, frozenset[int]]:
+    """user id -> the zones they work in at this match: those of their current steward post
+    (live's viewers; the posts of all of them in one query, as `current_posts` finds them)."""
+    from .models import StewardPost
+
+    latest: dict[int, Any] = {}
+    posts = StewardPost.objects.filter(fixture=fixture, steward_id__in=[u.pk for u in users])
+    for post in posts.order_by("assigned_at", "pk"):
+        latest[post.steward_id] = post
+    return {user_id: post_zone_ids(fixture, post) for user_id, post in latest.items()}
 
 
 def incidents(fixture: Fixture) -> list[IncidentState]:

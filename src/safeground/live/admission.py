@@ -1,9 +1,11 @@
 """Who may open a fixture's live socket: the reads each handshake makes, kept lean.
 
 After a server restart every screen of the match reconnects within seconds (issue 17's reconnect
-storm, docs/adr/0002-live-fan-out.md, Update 4). Per socket the admission reads the session, the
-user, their memberships and a steward's post; the fixture itself (its ground and shares, the same
-for every socket) is read once per process and kept for SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS.
+storm, docs/adr/0002-live-fan-out.md, Update 5). Sockets that knock while an admission is being
+read wait and are admitted together in the next (live/batches.py): the sessions, users,
+memberships, second factors and stewards' posts of all of them in one query each. The fixture
+itself (its ground and shares, the same for every socket) is read once per process and kept for
+SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS.
 
 What is kept, and for how long a change takes to be honoured by a new socket:
 - a share withdrawn (an organisation no longer works the match): up to the bound above;
@@ -16,16 +18,17 @@ from __future__ import annotations
 
 import threading
 import time
-from importlib import import_module
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user
 from django.db import close_old_connections, connection
-from django.http import Http404, HttpRequest
+from django.http import Http404
 
 from .events import Viewer
-from .viewers import viewer_for
+from .viewers import viewers_for
 
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_FORBIDDEN = 4403
@@ -37,29 +40,56 @@ _load_lock = threading.Lock()  # a storm's first sockets read the fixture once, 
 KEPT_FIXTURES = 64  # bound on fixtures kept per process (a league's match day)
 
 
+@dataclass(frozen=True)
+class Knock:
+    """A socket asking to be let in: its session cookie and the fixture it wants."""
+
+    session_key: str | None
+    fixture_id: int
+
+
 def admit(*, session_key: str | None, fixture_id: int) -> Viewer | int:
-    """Session, user, second factor, fixture and memberships: a Viewer or a close code."""
+    """One socket's answer: a Viewer, or the close code that refuses it."""
+    return admit_many([Knock(session_key, fixture_id)])[0]
+
+
+def admit_many(knocks: Sequence[Knock]) -> list[Viewer | int]:
+    """Each knock's Viewer or close code, read for all of them together: the sessions, users,
+    memberships and second factors in one query each (accounts.sessions), the fixture kept, the
+    stewards' posts in one query per fixture."""
+    from safeground.accounts.sessions import signed_in_users
+
     reads_begin()
     try:
-        if not session_key:
-            return CLOSE_NOT_LOGGED_IN
-        request = HttpRequest()
-        request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-        user = get_user(request)
-        if not user.is_authenticated:
-            return CLOSE_NOT_LOGGED_IN
-        if not _second_factor_passed(user, request.session):
-            return CLOSE_NOT_LOGGED_IN
-        from safeground.accounts.permissions import can_view_fixture
-
-        fixture = fixture_kept(fixture_id)
-        if fixture is None:
-            return CLOSE_NO_FIXTURE
-        if not can_view_fixture(user, fixture):
-            return CLOSE_FORBIDDEN
-        return viewer_for(user, fixture)
+        users = signed_in_users({knock.session_key for knock in knocks if knock.session_key})
+        at: dict[int, list[Any]] = defaultdict(list)  # fixture id -> the signed-in users knocking
+        for knock in knocks:
+            if knock.session_key in users:
+                at[knock.fixture_id].append(users[knock.session_key])
+        viewers = {fixture_id: _viewers_at(fixture_id, them) for fixture_id, them in at.items()}
+        answers: list[Viewer | int] = []
+        for knock in knocks:
+            user = users.get(knock.session_key or "")
+            if user is None:
+                answers.append(CLOSE_NOT_LOGGED_IN)
+            elif (found := viewers[knock.fixture_id]) is None:
+                answers.append(CLOSE_NO_FIXTURE)
+            else:
+                answers.append(found.get(user.pk, CLOSE_FORBIDDEN))
+        return answers
     finally:
         reads_end()
+
+
+def _viewers_at(fixture_id: int, users: list[Any]) -> dict[int, Viewer] | None:
+    """user id -> Viewer, for those of the users who may view the fixture (None: no fixture)."""
+    from safeground.accounts.permissions import can_view_fixture
+
+    fixture = fixture_kept(fixture_id)
+    if fixture is None:
+        return None
+    allowed = {user.pk: user for user in users if can_view_fixture(user, fixture)}
+    return {viewer.user_id: viewer for viewer in viewers_for(list(allowed.values()), fixture)}
 
 
 def reads_begin() -> None:
@@ -126,16 +156,3 @@ def _fixture_read(fixture_id: int) -> Any:
         return fixture_with_shares(fixture_id)
     except Http404:
         return None
-
-
-def _second_factor_passed(user: Any, session: Any) -> bool:
-    from django_otp import DEVICE_ID_SESSION_KEY
-    from django_otp.models import Device
-
-    from safeground.accounts.permissions import needs_second_factor
-
-    if not settings.SAFEGROUND_REQUIRE_2FA or not needs_second_factor(user):
-        return True
-    persistent_id = session.get(DEVICE_ID_SESSION_KEY)
-    device = Device.from_persistent_id(persistent_id) if persistent_id else None
-    return device is not None and device.user_id == user.pk and device.confirmed

@@ -588,8 +588,8 @@ def _frames_between(
     close_old_connections()
     try:
         found = []
-        for viewer in viewers:
-            frames = providers.catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after)
+        wants = [(viewer, after) for viewer in viewers]
+        for frames in providers.catch_up(fixture_id=fixture_id, wants=wants):
             seqs = [json.loads(frame).get("seq") for frame in frames]
             found.append(
                 [

@@ -37,6 +37,13 @@ class Viewer:
     def steward_only(self) -> bool:
         return self.roles == {STEWARD}
 
+    @property
+    def kind(self) -> tuple[bool, bool, frozenset[int]]:
+        """All an Audience reads of a viewer but who they are: viewers of one kind see the same
+        unaddressed events (the catch-up filters the log once per kind)."""
+        zones = self.zone_ids if self.steward_only else frozenset()
+        return (self.home_staff, self.steward_only, zones)
+
 
 @dataclass(frozen=True)
 class Audience:
@@ -47,8 +54,11 @@ class Audience:
     user_ids: frozenset[int] = frozenset()  # people it is addressed to
 
     def admits(self, viewer: Viewer) -> bool:
-        if viewer.user_id in self.user_ids:
-            return True  # an event addressed to someone always reaches them
+        # An event addressed to someone always reaches them.
+        return viewer.user_id in self.user_ids or self.admits_kind(viewer)
+
+    def admits_kind(self, viewer: Viewer) -> bool:
+        """Whether the viewer's kind (Viewer.kind) admits them, whoever it is addressed to."""
         if self.home_only and not viewer.home_staff:
             return False
         if viewer.steward_only:

@@ -1,23 +1,26 @@
 """What live needs from the apps above it, registered by them (live never imports them).
 
 The log registers, in its AppConfig.ready(), the frames a (re)connecting socket missed and the
-zones a viewer works in. Live asks only this registry, so the import arrows all point down.
+zones a viewer works in. Live asks only this registry, so the import arrows all point down. Both
+are asked for many sockets at once (a reconnect storm's, live/batches.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from .events import Viewer
 
 
 class CatchUp(Protocol):
-    def __call__(self, *, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]: ...
+    def __call__(
+        self, *, fixture_id: int, wants: Sequence[tuple[Viewer, int]]
+    ) -> list[list[str]]: ...
 
 
-# (user, fixture) -> the zones of the fixture the user works in (a steward's post)
-ViewerZones = Callable[[Any, Any], frozenset[int]]
+# (users, fixture) -> user id -> the zones of the fixture they work in (a steward's post)
+ViewerZones = Callable[[Sequence[Any], Any], dict[int, frozenset[int]]]
 
 _catch_ups: list[CatchUp] = []
 _viewer_zones: list[ViewerZones] = []
@@ -35,15 +38,18 @@ def register_viewer_zones(provider: ViewerZones) -> None:
         _viewer_zones.append(provider)
 
 
-def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    frames: list[str] = []
+def catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> list[list[str]]:
+    """For each (viewer, after seq): the frames after that seq the viewer may see."""
+    found: list[list[str]] = [[] for _ in wants]
     for provider in _catch_ups:
-        frames.extend(provider(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq))
-    return frames
+        for frames, more in zip(found, provider(fixture_id=fixture_id, wants=wants), strict=True):
+            frames.extend(more)
+    return found
 
 
-def viewer_zones(user: Any, fixture: Any) -> frozenset[int]:
-    found: frozenset[int] = frozenset()
+def viewer_zones(users: Sequence[Any], fixture: Any) -> dict[int, frozenset[int]]:
+    found: dict[int, frozenset[int]] = {}
     for provider in _viewer_zones:
-        found |= provider(user, fixture)
+        for user_id, zones in provider(users, fixture).items():
+            found[user_id] = found.get(user_id, frozenset()) | zones
     return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from safeground.accounts.permissions import memberships
@@ -11,16 +12,27 @@ from .providers import viewer_zones
 
 
 def viewer_for(user: Any, fixture: Any) -> Viewer:
-    """The user's organisations and roles among those working the fixture, and for a steward
-    the zones of their post (fixed for the life of a socket: a new post takes a reconnect)."""
+    return viewers_for([user], fixture)[0]
+
+
+def viewers_for(users: Sequence[Any], fixture: Any) -> list[Viewer]:
+    """Each user's organisations and roles among those working the fixture, and for a steward
+    the zones of their post (fixed for the life of a socket: a new post takes a reconnect). The
+    posts of all the users are read together."""
     home = fixture.ground.organisation_id
     working = {home, *fixture.shared_organisation_ids()}
-    mine = [(org, role) for org, role in memberships(user) if org in working]
-    organisation_ids = frozenset(org for org, _ in mine)
-    return Viewer(
-        user_id=user.pk,
-        organisation_ids=organisation_ids,
-        roles=frozenset(role for _, role in mine),
-        home_staff=home in organisation_ids,
-        zone_ids=viewer_zones(user, fixture),
-    )
+    zones = viewer_zones(users, fixture)
+    viewers = []
+    for user in users:
+        mine = [(org, role) for org, role in memberships(user) if org in working]
+        organisation_ids = frozenset(org for org, _ in mine)
+        viewers.append(
+            Viewer(
+                user_id=user.pk,
+                organisation_ids=organisation_ids,
+                roles=frozenset(role for _, role in mine),
+                home_staff=home in organisation_ids,
+                zone_ids=zones.get(user.pk, frozenset()),
+            )
+        )
+    return viewers

@@ -19,18 +19,18 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
 from . import providers
-from .admission import CLOSE_FORBIDDEN, CLOSE_NO_FIXTURE, admit, reads_begin, reads_end
+from .admission import CLOSE_FORBIDDEN, CLOSE_NO_FIXTURE, Knock, admit_many, reads_begin, reads_end
+from .batches import batches_on_loop
 from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
 from .catalogue import HELLO, PONG
 from .events import Viewer, frame_json
@@ -76,12 +76,9 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         return
 
     cookies = parse_cookie(headers.get("cookie", b"").decode("latin-1"))
-    # Outside Django's request handler a thread-sensitive call would queue on the process's one
-    # shared thread: every socket of a reconnect storm behind the others. admit and catch_up
-    # open and close their own connections, so any pool thread will do.
-    admitted = await sync_to_async(admit, thread_sensitive=False)(
-        session_key=cookies.get(settings.SESSION_COOKIE_NAME), fixture_id=fixture_id
-    )
+    # Sockets that knock together (a reconnect storm) are admitted together: live/batches.py.
+    knock = Knock(cookies.get(settings.SESSION_COOKIE_NAME), fixture_id)
+    admitted = await batches_on_loop("admit", admit_many).ask(knock)
     await send({"type": "websocket.accept"})
     if isinstance(admitted, int):
         await send({"type": "websocket.close", "code": admitted})
@@ -101,8 +98,8 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         last_seq = after
         if after is not None:
             try:
-                frames = await sync_to_async(catch_up, thread_sensitive=False)(
-                    fixture_id=fixture_id, viewer=viewer, after_seq=after
+                frames = await batches_on_loop("catch_up", catch_up_many).ask(
+                    (fixture_id, viewer, after)
                 )
             except Exception:
                 logger.exception("live: catch-up failed for fixture %s", fixture_id)
@@ -174,10 +171,20 @@ def origin_allowed(origin: str | None) -> bool:
     return bool(domain) and validate_host(domain, allowed_hosts)
 
 
-def catch_up(*, fixture_id: int, viewer: Viewer, after_seq: int) -> list[str]:
-    """The frames after `after_seq` this viewer may see, from the apps registered with live."""
+def catch_up_many(wants: Sequence[tuple[int, Viewer, int]]) -> list[list[str]]:
+    """For each (fixture id, viewer, after seq), the frames after that seq the viewer may see,
+    from the apps registered with live; each fixture's asked once for all its sockets."""
+    by_fixture: dict[int, list[int]] = {}
+    for position, (fixture_id, _, _) in enumerate(wants):
+        by_fixture.setdefault(fixture_id, []).append(position)
+    found: list[list[str]] = [[] for _ in wants]
     reads_begin()
     try:
-        return providers.catch_up(fixture_id=fixture_id, viewer=viewer, after_seq=after_seq)
+        for fixture_id, positions in by_fixture.items():
+            asked = [(wants[p][1], wants[p][2]) for p in positions]
+            answers = providers.catch_up(fixture_id=fixture_id, wants=asked)
+            for position, frames in zip(positions, answers, strict=True):
+                found[position] = frames
+        return found
     finally:
         reads_end()
