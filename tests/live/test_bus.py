@@ -299,9 +299,9 @@ def test_a_frame_never_published_is_read_from_the_database(settings, monkeypatch
     monkeypatch.setattr(bus, "GAP_WAIT_SECONDS", 0.05)
     asked: list[tuple[Viewer, int]] = []
 
-    def catch_up(*, fixture_id: int, wants: list[tuple[Viewer, int]]) -> list[list[str]]:
+    def catch_up(*, fixture_id: int, wants: list[tuple[Viewer, int]]) -> list[list[Any]]:
         asked.extend(wants)
-        return [[event(seq).frame for seq in (6, 7, 8) if seq > after] for _, after in wants]
+        return [[(seq, event(seq).frame) for seq in (6, 7, 8) if seq > after] for _, after in wants]
 
     from safeground.live import providers
 

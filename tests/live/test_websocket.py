@@ -139,14 +139,17 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
     """A frame committed while the catch-up query runs arrives once, after the catch-up."""
     fixture_id = cup_tie.pk
 
-    def live_catch_up(*, fixture_id: int, wants: list[tuple[Any, int]]) -> list[list[str]]:
+    def live_catch_up(*, fixture_id: int, wants: list[tuple[Any, int]]) -> list[list[Any]]:
         [(viewer, after_seq)] = wants
         assert after_seq == 1
         assert viewer.roles == {"control_operator"} and viewer.home_staff
         publish_committed(fixture_id, seq=3)  # committed as the query reads
         publish_committed(fixture_id, seq=4)
         return [
-            [frame_json(fixture_id=fixture_id, type="log.entry", data={}, seq=s) for s in (2, 3)]
+            [
+                (s, frame_json(fixture_id=fixture_id, type="log.entry", data={}, seq=s))
+                for s in (2, 3)
+            ]
         ]
 
     # The catch-up provider is replaced so that frames commit while it runs, at a chosen moment.

@@ -85,7 +85,9 @@ _folds: dict[int, _Fold] = {}
 _folds_lock = threading.Lock()
 
 
-def live_catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> list[list[str]]:
+def live_catch_up(
+    *, fixture_id: int, wants: Sequence[tuple[Viewer, int]]
+) -> list[list[tuple[int | None, str]]]:
     """For each (viewer, after seq) of sockets (re)connecting together, the frames it missed,
     filtered as live frames are: the entries after that seq it may see, then the photos of every
     entry it may see (few, and a photo may come late). The same frames `visible_log` gives, from
@@ -111,7 +113,9 @@ def live_catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> li
             visible = visible | set(named)
             shown = sorted(visible)
         start = bisect.bisect_right(seqs, after_seq)
-        mine = [frames[i] for i in shown[bisect.bisect_left(shown, start) :]]
+        mine: list[tuple[int | None, str]] = [
+            (seqs[i], frames[i]) for i in shown[bisect.bisect_left(shown, start) :]
+        ]
         for i, photo in photos:
             if i in visible:
                 if photo.pk not in photo_frames:
@@ -119,7 +123,7 @@ def live_catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> li
                     photo_frames[photo.pk] = frame_json(
                         fixture_id=fixture_id, type=LOG_PHOTO, data=data, seq=None
                     )
-                mine.append(photo_frames[photo.pk])
+                mine.append((None, photo_frames[photo.pk]))
         found.append(mine)
     return found
 

@@ -141,6 +141,15 @@ class Subscriber:
                 continue
             self.write(frame)
 
+    def write_all(self, frames: list[str]) -> None:
+        """Several frames in order: in one write to an idle socket (a hello and its catch-up)."""
+        transport = self._transport
+        if self.close_code is not None or self._writer is not None or transport is None:
+            for frame in frames:
+                self.write(frame)
+        elif not transport.is_closing():
+            self.write(frames[-1], b"".join(encode_text_frame(frame) for frame in frames))
+
     def write(self, frame: str, encoded: bytes | None = None) -> None:
         """Send now if the socket is idle; otherwise queue behind the write in flight."""
         if self.close_code is not None:
@@ -587,18 +596,11 @@ def _frames_between(
 
     close_old_connections()
     try:
-        found = []
         wants = [(viewer, after) for viewer in viewers]
-        for frames in providers.catch_up(fixture_id=fixture_id, wants=wants):
-            seqs = [json.loads(frame).get("seq") for frame in frames]
-            found.append(
-                [
-                    (seq, frame)
-                    for seq, frame in zip(seqs, frames, strict=True)
-                    if isinstance(seq, int) and seq < before
-                ]
-            )
-        return found
+        return [
+            [(seq, frame) for seq, frame in frames if seq is not None and seq < before]
+            for frames in providers.catch_up(fixture_id=fixture_id, wants=wants)
+        ]
     finally:
         close_old_connections()
 

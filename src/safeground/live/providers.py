@@ -12,11 +12,14 @@ from typing import Any, Protocol
 
 from .events import Viewer
 
+# A frame of the catch-up with its seq (None for frames outside the log's order: photos).
+Caught = tuple[int | None, str]
+
 
 class CatchUp(Protocol):
     def __call__(
         self, *, fixture_id: int, wants: Sequence[tuple[Viewer, int]]
-    ) -> list[list[str]]: ...
+    ) -> list[list[Caught]]: ...
 
 
 # (users, fixture) -> user id -> the zones of the fixture they work in (a steward's post)
@@ -38,9 +41,9 @@ def register_viewer_zones(provider: ViewerZones) -> None:
         _viewer_zones.append(provider)
 
 
-def catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> list[list[str]]:
+def catch_up(*, fixture_id: int, wants: Sequence[tuple[Viewer, int]]) -> list[list[Caught]]:
     """For each (viewer, after seq): the frames after that seq the viewer may see."""
-    found: list[list[str]] = [[] for _ in wants]
+    found: list[list[Caught]] = [[] for _ in wants]
     for provider in _catch_ups:
         for frames, more in zip(found, provider(fixture_id=fixture_id, wants=wants), strict=True):
             frames.extend(more)

@@ -93,23 +93,23 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         await send({"type": "websocket.close", "code": CLOSE_OVERLOADED})
         return
     try:
-        await send(_text(control_frame(HELLO, fixture_id)))
         after = after_seq(scope.get("query_string", b""))
+        frames = [control_frame(HELLO, fixture_id)]
         last_seq = after
         if after is not None:
             try:
-                frames = await batches_on_loop("catch_up", catch_up_many).ask(
+                caught = await batches_on_loop("catch_up", catch_up_many).ask(
                     (fixture_id, viewer, after)
                 )
             except Exception:
                 logger.exception("live: catch-up failed for fixture %s", fixture_id)
                 await send({"type": "websocket.close", "code": CLOSE_SERVER_ERROR})
                 return
-            for frame in frames:
-                await send(_text(frame))
-                seq = json.loads(frame).get("seq")
-                if isinstance(seq, int) and (last_seq is None or seq > last_seq):
+            for seq, frame in caught:
+                frames.append(frame)
+                if seq is not None and (last_seq is None or seq > last_seq):
                     last_seq = seq
+        subscriber.write_all(frames)  # the hello and the catch-up: one write to the socket
         subscriber.release(after_seq=last_seq)
         await _answer_pings(receive, subscriber, fixture_id)
     except OSError:  # uvicorn's ClientDisconnected: the client left during the catch-up
@@ -171,13 +171,13 @@ def origin_allowed(origin: str | None) -> bool:
     return bool(domain) and validate_host(domain, allowed_hosts)
 
 
-def catch_up_many(wants: Sequence[tuple[int, Viewer, int]]) -> list[list[str]]:
+def catch_up_many(wants: Sequence[tuple[int, Viewer, int]]) -> list[list[providers.Caught]]:
     """For each (fixture id, viewer, after seq), the frames after that seq the viewer may see,
     from the apps registered with live; each fixture's asked once for all its sockets."""
     by_fixture: dict[int, list[int]] = {}
     for position, (fixture_id, _, _) in enumerate(wants):
         by_fixture.setdefault(fixture_id, []).append(position)
-    found: list[list[str]] = [[] for _ in wants]
+    found: list[list[providers.Caught]] = [[] for _ in wants]
     reads_begin()
     try:
         for fixture_id, positions in by_fixture.items():
