@@ -168,6 +168,39 @@ def test_the_audience_filters_per_socket(settings) -> None:
     asyncio.run(scenario())
 
 
+def test_a_socket_being_admitted_keeps_what_comes_meanwhile_for_the_viewer_it_turns_out_to_be(
+    settings,
+) -> None:
+    """A socket joins the hub before its admission is read (viewer unknown): frames that come
+    meanwhile wait with their audience; once it is admitted it gets those its viewer may see
+    and the catch-up did not cover, in order."""
+    in_process(settings)
+    police = Viewer(
+        user_id=2, organisation_ids=frozenset({2}), roles=frozenset({"police"}), home_staff=False
+    )
+
+    async def scenario() -> None:
+        hub = Hub()
+        socket = FakeSocket()
+        being_admitted = Subscriber(fixture_id=FIXTURE, viewer=None, send=socket.send)
+        await hub.subscribe(being_admitted)
+        hub.fan_out(FIXTURE, event(1).frame, Audience(), 1)  # the catch-up will cover it
+        hub.fan_out(FIXTURE, event(2).frame, Audience(home_only=True), 2)  # not for the police
+        hub.fan_out(FIXTURE, event(3).frame, Audience(), 3)
+        hub.fan_out(FIXTURE, event(4).frame, Audience(home_only=True, user_ids=frozenset({2})), 4)
+        assert socket.frames == []
+        being_admitted.viewer = police
+        being_admitted.release(after_seq=1)
+        await asyncio.sleep(0)
+        assert [frame_seq(f) for f in socket.frames] == [3, 4]
+        hub.fan_out(FIXTURE, event(5).frame, Audience(home_only=True), 5)
+        hub.fan_out(FIXTURE, event(6).frame, Audience(), 6)
+        assert [frame_seq(f) for f in socket.frames] == [3, 4, 6]
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
 @requires_redis
 def test_two_hubs_each_get_a_frame_published_once_through_redis(settings) -> None:
     settings.REDIS_URL = REDIS_URL

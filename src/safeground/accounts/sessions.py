@@ -72,7 +72,9 @@ def _session_data(session_keys: Collection[str]) -> dict[str, dict[str, Any]]:
         session_key__in=keys, expire_date__gt=timezone.now()
     )
     decoder = store()
-    decoded = {row.session_key: decoder.decode(row.session_data) for row in rows}
+    decoded = {
+        key: decoder.decode(data) for key, data in rows.values_list("session_key", "session_data")
+    }
     return {key: data for key, data in decoded.items() if data}  # undecodable: {}
 
 

@@ -336,11 +336,17 @@ def viewer_zone_ids(users: Sequence[Any], fixture: Fixture) -> dict[int, frozens
     (live's viewers; the posts of all of them in one query, as `current_posts` finds them)."""
     from .models import StewardPost
 
-    latest: dict[int, Any] = {}
     posts = StewardPost.objects.filter(fixture=fixture, steward_id__in=[u.pk for u in users])
-    for post in posts.order_by("assigned_at", "pk"):
-        latest[post.steward_id] = post
-    return {user_id: post_zone_ids(fixture, post) for user_id, post in latest.items()}
+    latest = {
+        row[0]: row
+        for row in posts.order_by("assigned_at", "pk").values_list(
+            "steward_id", "zone_id", "gate_id", "concourse_id"
+        )
+    }
+    return {
+        steward: _zones_covered(fixture, zone_id, gate_id, concourse_id)
+        for steward, zone_id, gate_id, concourse_id in latest.values()
+    }
 
 
 def incidents(fixture: Fixture) -> list[IncidentState]:
@@ -395,13 +401,17 @@ def post_zone_ids(fixture: Fixture, post: Any) -> frozenset[int]:
     concourse serves (what a steward there sees live)."""
     if post is None:
         return frozenset()
-    if post.zone_id:
-        return frozenset({post.zone_id})
+    return _zones_covered(fixture, post.zone_id, post.gate_id, post.concourse_id)
+
+
+def _zones_covered(
+    fixture: Fixture, zone_id: int | None, gate_id: int | None, concourse_id: int | None
+) -> frozenset[int]:
+    if zone_id:
+        return frozenset({zone_id})
     zones = zone_map(fixture)
     return frozenset(
-        zones.zone_ids(
-            block_id=None, zone_id=None, gate_id=post.gate_id, concourse_id=post.concourse_id
-        )
+        zones.zone_ids(block_id=None, zone_id=None, gate_id=gate_id, concourse_id=concourse_id)
     )
 
 

@@ -46,6 +46,7 @@ class Knock:
 
     session_key: str | None
     fixture_id: int
+    after: int | None = None  # the last seq its screen showed (a reconnect), for the catch-up
 
 
 def admit(*, session_key: str | None, fixture_id: int) -> Viewer | int:
@@ -56,29 +57,25 @@ def admit(*, session_key: str | None, fixture_id: int) -> Viewer | int:
 def admit_many(knocks: Sequence[Knock]) -> list[Viewer | int]:
     """Each knock's Viewer or close code, read for all of them together: the sessions, users,
     memberships and second factors in one query each (accounts.sessions), the fixture kept, the
-    stewards' posts in one query per fixture."""
+    stewards' posts in one query per fixture. The caller holds the connection (reads_begin)."""
     from safeground.accounts.sessions import signed_in_users
 
-    reads_begin()
-    try:
-        users = signed_in_users({knock.session_key for knock in knocks if knock.session_key})
-        at: dict[int, list[Any]] = defaultdict(list)  # fixture id -> the signed-in users knocking
-        for knock in knocks:
-            if knock.session_key in users:
-                at[knock.fixture_id].append(users[knock.session_key])
-        viewers = {fixture_id: _viewers_at(fixture_id, them) for fixture_id, them in at.items()}
-        answers: list[Viewer | int] = []
-        for knock in knocks:
-            user = users.get(knock.session_key or "")
-            if user is None:
-                answers.append(CLOSE_NOT_LOGGED_IN)
-            elif (found := viewers[knock.fixture_id]) is None:
-                answers.append(CLOSE_NO_FIXTURE)
-            else:
-                answers.append(found.get(user.pk, CLOSE_FORBIDDEN))
-        return answers
-    finally:
-        reads_end()
+    users = signed_in_users({knock.session_key for knock in knocks if knock.session_key})
+    at: dict[int, list[Any]] = defaultdict(list)  # fixture id -> the signed-in users knocking
+    for knock in knocks:
+        if knock.session_key in users:
+            at[knock.fixture_id].append(users[knock.session_key])
+    viewers = {fixture_id: _viewers_at(fixture_id, them) for fixture_id, them in at.items()}
+    answers: list[Viewer | int] = []
+    for knock in knocks:
+        user = users.get(knock.session_key or "")
+        if user is None:
+            answers.append(CLOSE_NOT_LOGGED_IN)
+        elif (found := viewers[knock.fixture_id]) is None:
+            answers.append(CLOSE_NO_FIXTURE)
+        else:
+            answers.append(found.get(user.pk, CLOSE_FORBIDDEN))
+    return answers
 
 
 def _viewers_at(fixture_id: int, users: list[Any]) -> dict[int, Viewer] | None:

@@ -100,15 +100,17 @@ def channel_prefix(redis_url: str) -> str:
 class Subscriber:
     """One connected socket's place in the hub: its viewer and its bounded outbox.
 
-    Until `release()` it holds live frames back, so the handler can send the catch-up first.
-    It is made, and every method runs, on the hub's event loop.
+    It joins the hub before it is admitted (viewer None), so nothing committed while its
+    admission and catch-up are read falls in between; until `release()` it holds live frames
+    back, with their audience while the viewer is unknown, so the handler can send the catch-up
+    first. It is made, and every method runs, on the hub's event loop.
     """
 
     def __init__(
         self,
         *,
         fixture_id: int,
-        viewer: Viewer,
+        viewer: Viewer | None,
         send: ASGISend,
         limit: int = FRAME_QUEUE_LIMIT,
     ) -> None:
@@ -119,25 +121,37 @@ class Subscriber:
         self._transport = raw_transport(send)
         self._limit = limit
         self._loop = asyncio.get_running_loop()
-        self._held: list[tuple[str, int | None]] | None = []
+        # (frame, seq, its audience while the viewer is unknown; None once it has admitted them)
+        self._held: list[tuple[str, int | None, Audience | None]] | None = []
         self._pending: deque[str] = deque()
         self._writer: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
 
-    def offer(self, frame: str, seq: int | None, encoded: bytes | None = None) -> None:
-        """A live frame for this socket (the audience has already admitted the viewer)."""
+    def offer(
+        self,
+        frame: str,
+        seq: int | None,
+        encoded: bytes | None = None,
+        audience: Audience | None = None,
+    ) -> None:
+        """A live frame for this socket: the audience has already admitted the viewer, or, if
+        the viewer is not known yet, `audience` is kept with it until `release`."""
         if self._held is None:
             self.write(frame, encoded)
         elif len(self._held) >= self._limit:
             self.abort(CLOSE_OVERLOADED)
         else:
-            self._held.append((frame, seq))
+            self._held.append((frame, seq, audience))
 
     def release(self, *, after_seq: int | None) -> None:
-        """Catch-up is sent: send the held frames, skipping those it already covered."""
+        """The viewer is set and the catch-up sent: send the held frames the viewer may see,
+        skipping those the catch-up already covered."""
+        assert self.viewer is not None
         held, self._held = self._held or [], None
-        for frame, seq in held:
+        for frame, seq, audience in held:
             if after_seq is not None and seq is not None and seq <= after_seq:
+                continue
+            if audience is not None and not audience.admits(self.viewer):
                 continue
             self.write(frame)
 
@@ -195,7 +209,8 @@ class Subscriber:
         if self._writer is not None:
             self._writer.cancel()
             self._writer = None
-        logger.info("closing live socket of user %s: %s", self.viewer.user_id, code)
+        user = None if self.viewer is None else self.viewer.user_id
+        logger.info("closing live socket of user %s: %s", user, code)
         self._closer = self._loop.create_task(self._close(code))
 
     async def _close(self, code: int) -> None:
@@ -327,7 +342,8 @@ class Hub:
         subs = list(self._subscribers.get(fixture_id, ()))
         by_viewer: dict[Viewer, list[Subscriber]] = {}
         for sub in subs:
-            by_viewer.setdefault(sub.viewer, []).append(sub)
+            if sub.viewer is not None:  # one being admitted reads these in its own catch-up
+                by_viewer.setdefault(sub.viewer, []).append(sub)
         try:
             frames = await sync_to_async(_frames_between, thread_sensitive=False)(
                 fixture_id=fixture_id, viewers=list(by_viewer), after=order.next - 1, before=upto
@@ -365,7 +381,9 @@ class Hub:
         everyone = audience == EVERYONE
         encoded = encode_text_frame(frame)  # once for every socket
         for sub in list(subs):
-            if everyone or audience.admits(sub.viewer):
+            if sub.viewer is None:
+                sub.offer(frame, seq, encoded, audience)
+            elif everyone or audience.admits(sub.viewer):
                 sub.offer(frame, seq, encoded)
 
     def deliver_threadsafe(self, event: Event) -> bool:

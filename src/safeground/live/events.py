@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -33,11 +34,11 @@ class Viewer:
     home_staff: bool  # a member of the fixture's home organisation
     zone_ids: frozenset[int] = frozenset()  # a steward's posts
 
-    @property
-    def steward_only(self) -> bool:
+    @cached_property
+    def steward_only(self) -> bool:  # asked for every frame and socket: kept
         return self.roles == {STEWARD}
 
-    @property
+    @cached_property
     def kind(self) -> tuple[bool, bool, frozenset[int]]:
         """All an Audience reads of a viewer but who they are: viewers of one kind see the same
         unaddressed events (the catch-up filters the log once per kind)."""

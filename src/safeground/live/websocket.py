@@ -34,6 +34,7 @@ from .batches import batches_on_loop
 from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
 from .catalogue import HELLO, PONG
 from .events import Viewer, frame_json
+from .providers import Caught
 
 logger = logging.getLogger(__name__)
 
@@ -76,39 +77,34 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         return
 
     cookies = parse_cookie(headers.get("cookie", b"").decode("latin-1"))
-    # Sockets that knock together (a reconnect storm) are admitted together: live/batches.py.
-    knock = Knock(cookies.get(settings.SESSION_COOKIE_NAME), fixture_id)
-    admitted = await batches_on_loop("admit", admit_many).ask(knock)
-    await send({"type": "websocket.accept"})
-    if isinstance(admitted, int):
-        await send({"type": "websocket.close", "code": admitted})
-        return
-    viewer = admitted
-
+    after = after_seq(scope.get("query_string", b""))
     hub = get_hub()
-    subscriber = Subscriber(fixture_id=fixture_id, viewer=viewer, send=send)
+    subscriber = Subscriber(fixture_id=fixture_id, viewer=None, send=send)
     try:
-        await hub.subscribe(subscriber)  # before the catch-up query: nothing falls in between
+        await hub.subscribe(subscriber)  # before the reads: nothing committed falls in between
     except TimeoutError:
+        await send({"type": "websocket.accept"})
         await send({"type": "websocket.close", "code": CLOSE_OVERLOADED})
         return
     try:
-        after = after_seq(scope.get("query_string", b""))
+        knock = Knock(cookies.get(settings.SESSION_COOKIE_NAME), fixture_id, after)
+        try:
+            # Sockets that knock together (a reconnect storm) are read together: batches.py.
+            answer = await batches_on_loop("admit", admit_and_catch_up).ask(knock)
+        except Exception:
+            logger.exception("live: admission or catch-up failed for fixture %s", fixture_id)
+            answer = CLOSE_SERVER_ERROR
+        await send({"type": "websocket.accept"})
+        if isinstance(answer, int):
+            await send({"type": "websocket.close", "code": answer})
+            return
+        subscriber.viewer, caught = answer
         frames = [control_frame(HELLO, fixture_id)]
         last_seq = after
-        if after is not None:
-            try:
-                caught = await batches_on_loop("catch_up", catch_up_many).ask(
-                    (fixture_id, viewer, after)
-                )
-            except Exception:
-                logger.exception("live: catch-up failed for fixture %s", fixture_id)
-                await send({"type": "websocket.close", "code": CLOSE_SERVER_ERROR})
-                return
-            for seq, frame in caught:
-                frames.append(frame)
-                if seq is not None and (last_seq is None or seq > last_seq):
-                    last_seq = seq
+        for seq, frame in caught:
+            frames.append(frame)
+            if seq is not None and (last_seq is None or seq > last_seq):
+                last_seq = seq
         subscriber.write_all(frames)  # the hello and the catch-up: one write to the socket
         subscriber.release(after_seq=last_seq)
         await _answer_pings(receive, subscriber, fixture_id)
@@ -116,6 +112,31 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         return
     finally:
         hub.unsubscribe(subscriber)
+
+
+def admit_and_catch_up(knocks: Sequence[Knock]) -> list[tuple[Viewer, list[Caught]] | int]:
+    """Each knock's close code, or its Viewer and the frames it missed (those after its `after`
+    it may see; none without `after`): one read for the sockets that knocked together."""
+    reads_begin()
+    try:
+        answers = admit_many(knocks)
+        wants = [
+            (position, knock.fixture_id, answer, knock.after)
+            for position, (knock, answer) in enumerate(zip(knocks, answers, strict=True))
+            if not isinstance(answer, int) and knock.after is not None
+        ]
+        caught = catch_up_many(
+            [(fixture_id, viewer, after) for _, fixture_id, viewer, after in wants]
+        )
+        frames: dict[int, list[Caught]] = {
+            position: found for (position, *_), found in zip(wants, caught, strict=True)
+        }
+        return [
+            answer if isinstance(answer, int) else (answer, frames.get(position, []))
+            for position, answer in enumerate(answers)
+        ]
+    finally:
+        reads_end()
 
 
 async def _answer_pings(receive: Receive, subscriber: Subscriber, fixture_id: int) -> None:
@@ -171,20 +192,16 @@ def origin_allowed(origin: str | None) -> bool:
     return bool(domain) and validate_host(domain, allowed_hosts)
 
 
-def catch_up_many(wants: Sequence[tuple[int, Viewer, int]]) -> list[list[providers.Caught]]:
+def catch_up_many(wants: Sequence[tuple[int, Viewer, int]]) -> list[list[Caught]]:
     """For each (fixture id, viewer, after seq), the frames after that seq the viewer may see,
     from the apps registered with live; each fixture's asked once for all its sockets."""
     by_fixture: dict[int, list[int]] = {}
     for position, (fixture_id, _, _) in enumerate(wants):
         by_fixture.setdefault(fixture_id, []).append(position)
-    found: list[list[providers.Caught]] = [[] for _ in wants]
-    reads_begin()
-    try:
-        for fixture_id, positions in by_fixture.items():
-            asked = [(wants[p][1], wants[p][2]) for p in positions]
-            answers = providers.catch_up(fixture_id=fixture_id, wants=asked)
-            for position, frames in zip(positions, answers, strict=True):
-                found[position] = frames
-        return found
-    finally:
-        reads_end()
+    found: list[list[Caught]] = [[] for _ in wants]
+    for fixture_id, positions in by_fixture.items():
+        asked = [(wants[p][1], wants[p][2]) for p in positions]
+        answers = providers.catch_up(fixture_id=fixture_id, wants=asked)
+        for position, frames in zip(positions, answers, strict=True):
+            found[position] = frames
+    return found
