@@ -29,7 +29,15 @@ from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
 from . import providers
-from .admission import CLOSE_FORBIDDEN, CLOSE_NO_FIXTURE, Knock, admit_many, reads_begin, reads_end
+from .admission import (
+    CLOSE_FORBIDDEN,
+    CLOSE_NO_FIXTURE,
+    CLOSE_NOT_LOGGED_IN,
+    Knock,
+    admit_many,
+    reads_begin,
+    reads_end,
+)
 from .batches import batches_on_loop
 from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
 from .catalogue import HELLO, PONG
@@ -77,6 +85,11 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         return
 
     cookies = parse_cookie(headers.get("cookie", b"").decode("latin-1"))
+    session_key = cookies.get(settings.SESSION_COOKIE_NAME)
+    if not session_key:  # nobody to admit: refused before it joins the hub
+        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.close", "code": CLOSE_NOT_LOGGED_IN})
+        return
     after = after_seq(scope.get("query_string", b""))
     hub = get_hub()
     subscriber = Subscriber(fixture_id=fixture_id, viewer=None, send=send)
@@ -87,7 +100,7 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         await send({"type": "websocket.close", "code": CLOSE_OVERLOADED})
         return
     try:
-        knock = Knock(cookies.get(settings.SESSION_COOKIE_NAME), fixture_id, after)
+        knock = Knock(session_key, fixture_id, after)
         try:
             # Sockets that knock together (a reconnect storm) are read together: batches.py.
             answer = await batches_on_loop("admit", admit_and_catch_up).ask(knock)
