@@ -107,6 +107,8 @@ async def fixture_socket(scope: dict[str, Any], receive: Receive, send: Send, *,
         except Exception:
             logger.exception("live: admission or catch-up failed for fixture %s", fixture_id)
             answer = CLOSE_SERVER_ERROR
+        if subscriber.close_code is not None:  # too much came while it waited: already closing
+            return
         await send({"type": "websocket.accept"})
         if isinstance(answer, int):
             await send({"type": "websocket.close", "code": answer})
