@@ -36,6 +36,14 @@ class Reader:
             raise RuntimeError("the database went away")
         return [item * 10 for item in items]
 
+    async def busy_with(self, batches: Batches[int, int], item: int) -> asyncio.Future[int]:
+        """Start a read of `item` and hold it there: what is asked meanwhile waits behind it."""
+        self.hold.clear()
+        self.started.clear()
+        reading = asyncio.ensure_future(batches.ask(item))
+        await asyncio.to_thread(self.started.wait, 5)
+        return reading
+
 
 def test_items_that_arrive_during_a_read_go_together_in_the_next() -> None:
     reader = Reader()
@@ -43,10 +51,7 @@ def test_items_that_arrive_during_a_read_go_together_in_the_next() -> None:
     async def scenario() -> None:
         batches = Batches(reader)
         assert await batches.ask(1) == 10  # alone: at once, no waiting for company
-        reader.hold.clear()
-        reader.started.clear()
-        first = asyncio.ensure_future(batches.ask(2))
-        await asyncio.to_thread(reader.started.wait, 5)  # the read of [2] is under way
+        first = await reader.busy_with(batches, 2)
         rest = [asyncio.ensure_future(batches.ask(n)) for n in range(3, 8)]
         await asyncio.sleep(0.05)
         reader.hold.set()
@@ -62,9 +67,7 @@ def test_a_failed_read_fails_each_of_its_batch_and_the_next_batch_goes_on() -> N
 
     async def scenario() -> None:
         batches = Batches(reader)
-        reader.hold.clear()
-        held = asyncio.ensure_future(batches.ask(1))
-        await asyncio.to_thread(reader.started.wait, 5)
+        held = await reader.busy_with(batches, 1)
         failing = [asyncio.ensure_future(batches.ask(n)) for n in (-1, 2)]
         await asyncio.sleep(0.05)
         reader.hold.set()
@@ -81,9 +84,7 @@ def test_a_socket_that_left_while_it_waited_is_not_read() -> None:
 
     async def scenario() -> None:
         batches = Batches(reader)
-        reader.hold.clear()
-        held = asyncio.ensure_future(batches.ask(1))
-        await asyncio.to_thread(reader.started.wait, 5)
+        held = await reader.busy_with(batches, 1)
         gone = asyncio.ensure_future(batches.ask(2))
         stays = asyncio.ensure_future(batches.ask(3))
         await asyncio.sleep(0.01)
