@@ -36,12 +36,15 @@ class Holds:
 
 @dataclass(frozen=True)
 class Erased:
-    """One retention step's counts: what it erases, how many, how many held by an open case."""
+    """One retention step's counts: what it erases, how many, how many held by an open case.
+    `after` and `held_by` word the command's line for a step counted otherwise (evidence)."""
 
     what: str
     days: int
     erased: int
     held: int
+    after: str = "after the match"
+    held_by: str = "by an open case"
 
 
 LegalHolds = Callable[[], Holds]

@@ -6,7 +6,8 @@
                        (incidents.verify.log_verify)
     checkpoints.json   the match's signed checkpoints (verify-log --checkpoints reads them)
     evidence/...       every evidence file of the case and of its log entries, as uploaded (CCTV
-                       references are listed in manifest.json, they have no file)
+                       references are listed in manifest.json, they have no file; nor has a
+                       file erased by retention, listed with its `erased_at` and SHA-256)
     photos/...         the stewards' photos of its log entries, as taken
     manifest.json      the case, and the SHA-256 of every other file in the ZIP; for evidence,
                        the SHA-256 recorded at upload too
@@ -150,7 +151,10 @@ def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
             }
             if evidence.entry is not None:
                 item["entry"] = evidence.entry.seq
-            if evidence.file:
+            if evidence.erased_at is not None:  # retention took the file; its hash is kept
+                item |= {"erased_at": _time(evidence.erased_at),
+                         "sha256_at_upload": evidence.sha256}  # fmt: skip
+            elif evidence.file:
                 path = evidence_path(evidence)
                 hashes[path] = _copy_in(zf, path, evidence.file)
                 item |= {"file": path, "sha256_at_upload": evidence.sha256}

@@ -168,7 +168,12 @@ class CaseEvent(AppendOnlyModel):
 
 class Evidence(AppendOnlyModel):
     """A piece of evidence attached to a case and/or a log entry: a file kept with the SHA-256
-    computed as it arrived, or a reference to CCTV footage (camera, start and end; no file)."""
+    computed as it arrived, or a reference to CCTV footage (camera, start and end; no file).
+
+    Retention (services.evidence_retention_apply, ADR 0011) may delete the file: `file` is
+    blanked and `erased_at` set; the row, its SHA-256 and its custody stay."""
+
+    erasable = ("file", "erased_at")
 
     class Kind(models.TextChoices):
         PHOTO = "photo", "Photo or CCTV still"
@@ -202,6 +207,8 @@ class Evidence(AppendOnlyModel):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     uploaded_at = models.DateTimeField()
+    # Set by retention: the file is gone; its SHA-256 and its chain of custody stay.
+    erased_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["uploaded_at", "pk"]
@@ -212,8 +219,16 @@ class Evidence(AppendOnlyModel):
                 name="evidence_attached",
             ),
             models.CheckConstraint(
-                condition=models.Q(kind="cctv", file="")
-                | (~models.Q(kind="cctv") & ~models.Q(file="") & ~models.Q(sha256="")),
+                condition=models.Q(kind="cctv", file="", erased_at__isnull=True)
+                | (
+                    ~models.Q(kind="cctv")
+                    & ~models.Q(sha256="")
+                    # A file, until retention erases it (then its hash alone stays).
+                    & (
+                        (models.Q(erased_at__isnull=True) & ~models.Q(file=""))
+                        | models.Q(erased_at__isnull=False, file="")
+                    )
+                ),
                 name="evidence_file_or_reference",
             ),
         ]
@@ -224,17 +239,22 @@ class Evidence(AppendOnlyModel):
 
 class CustodyRecord(AppendOnlyModel):
     """Chain of custody: every upload, view, download and export of a piece of evidence or of a
-    steward's photo, by whom and when. Append-only."""
+    steward's photo, by whom and when, and the destruction of an evidence file by retention (by
+    the scheduled task: no user). Append-only."""
 
     class Action(models.TextChoices):
         UPLOAD = "upload", "Uploaded"
         VIEW = "view", "Viewed"
         DOWNLOAD = "download", "Downloaded"
         EXPORT = "export", "Exported in a case bundle"
+        DESTROY = "destroy", "File destroyed (retention)"
 
     at = models.DateTimeField(db_index=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    username = models.CharField(max_length=150)
+    # None: the scheduled task (retention destroying a file); `username` says so.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    username = models.CharField(max_length=150, help_text="the user, or 'scheduled task'")
     action = models.CharField(max_length=10, choices=Action.choices)
     evidence = models.ForeignKey(
         Evidence, null=True, blank=True, on_delete=models.PROTECT, related_name="custody"

@@ -30,7 +30,7 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from .models import Case, CustodyRecord, Evidence, Outcome, Subject
-from .services import CaseworkError, custody_record_write
+from .services import CaseworkError, FileErased, custody_record_write
 from .who import MAX_ROWS, WhoWasThere, areas_for, holders_in
 
 
@@ -283,6 +283,11 @@ def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     require(can_work_cases(user, evidence.fixture))
     if not _home_staff(user, evidence.fixture):
         require(not Evidence.objects.filter(_home_only_evidence(), pk=evidence.pk).exists())
+    if evidence.erased_at is not None:  # nothing to view: no custody record
+        raise FileErased(
+            "evidence", f"evidence #{evidence.pk} was erased by retention on "
+            f"{evidence.erased_at:%Y-%m-%d}; its SHA-256 {evidence.sha256} is kept",
+        )  # fmt: skip
     if not evidence.file:
         raise Http404("a CCTV reference has no file")
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
@@ -299,6 +304,11 @@ def photo_open(*, user: Any, photo_id: int, download: bool) -> Photo:
     fixture = photo.entry.fixture
     require(can_work_cases(user, fixture))
     require(logged_entry_audience(photo.entry).admits(viewer_for(user, fixture)))
+    if photo.erased_at is not None:
+        raise FileErased(
+            "photo", f"photo {photo.pk} was erased by retention on {photo.erased_at:%Y-%m-%d}; "
+            f"its SHA-256 {photo.sha256} is kept",
+        )  # fmt: skip
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
     custody_record_write(user=user, action=action, photo=photo)
     return photo

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.text import slugify
@@ -28,6 +29,7 @@ from safeground.incidents.models import LogEntry
 from . import selectors, services
 from .forms import BanForm, CloseForm, EvidenceForm, OpenCaseForm, OutcomeForm, SubjectForm, WhoForm
 from .models import Case, Evidence, Outcome, Subject
+from .services import FileErased
 
 # A video's form fields and multipart framing, on top of the file itself.
 EVIDENCE_FORM_BYTES = 64 * 1024
@@ -353,21 +355,36 @@ def _file(stored: Any, *, content_type: str, name: str, download: bool) -> FileR
     )
 
 
+def _erased(error: FileErased) -> HttpResponse:
+    """410 Gone, naming the erasure and the hash kept (a short text, as RequestChecks answers)."""
+    return HttpResponse(
+        f"{error.field}: {error.message}", status=error.status,
+        content_type="text/plain; charset=utf-8",
+    )  # fmt: skip
+
+
 @login_required
-def evidence_file(request: HttpRequest, evidence_id: int) -> FileResponse:
-    """A file of the locker, viewed (or downloaded with ?download=1): recorded in its custody."""
+def evidence_file(request: HttpRequest, evidence_id: int) -> HttpResponseBase:
+    """A file of the locker, viewed (or downloaded with ?download=1): recorded in its custody.
+    A file erased by retention answers 410 with its erasure and SHA-256."""
     download = request.GET.get("download") == "1"
-    evidence = selectors.evidence_open(
-        user=request.user, evidence_id=evidence_id, download=download
-    )
+    try:
+        evidence = selectors.evidence_open(
+            user=request.user, evidence_id=evidence_id, download=download
+        )
+    except FileErased as error:
+        return _erased(error)
     return _file(evidence.file, content_type=evidence.content_type,
                  name=evidence.original_name, download=download)  # fmt: skip
 
 
 @login_required
-def evidence_photo(request: HttpRequest, photo_id: int) -> FileResponse:
+def evidence_photo(request: HttpRequest, photo_id: int) -> HttpResponseBase:
     """A steward's photo from the locker, viewed or downloaded: recorded in its custody."""
     download = request.GET.get("download") == "1"
-    photo = selectors.photo_open(user=request.user, photo_id=photo_id, download=download)
+    try:
+        photo = selectors.photo_open(user=request.user, photo_id=photo_id, download=download)
+    except FileErased as error:
+        return _erased(error)
     name = f"photo-{photo.pk}-{photo.sha256[:12]}"
     return _file(photo.image, content_type=photo.content_type, name=name, download=download)

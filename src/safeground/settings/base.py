@@ -50,6 +50,10 @@ SAFEGROUND_MATCH_THRESHOLD = env.float("SAFEGROUND_MATCH_THRESHOLD", default=85.
 # Football (Offences) Act 1991 offences are. Anything named in an open case is held longer.
 SAFEGROUND_TICKET_RETENTION_DAYS = env.int("SAFEGROUND_TICKET_RETENTION_DAYS", default=183)
 SAFEGROUND_PHOTO_RETENTION_DAYS = env.int("SAFEGROUND_PHOTO_RETENTION_DAYS", default=183)
+# Evidence files of a closed case are deleted this many days after it closed, and not while a ban
+# proposed from it has not ended: six years, the limitation period for a civil claim (Limitation
+# Act 1980 s.2). A file on a log entry only goes with the photos (above).
+SAFEGROUND_EVIDENCE_RETENTION_DAYS = env.int("SAFEGROUND_EVIDENCE_RETENTION_DAYS", default=2192)
 # The demo's cup-tie tickets: "all" (~55,000, about 2 s of a demo load), "sample" (two seats a
 # block, the planted ban matches among them: what tests use) or "none".
 SAFEGROUND_DEMO_TICKETS = env.str("SAFEGROUND_DEMO_TICKETS", default="all")

@@ -38,6 +38,6 @@ class Command(BaseCommand):
         )
         for step in retention.steps:
             self.stdout.write(
-                f"Retention ({step.days} days after the match): {step.erased} {step.what} erased, "
-                f"{step.held} held by an open case."
+                f"Retention ({step.days} days {step.after}): {step.erased} {step.what} erased, "
+                f"{step.held} held {step.held_by}."
             )
