@@ -166,6 +166,25 @@ def test_a_file_on_a_log_entry_only_follows_the_photos_period_unless_an_open_cas
     assert destroyed.case is None and f"{PHOTO_DAYS} days ago, no case" in destroyed.detail
 
 
+def test_a_file_on_a_log_entry_in_a_closed_case_stays_for_the_cases_period(
+    match_day, periods
+) -> None:
+    """A closed case still stands on the files of its log entries (a ban may rest on them):
+    they follow the case's period, not the photos'."""
+    cup, safety = match_day.cup_tie, match_day.cast["safety"]
+    entry = factories.report(cup)
+    upload = factories.upload("post.png", factories.PNG + b"entry")
+    on_entry = evidence_add(by=safety, fixture=cup, entry=entry, kind="screenshot", upload=upload)
+    case = factories.case(cup, entries=[entry])
+    due = _close(case)
+    photos_due = cup.kickoff.date() + timedelta(days=PHOTO_DAYS + 1)
+    assert photos_due < due
+    assert _counts(photos_due) == (0, 1)  # the case closed within its period: kept
+    assert _stored(Evidence.objects.get(pk=on_entry.pk))
+    assert _counts(due) == (1, 0)
+    assert Evidence.objects.get(pk=on_entry.pk).erased_at is not None
+
+
 def test_an_erased_file_answers_410_naming_the_erasure_and_the_hash(
     match_day, periods, client_for, no_second_factor
 ) -> None:

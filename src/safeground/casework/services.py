@@ -495,8 +495,9 @@ def evidence_retention_apply(today: date, holds: Holds) -> Erased:
     A closed case's files go SAFEGROUND_EVIDENCE_RETENTION_DAYS after it closed (six years: the
     limitation period for a civil claim), unless a ban proposed from the case has not ended (the
     file is what the ban stands on). A file on a log entry only goes with the log's photos,
-    SAFEGROUND_PHOTO_RETENTION_DAYS after the match. An open case holds its files, and the files
-    on its log entries. Each erased file keeps its row, SHA-256 and custody, gains `erased_at`
+    SAFEGROUND_PHOTO_RETENTION_DAYS after the match, unless a case on that entry still keeps its
+    own files (open, closed within the period, or a ban from it not ended). An open case holds
+    its files. Each erased file keeps its row, SHA-256 and custody, gains `erased_at`
     and a custody record of its destruction. Held counts every file kept only by a hold: an open
     case's (its period has not begun) and those past their period."""
     days = settings.SAFEGROUND_EVIDENCE_RETENTION_DAYS
@@ -514,13 +515,17 @@ def evidence_retention_apply(today: date, holds: Holds) -> Erased:
         | Q(case__in=past)
         | Q(case__isnull=True, fixture__kickoff__lt=match_cutoff)
     ).select_related("case")
-    in_open_cases = Case.entries.through.objects.filter(case__status=Case.Status.OPEN)
-    held_entries = set(in_open_cases.values_list("logentry_id", flat=True))
     banned_cases = set(
         Outcome.objects.filter(ban__isnull=False)
         .exclude(ban__status__in=ENDED)
         .values_list("case_id", flat=True)
     )
+    # A log entry's files stand with every case the entry is in: kept while any of them keeps
+    # its own (open, closed within the period, or a ban from it not ended).
+    keeping = Case.entries.through.objects.exclude(case__in=past) | (
+        Case.entries.through.objects.filter(case__in=banned_cases)
+    )
+    held_entries = set(keeping.values_list("logentry_id", flat=True))
     held = erased = 0
     now = timezone.now()
     for evidence in candidates.order_by("pk"):
