@@ -15,10 +15,10 @@ import secrets
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from django.test import Client
 
 from safeground.accounts.models import User
+from tests.rows import rows_written
 from tests.test_permissions import (  # noqa: F401  (match_day_with_register is a fixture)
     METHODS,
     ROLES,
@@ -29,10 +29,6 @@ from tests.test_permissions import (  # noqa: F401  (match_day_with_register is 
 # Header, not cookie: another site cannot make a browser send these (accounts/devices.py).
 DEVICE_KEYED = {"api:entry_scan", "api:entry_offline_scans"}
 SRC = Path(__file__).resolve().parents[1] / "src" / "safeground"
-
-
-def rows_written() -> dict[str, int]:
-    return {model._meta.label: model._default_manager.count() for model in apps.get_models()}
 
 
 def allowed_role(expected: dict[str, int]) -> str:

@@ -4,13 +4,13 @@ answers 403 `second_factor_required`, and a write is not made. (The live socket:
 test_websocket.py::test_a_privileged_user_needs_the_second_factor_on_the_socket_too.)"""
 
 import pytest
-from django.apps import apps
 from django.test import Client
 
 from safeground.accounts.middleware import EXEMPT_PREFIXES
 from safeground.accounts.models import Role
 from safeground.accounts.permissions import SECOND_FACTOR_ROLES
 from tests import factories
+from tests.rows import rows_written
 from tests.test_permissions import (  # noqa: F401  (match_day_with_register is a fixture)
     TABLE,
     match_day_with_register,
@@ -18,10 +18,6 @@ from tests.test_permissions import (  # noqa: F401  (match_day_with_register is 
 )
 
 PRIVILEGED = [name for name, _, role in factories.CAST if role in SECOND_FACTOR_ROLES]
-
-
-def rows_written() -> dict[str, int]:
-    return {model._meta.label: model._default_manager.count() for model in apps.get_models()}
 
 
 def test_the_privileged_roles_are_those_of_the_design() -> None:
