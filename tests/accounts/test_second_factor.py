@@ -32,19 +32,24 @@ def test_the_privileged_roles_are_those_of_the_design() -> None:
 
 @pytest.mark.usefixtures("match_day_with_register")
 def test_no_route_opens_to_a_privileged_role_before_the_second_factor(cast) -> None:
-    held, wrong = 0, []
+    clients = {}
     for username in PRIVILEGED:
-        client = Client()
-        client.force_login(cast[username])
-        for route, rows in TABLE.items():
-            for url_of, expected, *body in rows:
-                if not (200 <= expected[username] < 300 or expected[username] == 405):
-                    continue
-                url = url_of()
-                if url.startswith(EXEMPT_PREFIXES) or route.startswith("api:openapi"):
-                    continue
+        clients[username] = Client()
+        clients[username].force_login(cast[username])
+    held, wrong = 0, []
+    for route, rows in TABLE.items():
+        for url_of, expected, *body in rows:
+            let_in = [u for u in PRIVILEGED if 200 <= expected[u] < 300 or expected[u] == 405]
+            if not let_in:
+                continue
+            # One URL for every role the row lets in: a held request changes nothing (that is
+            # checked), so the objects it names are as fresh for the next role as the first.
+            url = url_of()
+            if url.startswith(EXEMPT_PREFIXES) or route.startswith("api:openapi"):
+                continue
+            for username in let_in:
                 before = rows_written()
-                response = send_row(client, route, url, body)
+                response = send_row(clients[username], route, url, body)
                 held += 1
                 if url.startswith("/api/"):
                     ok = (
