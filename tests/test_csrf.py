@@ -15,10 +15,10 @@ import secrets
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from django.test import Client
 
 from safeground.accounts.models import User
+from tests.rows import rows_written
 from tests.test_permissions import (  # noqa: F401  (match_day_with_register is a fixture)
     METHODS,
     ROLES,
@@ -29,10 +29,6 @@ from tests.test_permissions import (  # noqa: F401  (match_day_with_register is 
 # Header, not cookie: another site cannot make a browser send these (accounts/devices.py).
 DEVICE_KEYED = {"api:entry_scan", "api:entry_offline_scans"}
 SRC = Path(__file__).resolve().parents[1] / "src" / "safeground"
-
-
-def rows_written() -> dict[str, int]:
-    return {model._meta.label: model._default_manager.count() for model in apps.get_models()}
 
 
 def allowed_role(expected: dict[str, int]) -> str:
@@ -77,7 +73,17 @@ def state_changing_rows() -> list[str]:
     return sorted(routes)
 
 
-@pytest.mark.usefixtures("match_day_with_register", "no_second_factor")
+@pytest.fixture
+def no_pdf_layout(monkeypatch) -> None:
+    """The printed documents' views run whole (their templates rendered) but WeasyPrint lays
+    out no pages: seconds a document, and what the sweep shows is whether the CSRF check let
+    the request through (tests/test_printing.py and the reports' tests print them for real)."""
+    import weasyprint
+
+    monkeypatch.setattr(weasyprint.HTML, "write_pdf", lambda self, *a, **kw: b"%PDF-1.7\n%%EOF\n")
+
+
+@pytest.mark.usefixtures("match_day_with_register", "no_second_factor", "no_pdf_layout")
 def test_a_request_without_the_csrf_token_is_refused_and_writes_nothing() -> None:
     wrong = []
     for route in state_changing_rows():

@@ -147,6 +147,21 @@ def test_the_api_adds_changes_shares_and_unshares_a_fixture(match_day, client_fo
     assert ShareRecord.objects.filter(fixture_id=fixture_id).count() == 2
 
 
+def test_an_allocation_past_what_the_database_holds_is_refused_not_a_500(
+    match_day, client_for
+) -> None:
+    """The league match's zones were set one by one (no layout to check the number against):
+    PostgreSQL's integer column would refuse the save with a server error."""
+    league = match_day.league_match
+    assert league.layout_id is None
+    refused = client_for("safety").patch(
+        f"/api/fixtures/{league.pk}", {"away_allocation": 2**40}, content_type="application/json"
+    )
+    assert refused.status_code == 400 and refused.json()["field"] == "away_allocation"
+    league.refresh_from_db()
+    assert league.away_allocation == 1500
+
+
 def test_the_api_refuses_bad_input_with_the_field_and_writes_nothing(match_day, client_for) -> None:
     safety = client_for("safety")
     before = Fixture.objects.count()

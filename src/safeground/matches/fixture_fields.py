@@ -37,6 +37,8 @@ FIELDS = (
     "opponent", "competition", "stage", "kickoff", "layout", "away_allocation", "shared_with",
 )  # fmt: skip
 NAME_LENGTH = 100
+# The most the database's column holds (PositiveIntegerField), far past any ground's capacity.
+ALLOCATION_MAX = 2**31 - 1
 KICKOFF_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%d/%m/%Y %H:%M")
 
 
@@ -168,6 +170,9 @@ def _allocation(value: Any, problems: list[tuple[str, str]]) -> int:
         number = int(raw)
     if number < 0:
         problems.append(("away_allocation", f"must be at least 0, got {number}"))
+    elif number > ALLOCATION_MAX:
+        # A fixture whose zones were set one by one has no layout to check the number against.
+        problems.append(("away_allocation", f"must be at most {ALLOCATION_MAX}, got {number}"))
     return number
 
 
