@@ -341,8 +341,12 @@ class Hub:
         upto = min(order.held)
         subs = list(self._subscribers.get(fixture_id, ()))
         by_viewer: dict[Viewer, list[Subscriber]] = {}
+        # A socket still being admitted has no viewer to read for, and its catch-up may have
+        # read the log before the missing seq was committed: it is closed (1013) below, to
+        # reconnect and catch up by seq, rather than risk missing it.
+        being_admitted = [sub for sub in subs if sub.viewer is None]
         for sub in subs:
-            if sub.viewer is not None:  # one being admitted reads these in its own catch-up
+            if sub.viewer is not None:
                 by_viewer.setdefault(sub.viewer, []).append(sub)
         try:
             frames = await sync_to_async(_frames_between, thread_sensitive=False)(
@@ -371,6 +375,8 @@ class Hub:
             for frame_seq, frame in viewer_frames:
                 for sub in by_viewer[viewer]:
                     sub.offer(frame, frame_seq)
+        for sub in being_admitted:
+            sub.abort(CLOSE_OVERLOADED)
         order.next = upto
         self._release(fixture_id, order)
 
