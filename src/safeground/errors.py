@@ -120,13 +120,16 @@ class RequestChecks:
         if request.path.startswith("/api/"):
             answer: HttpResponse = JsonResponse(refusal.to_json(), status=refusal.status)
         else:
-            text = f"{refusal.field}: {refusal.message}" if refusal.field else refusal.message
-            answer = HttpResponse(
-                text, status=refusal.status, content_type="text/plain; charset=utf-8"
-            )
+            answer = text_answer(refusal)
         if refusal.status == Unavailable.status:
             answer["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
         return answer
+
+
+def text_answer(error: SafegroundError) -> HttpResponse:
+    """A refusal outside the API: a short text naming the field, with the error's status."""
+    text = f"{error.field}: {error.message}" if error.field else error.message
+    return HttpResponse(text, status=error.status, content_type="text/plain; charset=utf-8")
 
 
 # The moment the server read a request (safeground.asgi stamps it on the ASGI scope, which a2wsgi

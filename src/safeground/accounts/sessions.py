@@ -85,15 +85,16 @@ def _users(claims: set[tuple[str, Any]]) -> dict[tuple[str, Any], Any]:
     for backend_path, user_id in claims:
         by_backend[backend_path].add(user_id)
     found: dict[tuple[str, Any], Any] = {}
+    backends = {path: load_backend(path) for path in by_backend}
     model_ids = {
         user_id
         for path, ids in by_backend.items()
-        if isinstance(load_backend(path), ModelBackend)
+        if isinstance(backends[path], ModelBackend)
         for user_id in ids
     }
     rows = {u.pk: u for u in get_user_model()._default_manager.filter(pk__in=model_ids)}
     for backend_path, ids in by_backend.items():
-        backend = load_backend(backend_path)
+        backend = backends[backend_path]
         for user_id in ids:
             if isinstance(backend, ModelBackend):
                 user = rows.get(user_id)

@@ -23,7 +23,7 @@ from safeground.accounts.permissions import (
 )
 from safeground.bans.models import Person
 from safeground.entry.models import Ticket
-from safeground.errors import SafegroundError, large_uploads
+from safeground.errors import SafegroundError, large_uploads, text_answer
 from safeground.incidents.models import LogEntry
 
 from . import selectors, services
@@ -355,14 +355,6 @@ def _file(stored: Any, *, content_type: str, name: str, download: bool) -> FileR
     )
 
 
-def _erased(error: FileErased) -> HttpResponse:
-    """410 Gone, naming the erasure and the hash kept (a short text, as RequestChecks answers)."""
-    return HttpResponse(
-        f"{error.field}: {error.message}", status=error.status,
-        content_type="text/plain; charset=utf-8",
-    )  # fmt: skip
-
-
 @login_required
 def evidence_file(request: HttpRequest, evidence_id: int) -> HttpResponseBase:
     """A file of the locker, viewed (or downloaded with ?download=1): recorded in its custody.
@@ -373,7 +365,7 @@ def evidence_file(request: HttpRequest, evidence_id: int) -> HttpResponseBase:
             user=request.user, evidence_id=evidence_id, download=download
         )
     except FileErased as error:
-        return _erased(error)
+        return text_answer(error)
     return _file(evidence.file, content_type=evidence.content_type,
                  name=evidence.original_name, download=download)  # fmt: skip
 
@@ -385,6 +377,6 @@ def evidence_photo(request: HttpRequest, photo_id: int) -> HttpResponseBase:
     try:
         photo = selectors.photo_open(user=request.user, photo_id=photo_id, download=download)
     except FileErased as error:
-        return _erased(error)
+        return text_answer(error)
     name = f"photo-{photo.pk}-{photo.sha256[:12]}"
     return _file(photo.image, content_type=photo.content_type, name=name, download=download)
