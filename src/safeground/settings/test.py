@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, DATABASES
+from .base import BASE_DIR, DATABASES, REDIS_URL
 
 SECRET_KEY = "test-only"
 DEBUG = False
@@ -36,3 +36,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Each test loads the demo afresh (the same ids, other rows): a fixture kept from an earlier test
 # must not admit a socket. The tests of that cache set a bound of their own.
 SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = 0.0
+
+# pytest-xdist runs the suite in worker processes at once (scripts/run-tests). Each has its own
+# test database (pytest-django adds the worker's name) and its own Redis database number: Redis
+# pub/sub ignores the number, but the live channel names carry it (live/bus.channel_prefix), so
+# two workers' match 1 never hear each other. Numbers go up in twos: a bus test publishes on its
+# own number + 1 to prove another installation is not heard.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+# A server process a test starts inherits both variables: its number is already the worker's.
+if REDIS_URL and _worker.startswith("gw") and os.environ.get("SAFEGROUND_REDIS_WORKER") != _worker:
+    from urllib.parse import urlsplit
+
+    _parts = urlsplit(REDIS_URL)
+    _number = int(_parts.path.strip("/") or 0) + 2 * int(_worker.removeprefix("gw"))
+    if _number > 15:
+        raise RuntimeError(f"REDIS_URL: worker {_worker} would need Redis database {_number}")
+    REDIS_URL = _parts._replace(path=f"/{_number}").geturl()
+    # Tests that read the environment (tests/live/conftest.py) see the same number.
+    os.environ["REDIS_URL"] = REDIS_URL
+    os.environ["SAFEGROUND_REDIS_WORKER"] = _worker
