@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults install browser clean
+.PHONY: run test lint audit print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -43,7 +43,11 @@ lint: $(STAMP)
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/mypy
 	PYTHONPATH=src $(BIN)/lint-imports --no-cache
 
-test: $(STAMP) print-libs browser lint
+# Known vulnerabilities in the installed dependencies (pip-audit); says plainly when it cannot run.
+audit: $(STAMP)
+	scripts/audit
+
+test: $(STAMP) print-libs browser lint audit
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/safeground makemigrations --check --dry-run
 	scripts/run-tests
 
