@@ -24,7 +24,8 @@ from safeground.casework.models import Case, CustodyRecord, Evidence
 from safeground.casework.services import case_close, evidence_add
 from safeground.demo.season import HOME_ORG, rerun_load
 from safeground.entry.models import Ticket, TicketFlag
-from safeground.incidents.services import Place, log_entry_append
+from safeground.incidents.models import Photo
+from safeground.incidents.services import Place, log_entry_append, log_entry_photo_add
 from safeground.matches.models import Fixture
 from tests import factories
 
@@ -203,6 +204,19 @@ def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_an
         kind="screenshot",
         upload=factories.upload("social-post.png", factories.PNG + b"post"),
     )
+    # Stewards' photos: one on the entry the police case holds, one on an entry with no case.
+    steward = User.objects.get(username="steward")
+    kept_photo = log_entry_photo_add(
+        entry=entry, author=steward, upload=factories.upload("held.png", factories.PNG + b"held")
+    )
+    lone_entry = log_entry_append(
+        fixture=cup_tie,
+        author=steward,
+        category="medical",
+        text="Supporter fainted on the concourse",
+        place=Place(block="S-L2"),
+    )
+    lone_photo = log_entry_photo_add(entry=lone_entry, author=steward, upload=factories.upload())
     case_close(case=case, by=banofficer, reason="No further action by the police.")
 
     # The operator's retention run, long after the case closed, while the police case is open.
@@ -216,6 +230,11 @@ def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_an
     still, post = Evidence.objects.get(pk=still.pk), Evidence.objects.get(pk=post.pk)
     assert still.erased_at == run_at and not still.file
     assert post.erased_at is None and Case.objects.get(pk=police_case.pk).status == "open"
+    kept_photo, lone_photo = (
+        Photo.objects.get(pk=kept_photo.pk),
+        Photo.objects.get(pk=lone_photo.pk),
+    )
+    assert kept_photo.erased_at is None and lone_photo.erased_at == run_at
     erased_line = "cctv-still-cam12.png (file erased by retention on 15/07/2033; SHA-256 kept)"
 
     # The ban officer opens the closed case: the still's name, its erasure and hash, no link.
@@ -227,6 +246,7 @@ def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_an
     expect(row.get_by_role("link")).to_have_count(0)
     held = officer.locator(f'[data-evidence-item="{post.pk}"]')
     expect(held).not_to_contain_text("erased")
+    expect(officer.locator("[data-case-photos]").get_by_role("link")).to_have_count(1)  # held
     with officer.expect_response(f"**/evidence/{post.pk}/") as opened:
         held.get_by_role("link", name="social-post.png").click()
     assert opened.value.status == 200 and opened.value.headers["content-type"] == "image/png"
@@ -243,6 +263,17 @@ def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_an
     with officer.expect_response(f"**/evidence/{post.pk}/") as opened:
         held.get_by_role("link", name="social-post.png").click()
     assert opened.value.status == 200 and opened.value.body() == factories.PNG + b"post"
+    # The stewards' photos: the held one opens, the erased one says so and has no link.
+    officer.goto(f"{site}/fixtures/{cup_tie.pk}/evidence/")
+    erased_photo = officer.locator(f'[data-photo="{lone_photo.pk}"]')
+    expect(erased_photo).to_contain_text("file erased by retention on 15/07/2033; SHA-256 kept")
+    expect(erased_photo).to_contain_text(lone_photo.sha256)
+    expect(erased_photo.get_by_role("link")).to_have_count(0)
+    kept_row = officer.locator(f'[data-photo="{kept_photo.pk}"]')
+    expect(kept_row.get_by_role("link")).to_have_text(["view", "download"])
+    with officer.expect_response(f"**/photos/{kept_photo.pk}/") as opened:
+        kept_row.get_by_role("link", name="view").click()
+    assert opened.value.status == 200 and opened.value.body() == factories.PNG + b"held"
 
     # The still's old address, from a bookmark: 410, and why, in words.
     response = officer.goto(f"{site}/evidence/{still.pk}/")
