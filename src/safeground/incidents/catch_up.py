@@ -95,7 +95,7 @@ def live_catch_up(
     entries, seqs, frames, audiences = _fold_current(fixture_id)
     index = {entry.pk: i for i, entry in enumerate(entries)}
     # (the index of its entry in the fold, the photo), in the photos' order; a photo erased by
-    # retention has no file to fetch, so no screen is sent to it
+    # retention has no file to fetch, so it goes to no screen
     held = Photo.objects.filter(entry__fixture_id=fixture_id, erased_at__isnull=True)
     photos = [
         (index[photo.entry_id], photo) for photo in held.order_by("pk") if photo.entry_id in index
