@@ -9,8 +9,11 @@ import json
 import re
 import urllib.request
 import uuid
+from datetime import UTC, date, datetime
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -18,9 +21,11 @@ from safeground.accounts.models import Organisation, User
 from safeground.accounts.services import device_create
 from safeground.bans.models import AccessRecord, Ban, Person
 from safeground.casework.models import Case, CustodyRecord, Evidence
+from safeground.casework.services import case_close, evidence_add
 from safeground.demo.season import HOME_ORG, rerun_load
 from safeground.entry.models import Ticket, TicketFlag
-from safeground.incidents.services import Place, log_entry_append
+from safeground.incidents.models import Photo
+from safeground.incidents.services import Place, log_entry_append, log_entry_photo_add
 from safeground.matches.models import Fixture
 from tests import factories
 
@@ -172,3 +177,111 @@ def test_a_steward_cannot_look_up_who_was_there_and_the_look_up_is_recorded_for_
     record = AccessRecord.objects.filter(action="identify").latest("pk")
     assert (record.username, record.reason) == ("police", "Arrest enquiry for the bottle")
     assert not CustodyRecord.objects.exists()  # no file was opened
+
+
+def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_and_answers_410(
+    site, new_page, log_in, monkeypatch
+):
+    """A closed case's CCTV still goes when retention runs six years on; a screenshot on the
+    same log entry stays, held by another open case on that entry. The run is at 00:30 on a
+    summer night in London (23:30 UTC the day before): the date a person reads is London's."""
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    banofficer = User.objects.get(username="banofficer")
+    entry = log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Coins thrown at the stewards from the away section",
+        place=Place(block="S-L2"),
+    )
+    case = factories.case(cup_tie, entries=[entry], by=banofficer)
+    still = factories.evidence(case, upload=factories.upload("cctv-still-cam12.png"))
+    police_case = factories.case(cup_tie, entries=[entry], by=banofficer, title="Police enquiry")
+    post = evidence_add(
+        by=User.objects.get(username="safety"),
+        fixture=cup_tie,
+        entry=entry,
+        kind="screenshot",
+        upload=factories.upload("social-post.png", factories.PNG + b"post"),
+    )
+    # Stewards' photos: one on the entry the police case holds, one on an entry with no case.
+    steward = User.objects.get(username="steward")
+    kept_photo = log_entry_photo_add(
+        entry=entry, author=steward, upload=factories.upload("held.png", factories.PNG + b"held")
+    )
+    lone_entry = log_entry_append(
+        fixture=cup_tie,
+        author=steward,
+        category="medical",
+        text="Supporter fainted on the concourse",
+        place=Place(block="S-L2"),
+    )
+    lone_photo = log_entry_photo_add(entry=lone_entry, author=steward, upload=factories.upload())
+    case_close(case=case, by=banofficer, reason="No further action by the police.")
+
+    # The operator's retention run, long after the case closed, while the police case is open.
+    run_at = datetime(2033, 7, 14, 23, 30, tzinfo=UTC)  # 00:30 BST on 15 July 2033
+    assert timezone.localdate(run_at) == date(2033, 7, 15)
+    monkeypatch.setattr(timezone, "now", lambda: run_at)
+    out = StringIO()
+    call_command("apply_retention", today="2033-07-15", stdout=out)
+    monkeypatch.undo()
+    assert "1 evidence files erased, 1 held by an open case" in out.getvalue()
+    still, post = Evidence.objects.get(pk=still.pk), Evidence.objects.get(pk=post.pk)
+    assert still.erased_at == run_at and not still.file
+    assert post.erased_at is None and Case.objects.get(pk=police_case.pk).status == "open"
+    kept_photo, lone_photo = (
+        Photo.objects.get(pk=kept_photo.pk),
+        Photo.objects.get(pk=lone_photo.pk),
+    )
+    assert kept_photo.erased_at is None and lone_photo.erased_at == run_at
+    erased_line = "cctv-still-cam12.png (file erased by retention on 15/07/2033; SHA-256 kept)"
+
+    # The ban officer opens the closed case: the still's name, its erasure and hash, no link.
+    officer = log_in(new_page(), "banofficer")
+    officer.goto(f"{site}/cases/{case.pk}/")
+    row = officer.locator(f'[data-evidence-item="{still.pk}"]')
+    expect(row).to_contain_text(erased_line)
+    expect(row.locator("[data-sha256]")).to_have_text(still.sha256)
+    expect(row.get_by_role("link")).to_have_count(0)
+    held = officer.locator(f'[data-evidence-item="{post.pk}"]')
+    expect(held).not_to_contain_text("erased")
+    expect(officer.locator("[data-case-photos]").get_by_role("link")).to_have_count(1)  # held
+    with officer.expect_response(f"**/evidence/{post.pk}/") as opened:
+        held.get_by_role("link", name="social-post.png").click()
+    assert opened.value.status == 200 and opened.value.headers["content-type"] == "image/png"
+    assert opened.value.body() == factories.PNG + b"post"
+
+    # The evidence locker of the match says the same.
+    officer.goto(f"{site}/fixtures/{cup_tie.pk}/evidence/")
+    row = officer.locator(f'[data-evidence-item="{still.pk}"]')
+    expect(row).to_contain_text(erased_line)
+    expect(row).to_contain_text(still.sha256)
+    expect(row.get_by_role("link")).to_have_text([f"case #{case.pk}"])  # the case, no file
+    held = officer.locator(f'[data-evidence-item="{post.pk}"]')
+    expect(held.get_by_role("link")).to_have_text(["social-post.png", "download"])
+    with officer.expect_response(f"**/evidence/{post.pk}/") as opened:
+        held.get_by_role("link", name="social-post.png").click()
+    assert opened.value.status == 200 and opened.value.body() == factories.PNG + b"post"
+    # The stewards' photos: the held one opens, the erased one says so and has no link.
+    officer.goto(f"{site}/fixtures/{cup_tie.pk}/evidence/")
+    erased_photo = officer.locator(f'[data-photo="{lone_photo.pk}"]')
+    expect(erased_photo).to_contain_text("file erased by retention on 15/07/2033; SHA-256 kept")
+    expect(erased_photo).to_contain_text(lone_photo.sha256)
+    expect(erased_photo.get_by_role("link")).to_have_count(0)
+    kept_row = officer.locator(f'[data-photo="{kept_photo.pk}"]')
+    expect(kept_row.get_by_role("link")).to_have_text(["view", "download"])
+    with officer.expect_response(f"**/photos/{kept_photo.pk}/") as opened:
+        kept_row.get_by_role("link", name="view").click()
+    assert opened.value.status == 200 and opened.value.body() == factories.PNG + b"held"
+
+    # The still's old address, from a bookmark: 410, and why, in words.
+    response = officer.goto(f"{site}/evidence/{still.pk}/")
+    assert response is not None and response.status == 410
+    expect(officer.locator("body")).to_have_text(
+        f"evidence: evidence #{still.pk} was erased by retention on 15/07/2033; "
+        f"its SHA-256 {still.sha256} is kept"
+    )
+    actions = CustodyRecord.objects.filter(evidence=still).values_list("action", flat=True)
+    assert sorted(actions) == ["destroy", "upload"]  # the refused visit viewed nothing
+    assert CustodyRecord.objects.filter(evidence=post, action="view").count() == 2

@@ -178,6 +178,40 @@ def test_a_steward_gets_the_photos_of_the_entries_they_may_see_and_no_others(
     assert factories.logged_in(day.cast["loggist"]).get(urls["N-L1"]).status_code == 200
 
 
+def test_a_photo_erased_by_retention_is_not_sent_to_a_screen_catching_up(day) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from safeground.bans.services import retention_apply
+    from safeground.incidents.catch_up import folds_forget, live_catch_up
+    from safeground.incidents.services import log_entry_photo_add
+    from safeground.live.viewers import viewer_for
+
+    photos = [
+        log_entry_photo_add(
+            entry=report(day, text, block="S-L1"),
+            author=day.cast["loggist"],
+            upload=factories.upload(),
+        )
+        for text in ("Coins from S-L1", "Flare in S-L1")
+    ]
+    loggist = viewer_for(day.cast["loggist"], day.cup_tie)
+
+    def photos_caught_up() -> list[int]:
+        folds_forget()
+        [frames] = live_catch_up(fixture_id=day.cup_tie.pk, wants=[(loggist, 0)])
+        return [json.loads(f)["data"]["photo"] for _, f in frames if '"log.photo"' in f]
+
+    assert photos_caught_up() == [p.pk for p in photos]
+    factories.case(day.cup_tie, entries=[photos[1].entry], by=day.cast["banofficer"])
+    kickoff = day.cup_tie.kickoff
+    retention_apply(today=timezone.localdate(kickoff) + timedelta(days=400))
+    photos[0].refresh_from_db()
+    assert photos[0].erased_at is not None and not photos[0].image
+    assert photos_caught_up() == [photos[1].pk]  # the other is held by the open case
+
+
 def test_sockets_caught_up_together_each_get_what_the_rest_log_shows_them(day) -> None:
     """A reconnect storm's catch-ups are read together (live/batches.py) and filtered once per
     kind of viewer: each socket still gets exactly its own view, its tasks included."""

@@ -4,6 +4,7 @@ no page can show them without it.
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -11,6 +12,7 @@ from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils import timezone
 
 from safeground.accounts.permissions import (
     can_identify,
@@ -276,6 +278,12 @@ def locker(user: Any, fixture: Fixture) -> Locker:
     return Locker(evidence=evidence, photos=photos)
 
 
+def _erased_on(erased_at: datetime) -> str:
+    """The day as the case page and the locker show it: local (a run at 00:30 BST is still
+    that day, not the UTC day before), dd/mm/yyyy."""
+    return f"{timezone.localdate(erased_at):%d/%m/%Y}"
+
+
 @transaction.atomic
 def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     """A piece of evidence, checked, its viewing or download recorded in its chain of custody."""
@@ -286,7 +294,7 @@ def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     if evidence.erased_at is not None:  # nothing to view: no custody record
         raise FileErased(
             "evidence", f"evidence #{evidence.pk} was erased by retention on "
-            f"{evidence.erased_at:%Y-%m-%d}; its SHA-256 {evidence.sha256} is kept",
+            f"{_erased_on(evidence.erased_at)}; its SHA-256 {evidence.sha256} is kept",
         )  # fmt: skip
     if not evidence.file:
         raise Http404("a CCTV reference has no file")
@@ -306,7 +314,7 @@ def photo_open(*, user: Any, photo_id: int, download: bool) -> Photo:
     require(logged_entry_audience(photo.entry).admits(viewer_for(user, fixture)))
     if photo.erased_at is not None:
         raise FileErased(
-            "photo", f"photo {photo.pk} was erased by retention on {photo.erased_at:%Y-%m-%d}; "
+            "photo", f"photo {photo.pk} was erased by retention on {_erased_on(photo.erased_at)}; "
             f"its SHA-256 {photo.sha256} is kept",
         )  # fmt: skip
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW

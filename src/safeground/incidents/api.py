@@ -5,6 +5,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.http import FileResponse, HttpRequest
+from django.utils import timezone
 from ninja import Field, File, Query, Router, Schema, Status, UploadedFile
 from ninja.security import django_auth
 
@@ -329,7 +330,8 @@ def log_photo_file(
     if photo.erased_at is not None:
         raise services.LogEntryError(
             "photo_id",
-            f"photo {photo_id} was erased by retention on {photo.erased_at:%Y-%m-%d}; "
+            f"photo {photo_id} was erased by retention on"
+            f" {timezone.localdate(photo.erased_at):%d/%m/%Y}; "
             f"its SHA-256 {photo.sha256} is kept",
         )
     response = FileResponse(photo.image.open("rb"), content_type=photo.content_type)

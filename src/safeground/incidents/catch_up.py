@@ -94,10 +94,11 @@ def live_catch_up(
     the process's fold of the log, checked once and filtered once per kind of viewer."""
     entries, seqs, frames, audiences = _fold_current(fixture_id)
     index = {entry.pk: i for i, entry in enumerate(entries)}
-    photos = [  # (the index of its entry in the fold, the photo), in the photos' order
-        (index[photo.entry_id], photo)
-        for photo in Photo.objects.filter(entry__fixture_id=fixture_id).order_by("pk")
-        if photo.entry_id in index
+    # (the index of its entry in the fold, the photo), in the photos' order; a photo erased by
+    # retention has no file to fetch, so it goes to no screen
+    held = Photo.objects.filter(entry__fixture_id=fixture_id, erased_at__isnull=True)
+    photos = [
+        (index[photo.entry_id], photo) for photo in held.order_by("pk") if photo.entry_id in index
     ]
     photo_frames: dict[int, str] = {}
     addressed = [i for i, audience in enumerate(audiences) if audience.user_ids]
