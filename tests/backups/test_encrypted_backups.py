@@ -139,6 +139,14 @@ def assert_still_empty(system: dict) -> None:
     assert not system["media"].exists() or not any(system["media"].rglob("*"))
 
 
+def test_verify_backup_checks_an_encrypted_backup_without_the_key(encrypted) -> None:
+    out = io.StringIO()
+    call_command("verify_backup", str(encrypted["folder"]), stdout=out)
+    files = len(json.loads((encrypted["folder"] / "manifest.json").read_text())["files"])
+    assert f"encrypted (age) to {encrypted['public']}, checked as stored" in out.getvalue()
+    assert f"{files} file(s) match their size and SHA-256" in out.getvalue()
+
+
 def test_a_missing_wrong_or_malformed_identity_is_refused_and_nothing_is_restored(
     encrypted, empty_system, tmp_path
 ) -> None:
@@ -191,6 +199,12 @@ def test_a_changed_encrypted_file_is_refused_by_name_and_nothing_is_restored(
     data = bytearray(stored.read_bytes())
     data[-1] ^= 0x01
     stored.write_bytes(bytes(data))
+    # Found without the key, by the check a copy off the server gets.
+    with pytest.raises(CommandError, match="does not match its manifest"):
+        call_command(
+            "verify_backup", str(folder), stdout=io.StringIO(), stderr=(err := io.StringIO())
+        )
+    assert f"DOES NOT MATCH: {photo['path']}" in err.getvalue()
     identity = ("--identity", str(encrypted["identity"]))
     refused(
         safeground(empty_system, "restore", str(folder), *identity),

@@ -151,12 +151,16 @@ class Sealed:
 
 
 def file_encrypt(source: Path, target: Path, recipients: list[x25519.Recipient]) -> Sealed:
-    with source.open("rb") as plain, target.open("xb") as sealed:
-        reader, writer = _Hashing(plain), _Hashing(sealed)
-        try:
+    try:
+        with source.open("rb") as plain, target.open("xb") as sealed:
+            reader, writer = _Hashing(plain), _Hashing(sealed)
             pyrage.encrypt_io(reader, writer, recipients)
-        except pyrage.EncryptError as error:
-            raise BackupError("recipient", f"cannot encrypt {source}: {error}") from None
+    except pyrage.EncryptError as error:
+        raise BackupError("recipient", f"cannot encrypt {source}: {error}") from None
+    except OSError as error:
+        raise BackupError(
+            "dir", f"cannot encrypt {source} into {target}: {error.strerror or error}"
+        ) from None
     return Sealed(reader.digest.hexdigest(), reader.size, writer.digest.hexdigest(), writer.size)
 
 
@@ -172,17 +176,22 @@ def bytes_encrypt(data: bytes, target: Path, recipients: list[x25519.Recipient])
 def file_decrypt(source: Path, target: Path, identities: list[x25519.Identity]) -> tuple[str, int]:
     """Decrypt `source` into `target`; answers the plaintext's SHA-256 and size. A file that was
     changed, cut short or is not for these keys is refused (`target` may then hold a part)."""
-    with source.open("rb") as sealed, target.open("wb") as plain:
-        writer = _Hashing(plain)
-        try:
+    try:
+        with source.open("rb") as sealed, target.open("wb") as plain:
+            writer = _Hashing(plain)
             pyrage.decrypt_io(sealed, writer, identities)
-        except pyrage.DecryptError as error:
-            raise BackupError("identity", f"cannot decrypt {source}: {error}") from None
-        except OSError as error:
-            # rage reports a chunk that fails authentication as an I/O error.
+    except pyrage.DecryptError as error:
+        raise BackupError("identity", f"cannot decrypt {source}: {error}") from None
+    except OSError as error:
+        if error.errno is None:  # rage reports a chunk that fails authentication so
             raise BackupError(
                 "dir", f"cannot decrypt {source}: {error} (it was changed or cut short)"
             ) from None
+        raise BackupError(
+            "dir",
+            f"cannot decrypt into {target}: {error.strerror} (the temporary folder, TMPDIR, needs"
+            " room for the decrypted backup)",
+        ) from None
     return writer.digest.hexdigest(), writer.size
 
 

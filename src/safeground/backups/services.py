@@ -307,7 +307,10 @@ def backup_restore(*, folder: Path, identity: Path | None = None) -> Restored:
     # backup is: every check runs again on the plaintext before the target is touched.
     with tempfile.TemporaryDirectory(prefix="safeground-restore-") as scratch:
         plain = Path(scratch)
-        _decrypt_into(plain, folder, manifest, identities)
+        try:
+            _decrypt_into(plain, folder, manifest, identities)
+        except BackupError as error:
+            raise BackupError(error.field, f"{error.message}; nothing was restored") from None
         return _restore(plain, manifest_read(plain))
 
 
@@ -343,7 +346,7 @@ def _decrypt_into(
             raise BackupError(
                 "dir",
                 f"DOES NOT MATCH: {one['path']} (stored as {stored_as}) decrypts to other content"
-                " than the manifest records; nothing was restored",
+                " than the manifest records",
             )
 
 
