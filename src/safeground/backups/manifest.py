@@ -89,7 +89,8 @@ def manifest_read(folder: Path) -> dict[str, Any]:
     manifest = manifest_parse(text, str(path))
     if manifest["format_version"] == ENCRYPTED_FORMAT_VERSION:
         encryption = manifest.get("encryption")
-        if not isinstance(encryption, dict) or not encryption.get("recipients"):
+        keys = encryption.get("recipients") if isinstance(encryption, dict) else None
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
             raise BackupError("dir", f"{path}: an encrypted backup's manifest names no recipients")
     return manifest
 

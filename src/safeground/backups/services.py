@@ -303,8 +303,8 @@ def backup_restore(*, folder: Path, identity: Path | None = None) -> Restored:
             f" was encrypted to ({', '.join(recipients)}): nothing was restored",
         )
     _refuse_unless_whole(folder, manifest)
-    # Decrypted into a private (0700) temporary folder, removed after, then restored as a plain
-    # backup is: every check runs again on the plaintext before the target is touched.
+    # Decrypted into a private (0700) temporary folder, removed after, each file checked
+    # against its plaintext SHA-256; then restored from there as a plain backup is.
     with tempfile.TemporaryDirectory(prefix="safeground-restore-") as scratch:
         plain = Path(scratch)
         try:
@@ -321,6 +321,8 @@ def _decrypt_into(
     its real name and checked against the SHA-256 of the plaintext that the manifest records."""
     contents = str(manifest["encryption"].get("contents", CONTENTS))
     stored = {str(one["path"]): one for one in manifest["files"]}
+    if contents not in stored:
+        raise BackupError("dir", f"{folder}: the manifest does not list {contents}")
     text = bytes_decrypt(folder / contents, identities)
     where = f"{folder / contents}"
     try:
