@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "apply-retention": "Start and expire bans by date; erase people past the retention period.",
     "backup": "Back up the database, evidence, photos and checkpoints into DIR, with hashes.",
     "restore": "Restore a backup (DIR) into an empty system; check every hash, log and file.",
+    "backup-key": "Make a key pair for encrypted backups: private key to FILE, public key out.",
+    "verify-backup": "Check a backup (DIR) against its manifest's hashes; needs no key.",
     "migrate": "Create or update the database tables.",
 }
 

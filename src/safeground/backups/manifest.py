@@ -9,6 +9,16 @@
 The manifest names every file with its size and SHA-256, the database's vendor, what was left
 out and why (evidence on S3), and counts a person can compare (log entries per match, scans,
 evidence).
+
+An encrypted backup (format 2, encryption.py) holds every file encrypted to age public keys:
+
+    DIR/manifest.json            readable: the recipients, the counts, and each stored file's size
+                                 and SHA-256 as stored (checked without the key) and as plaintext
+    DIR/contents.json.age        the plain (format 1) manifest, with each file's real name and the
+                                 name it is stored as: file names are the uploaders' own and may
+                                 name a person, so they are encrypted too
+    DIR/database.sqlite3.age     or DIR/database.pgdump.age
+    DIR/files/<source>/000001.age ...
 """
 
 import hashlib
@@ -22,7 +32,10 @@ from safeground.errors import SafegroundError
 
 FORMAT = "safeground-backup"
 FORMAT_VERSION = 1
+# An encrypted backup (encryption.py): a Safeground that reads only format 1 refuses it by number.
+ENCRYPTED_FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
+CONTENTS = "contents.json.age"  # an encrypted backup's plain manifest
 FILES = "files"
 
 
@@ -70,16 +83,31 @@ def manifest_read(folder: Path) -> dict[str, Any]:
             " (the manifest is written last)",
         )
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BackupError("dir", f"{path}: not JSON ({error})") from None
+    manifest = manifest_parse(text, str(path))
+    if manifest["format_version"] == ENCRYPTED_FORMAT_VERSION:
+        encryption = manifest.get("encryption")
+        keys = encryption.get("recipients") if isinstance(encryption, dict) else None
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            raise BackupError("dir", f"{path}: an encrypted backup's manifest names no recipients")
+    return manifest
+
+
+def manifest_parse(text: str, path: str) -> dict[str, Any]:
+    """A manifest's text, checked: its format, and every file a path inside the backup."""
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as error:
         raise BackupError("dir", f"{path}: not JSON ({error})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BackupError("dir", f"{path}: not a Safeground backup manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in (FORMAT_VERSION, ENCRYPTED_FORMAT_VERSION):
         raise BackupError(
             "dir",
             f"{path}: backup format {manifest.get('format_version')!r}; this Safeground reads"
-            f" format {FORMAT_VERSION}",
+            f" formats {FORMAT_VERSION} and {ENCRYPTED_FORMAT_VERSION} (encrypted)",
         )
     files = manifest.get("files")
     if not isinstance(files, list) or not all(

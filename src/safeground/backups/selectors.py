@@ -1,4 +1,5 @@
-"""Reads for backups: the counts a manifest carries, and the checks after a restore."""
+"""Reads for backups: the counts a manifest carries, a backup folder against its manifest, and
+the checks after a restore."""
 
 import hashlib
 from collections.abc import Iterable
@@ -17,6 +18,8 @@ from safeground.incidents.checkpoints import Checkpoint, checkpoints_from_path
 from safeground.incidents.models import LogCheckpoint, LogEntry, Photo
 from safeground.incidents.verify import log_verify
 from safeground.matches.models import Fixture
+
+from .manifest import FolderCheck, folder_check, manifest_read
 
 
 def backup_counts() -> dict[str, Any]:
@@ -38,6 +41,19 @@ def backup_counts() -> dict[str, Any]:
         "log_photos": Photo.objects.count(),
         "check_photos": CheckResult.objects.exclude(photo="").count(),
     }
+
+
+@dataclass
+class BackupCheck:
+    manifest: dict[str, Any]
+    found: FolderCheck
+
+
+def backup_check(*, folder: Path) -> BackupCheck:
+    """Every file of a backup folder against its manifest's size and SHA-256: of an encrypted
+    backup, the files as stored, so it needs no key (a copy off the server can be checked)."""
+    manifest = manifest_read(folder)
+    return BackupCheck(manifest, folder_check(folder, manifest))
 
 
 @dataclass

@@ -99,6 +99,10 @@ SAFEGROUND_CHECKPOINT_STORAGE = {
 SAFEGROUND_RISK_POLICY = env.str(
     "SAFEGROUND_RISK_POLICY", default=str(PACKAGE_DIR / "matches" / "policy" / "default.yaml")
 )
+# Backups (docs/backups.md): the age public keys (age1...) every `safeground backup` is
+# encrypted to, comma-separated. Set, the server can make backups but not read them back; only
+# the holder of a matching private key restores. Unset, backups are plain files.
+SAFEGROUND_BACKUP_RECIPIENTS = env.list("SAFEGROUND_BACKUP_RECIPIENTS", default=[])
 # A folder of per-ground checklists (<ground code>.yaml); grounds without one use the default
 # (deployment/checklists/default.yaml).
 SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")

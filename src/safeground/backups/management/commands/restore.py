@@ -11,15 +11,22 @@ class Command(BaseCommand):
     help = (
         "Restore a backup (DIR) into this system's empty database and file folders: every file"
         " is checked against the manifest first; then the logs, checkpoints and evidence are"
-        " verified. Exits 0 only if all of it verifies."
+        " verified. Exits 0 only if all of it verifies. An encrypted backup needs --identity."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dir", type=Path, help="the backup's folder (with manifest.json)")
+        parser.add_argument(
+            "--identity",
+            type=Path,
+            metavar="FILE",
+            help="an encrypted backup: the age identity file holding the private key"
+            " (AGE-SECRET-KEY-1...) of one of its recipients",
+        )
 
-    def handle(self, *args: Any, dir: Path, **options: Any) -> None:
+    def handle(self, *args: Any, dir: Path, identity: Path | None, **options: Any) -> None:
         try:
-            restored = backup_restore(folder=dir)
+            restored = backup_restore(folder=dir, identity=identity)
         except BackupError as error:
             raise CommandError(error.message) from None
         check = restored.check
