@@ -78,6 +78,16 @@ def _no_counts_timers(request, settings):
 
 
 @pytest.fixture(autouse=True)
+def _api_calls_counted_afresh() -> Iterator[None]:
+    """Each test starts with no API calls counted against anyone (api.PerPerson counts in the
+    process's cache, and ids come round again from test to test)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _log_triggers_around_flush(request):
     """SQLite only: after a transactional test Django empties every table with DELETE, which the
     append-only triggers (safeground.append_only) refuse. Lift them just for that flush; put

@@ -2,11 +2,13 @@
 
 Every 4xx answer has one JSON shape, `{"code", "field", "detail"}` (`safeground.errors`), mapped
 here once: a refused input (`SafegroundError`), a body that does not fit the schema, a missing
-login, a role that may not, and a missing object; so are a body over the size limit (413) and a
-database that cannot be reached (503 with Retry-After), never a 500 or a traceback.
+login, a role that may not, and a missing object; so are a body over the size limit (413), a
+person over their rate of calls (429 with Retry-After, `PerPerson`) and a database that cannot be
+reached (503 with Retry-After), never a 500 or a traceback.
 """
 
 import json
+import threading
 from typing import Any
 
 from django.conf import settings
@@ -14,9 +16,11 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
-from ninja.errors import HttpError, ValidationError
+from ninja.errors import HttpError, Throttled, ValidationError
+from ninja.throttling import SimpleRateThrottle
 
 from safeground.accounts.api import router as accounts_router
+from safeground.accounts.models import User
 from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
@@ -38,6 +42,7 @@ ERROR_ANSWERS = {
     "403": "Your role may not do this",
     "404": "No such object, or not one you may see",
     "413": "The request body is over the size limit",
+    "429": "Too many calls from you (SAFEGROUND_API_RATE): try again after Retry-After",
     "422": "The body or query does not fit the schema",
     "503": "The database did not answer in time: try again after Retry-After",
 }
@@ -59,7 +64,38 @@ class SafegroundAPI(NinjaAPI):
         return schema
 
 
-api = SafegroundAPI(title="Safeground", version="1", urls_namespace="api")
+class PerPerson(SimpleRateThrottle):
+    """Each signed-in person's API calls, counted in this process's cache, at
+    SAFEGROUND_API_RATE (checked when the settings load; read at each call). A call with a
+    device key is not counted: the turnstiles' scans keep their own bounds (ADR 0005)."""
+
+    scope = "person"
+
+    def __init__(self) -> None:
+        super().__init__(rate=settings.SAFEGROUND_API_RATE)
+        self._call = threading.local()
+
+    # ninja keeps one throttle for every request and SimpleRateThrottle keeps the call's key,
+    # history and time on it: each thread keeps its own. (Two calls of one person at the same
+    # instant may count once: a bound on a runaway client, not a quota.)
+    key = property(lambda self: self._call.key, lambda self, v: setattr(self._call, "key", v))
+    history = property(
+        lambda self: self._call.history, lambda self, v: setattr(self._call, "history", v)
+    )
+    now = property(lambda self: self._call.now, lambda self, v: setattr(self._call, "now", v))
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        self.num_requests, self.duration = self.parse_rate(settings.SAFEGROUND_API_RATE)
+        return super().allow_request(request)
+
+    def get_cache_key(self, request: HttpRequest) -> str | None:
+        caller = getattr(request, "auth", None)
+        if not isinstance(caller, User):
+            return None  # a device, or nobody (refused before this)
+        return self.cache_format % {"scope": self.scope, "ident": caller.pk}
+
+
+api = SafegroundAPI(title="Safeground", version="1", urls_namespace="api", throttle=[PerPerson()])
 api.add_router("/", accounts_router)
 api.add_router("/", matches_router)
 api.add_router("/", log_router)
@@ -155,6 +191,10 @@ def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     code = {401: "unauthorized", 403: "forbidden", 404: "not_found"}.get(exc.status_code, "refused")
+    if isinstance(exc, Throttled):  # ninja adds Retry-After from the oldest call counted
+        rate = settings.SAFEGROUND_API_RATE
+        detail = f"more than {rate} API calls from you: wait, then send again"
+        return _answer(request, 429, "too_many_requests", "", detail)
     return _answer(request, exc.status_code, code, "", str(exc))
 
 

@@ -1,5 +1,6 @@
 """Settings shared by every deployment, configured from the environment (see README)."""
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,17 @@ SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
     "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
 )
 SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", default=2)
+# API calls one signed-in person may make, per server process (N/s, N/m or N/h): a bound on a
+# runaway client (a phone resending in a loop), far above what a person does; a device's
+# scans are not counted here. Past it: 429 with Retry-After (docs/deploy.md).
+SAFEGROUND_API_RATE = env.str("SAFEGROUND_API_RATE", default="1800/m")
+if not re.fullmatch(r"[1-9][0-9]*/[smh]", SAFEGROUND_API_RATE):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        f"SAFEGROUND_API_RATE={SAFEGROUND_API_RATE!r}: calls per second, minute or hour, such"
+        " as 1800/m"
+    )
 # `safeground serve` (live/serving.py): a client must send a request's headers within
 # HEADER_TIMEOUT seconds and may keep an idle connection KEEP_ALIVE seconds; past
 # MAX_CONNECTIONS connections and requests in a process, new ones get a 503. A ground's 2,000
