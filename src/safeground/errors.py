@@ -9,12 +9,14 @@ commands print it and exit non-zero. Codes never change once released: add a new
 import json
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
+from django.utils import timezone
 
 
 class SafegroundError(Exception):
@@ -30,6 +32,13 @@ class SafegroundError(Exception):
 
     def to_json(self) -> dict[str, Any]:
         return error_body(self.code, self.field, self.message)
+
+
+def erased_by_retention(what: str, erased_at: datetime, sha256: str) -> str:
+    """Why a file is not there: retention deleted it (ADR 0011). The day is London's, as the
+    pages show it (a run at 00:30 BST is that day, not the UTC day before); the hash stays."""
+    day = timezone.localdate(erased_at)
+    return f"{what} was erased by retention on {day:%d/%m/%Y}; its SHA-256 {sha256} is kept"
 
 
 class NotFound(SafegroundError):

@@ -191,12 +191,15 @@ def _backup_encrypted(
     stored: list[dict[str, Any]] = []  # the readable manifest's files: as stored, and plaintext
     inner: list[dict[str, Any]] = []  # the plain manifest's files, each with where it is stored
 
-    def seal(sealed: Sealed, name: str, stored_as: str) -> None:
+    def as_stored(sealed: Sealed, stored_as: str) -> None:
         stored.append(
             {"path": stored_as, "size": sealed.size, "sha256": sealed.sha256,
              "plaintext_size": sealed.plaintext_size,
              "plaintext_sha256": sealed.plaintext_sha256}
         )  # fmt: skip
+
+    def seal(sealed: Sealed, name: str, stored_as: str) -> None:
+        as_stored(sealed, stored_as)
         inner.append(
             {"path": name, "size": sealed.plaintext_size, "sha256": sealed.plaintext_sha256,
              "stored_as": stored_as}
@@ -219,11 +222,7 @@ def _backup_encrypted(
     contents = bytes_encrypt(
         (json.dumps(plain, indent=2, sort_keys=True) + "\n").encode(), folder / CONTENTS, keys
     )
-    stored.append(
-        {"path": CONTENTS, "size": contents.size, "sha256": contents.sha256,
-         "plaintext_size": contents.plaintext_size,
-         "plaintext_sha256": contents.plaintext_sha256}
-    )  # fmt: skip
+    as_stored(contents, CONTENTS)
     return {
         **_manifest(created, {**database, "file": database["file"] + SUFFIX}, sources),
         "format_version": ENCRYPTED_FORMAT_VERSION,

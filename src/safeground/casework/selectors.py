@@ -4,7 +4,6 @@ no page can show them without it.
 """
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -12,7 +11,6 @@ from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils import timezone
 
 from safeground.accounts.permissions import (
     can_identify,
@@ -25,6 +23,7 @@ from safeground.bans.models import AccessRecord
 from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
 from safeground.entry.selectors import subject_ticket_ids
+from safeground.errors import erased_by_retention
 from safeground.incidents.models import LogEntry, Photo
 from safeground.incidents.selectors import logged_entry_audience
 from safeground.live.viewers import viewer_for
@@ -278,12 +277,6 @@ def locker(user: Any, fixture: Fixture) -> Locker:
     return Locker(evidence=evidence, photos=photos)
 
 
-def _erased_on(erased_at: datetime) -> str:
-    """The day as the case page and the locker show it: local (a run at 00:30 BST is still
-    that day, not the UTC day before), dd/mm/yyyy."""
-    return f"{timezone.localdate(erased_at):%d/%m/%Y}"
-
-
 @transaction.atomic
 def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     """A piece of evidence, checked, its viewing or download recorded in its chain of custody."""
@@ -293,9 +286,9 @@ def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
         require(not Evidence.objects.filter(_home_only_evidence(), pk=evidence.pk).exists())
     if evidence.erased_at is not None:  # nothing to view: no custody record
         raise FileErased(
-            "evidence", f"evidence #{evidence.pk} was erased by retention on "
-            f"{_erased_on(evidence.erased_at)}; its SHA-256 {evidence.sha256} is kept",
-        )  # fmt: skip
+            "evidence",
+            erased_by_retention(f"evidence #{evidence.pk}", evidence.erased_at, evidence.sha256),
+        )
     if not evidence.file:
         raise Http404("a CCTV reference has no file")
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
@@ -314,9 +307,8 @@ def photo_open(*, user: Any, photo_id: int, download: bool) -> Photo:
     require(logged_entry_audience(photo.entry).admits(viewer_for(user, fixture)))
     if photo.erased_at is not None:
         raise FileErased(
-            "photo", f"photo {photo.pk} was erased by retention on {_erased_on(photo.erased_at)}; "
-            f"its SHA-256 {photo.sha256} is kept",
-        )  # fmt: skip
+            "photo", erased_by_retention(f"photo {photo.pk}", photo.erased_at, photo.sha256)
+        )
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
     custody_record_write(user=user, action=action, photo=photo)
     return photo

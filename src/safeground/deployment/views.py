@@ -23,7 +23,7 @@ from safeground.accounts.permissions import (
     can_view_deployment,
     require,
 )
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, erased_by_retention
 from safeground.incidents.panels import Panel
 from safeground.incidents.selectors import steward_post
 from safeground.incidents.services import steward_post_assign
@@ -210,8 +210,7 @@ def check_photo(request: HttpRequest, fixture_id: int, result_id: int) -> FileRe
     require(can_view_deployment(request.user, fixture) or result.by_id == request.user.pk)
     if result.photo_erased_at is not None:
         raise Http404(
-            f"This photo was erased by retention on {result.photo_erased_at:%d/%m/%Y}; "
-            f"its SHA-256 {result.photo_sha256} is kept."
+            erased_by_retention("This photo", result.photo_erased_at, result.photo_sha256) + "."
         )
     if not result.photo:
         raise Http404("This result has no photo.")

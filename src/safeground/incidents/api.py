@@ -5,7 +5,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.http import FileResponse, HttpRequest
-from django.utils import timezone
 from ninja import Field, File, Query, Router, Schema, Status, UploadedFile
 from ninja.security import django_auth
 
@@ -21,7 +20,7 @@ from safeground.accounts.permissions import (
     can_write_log,
     require,
 )
-from safeground.errors import answers
+from safeground.errors import answers, erased_by_retention
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
@@ -329,10 +328,7 @@ def log_photo_file(
         raise services.LogEntryError("photo_id", f"no photo {photo_id} on entry {entry_id}")
     if photo.erased_at is not None:
         raise services.LogEntryError(
-            "photo_id",
-            f"photo {photo_id} was erased by retention on"
-            f" {timezone.localdate(photo.erased_at):%d/%m/%Y}; "
-            f"its SHA-256 {photo.sha256} is kept",
+            "photo_id", erased_by_retention(f"photo {photo_id}", photo.erased_at, photo.sha256)
         )
     response = FileResponse(photo.image.open("rb"), content_type=photo.content_type)
     response["Cache-Control"] = "private, max-age=3600"  # a stored photo never changes
