@@ -88,6 +88,19 @@ def _api_calls_counted_afresh() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _log_scored_and_forgotten() -> Iterator[None]:
+    """The flashpoint thread has scored every report of a test before its database is emptied,
+    and nothing the log keeps in the process (scores, zone maps) outlives the test: ids come
+    round again."""
+    from safeground.incidents import flashpoint, places
+
+    yield
+    assert flashpoint.watcher.settle(30), "the flashpoint thread did not finish scoring"
+    flashpoint.watcher.forget()
+    places.forget()
+
+
+@pytest.fixture(autouse=True)
 def _log_triggers_around_flush(request):
     """SQLite only: after a transactional test Django empties every table with DELETE, which the
     append-only triggers (safeground.append_only) refuse. Lift them just for that flush; put

@@ -1,5 +1,6 @@
 """Flashpoint warnings: when the log warns of trouble building in a zone."""
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -62,18 +63,22 @@ def test_thresholds_come_from_settings(league_match, settings) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_report_goes_out_live_before_its_flashpoint_check(cup_tie, monkeypatch) -> None:
-    from safeground.incidents import services
+def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
+    cup_tie, monkeypatch
+) -> None:
+    # The scoring is held on the flashpoint thread: every report still returns and goes out;
+    # the warning follows once the scoring runs.
+    from safeground.incidents import flashpoint
     from safeground.live.events import capture_events
 
-    seen_by_the_check: list[list[str]] = []
-    real_check = services.flashpoint_check
+    release = threading.Event()
+    real_advance = flashpoint.MatchWatch.advance
 
-    def check_after_commit(**kwargs):
-        seen_by_the_check.append([e.data["entry"]["text"] for e in events])
-        return real_check(**kwargs)
+    def held(self, fixture, first_id, last_id):
+        assert release.wait(10)
+        return real_advance(self, fixture, first_id, last_id)
 
-    monkeypatch.setattr(services, "flashpoint_check", check_after_commit)
+    monkeypatch.setattr(flashpoint.MatchWatch, "advance", held)
     with capture_events() as events:
         for n in range(5):  # enough missiles in one block to warn of its zone
             log_entry_append(
@@ -84,10 +89,12 @@ def test_a_report_goes_out_live_before_its_flashpoint_check(cup_tie, monkeypatch
                 text=f"Coins {n}",
                 place=Place(block="S-L1"),
             )
-    # Each check ran once its report had gone out; the warnings came after, in their own turn.
-    assert seen_by_the_check[0] == ["Coins 0"]
-    assert seen_by_the_check[-1][-1] == "Coins 4"
-    assert [e.data["entry"]["kind"] for e in events].count("warning") >= 1
+        assert [e.data["entry"]["text"] for e in events] == [f"Coins {n}" for n in range(5)]
+        release.set()
+        assert flashpoint.watcher.settle(10)
+    kinds = [e.data["entry"]["kind"] for e in events]
+    assert kinds[:5] == ["report"] * 5
+    assert set(kinds[5:]) == {"warning"}
     assert chain_verify(cup_tie.pk)[1] is None
 
 
@@ -188,3 +195,67 @@ def test_a_report_about_zones_all_warned_within_the_cooldown_costs_one_query(
         assert (
             flashpoint_check(fixture=cup_tie, at=at + timedelta(minutes=1), zone_ids=[away]) == []
         )
+
+
+def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
+    league_match, monkeypatch
+) -> None:
+    # The flashpoint thread scores each report from the last score (MatchWatch); the same
+    # match scored from the database at each report's time (zone_scores) gives the same figures,
+    # through reports at one moment, a report observed before others, corrections of severity
+    # and place, and reports leaving the window.
+    import random
+
+    from safeground.incidents import flashpoint, services
+    from safeground.incidents.services import log_entry_correct
+
+    monkeypatch.setattr(services, "flashpoint_check", lambda **kwargs: [])
+    author = User.objects.get(username="loggist")
+    blocks = ["N-L1", "N-L2", "N-L5", "W-L4", "E-L2", "E-U3", "S-U6", "N-U7"]
+    dice = random.Random(2016)
+    minute = 0.0
+    entries = []
+    exact: dict[int, dict[int, tuple[float, int, int]]] = {}  # as the log stood at each report
+    for n in range(60):
+        minute += dice.choice([0, 0.5, 1, 2, 7])  # some at one moment, some far apart
+        late = n in (20, 41)  # observed before the reports already in
+        entry = log_entry_append(
+            fixture=league_match,
+            author=author,
+            category="missile",
+            severity=dice.randint(1, 5),
+            text=f"Report {n}",
+            place=Place(block=dice.choice(blocks)),
+            observed_at=league_match.kickoff + timedelta(minutes=minute - (9 if late else 0)),
+        )
+        entries.append(entry)
+        exact[entry.seq] = {
+            z.zone_id: (z.score, z.recent, z.before)
+            for z in flashpoint.zone_scores(league_match, entry.observed_at)
+        }
+        if n in (10, 33):
+            log_entry_correct(
+                entry=entries[n - 3], author=author, note="Wrong block", place=Place(block="N-L1")
+            )
+        if n == 47:
+            log_entry_correct(entry=entries[n - 1], author=author, note="Worse", severity=5)
+
+    kept: list[tuple[int, dict[int, tuple[float, int, int]]]] = []
+
+    class Recording(flashpoint.MatchWatch):
+        def _check(self, fixture, report, conf):
+            if report.at >= self.newest:  # a late report is scored from the database anyway
+                scores = (self._score(z, report.at, conf) for z in self.neighbours)
+                kept.append(
+                    (report.seq, {z.zone_id: (z.score, z.recent, z.before) for z in scores})
+                )
+            return []
+
+    Recording(league_match.pk).advance(league_match, entries[0].pk, entries[-1].pk)
+    assert len(kept) >= 55
+    for seq, scores in kept:
+        assert scores == {
+            zone: (pytest.approx(score, abs=0.011), recent, before)
+            for zone, (score, recent, before) in exact[seq].items()
+        }, f"report #{seq}"
+    assert max(max(s[0] for s in scores.values()) for _, scores in kept) > 12  # would warn

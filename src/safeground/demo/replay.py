@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from safeground.errors import SafegroundError
 from safeground.incidents import services
+from safeground.incidents.flashpoint import watcher as flashpoint_watcher
 from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
 
@@ -129,6 +130,7 @@ def replay(
             refs[spec["ref"]] = entry
         written.append(entry)
         on_entry(spec, entry)
+    flashpoint_watcher.settle()  # the warnings the scenario raised are in the log when it ends
     return written
 
 

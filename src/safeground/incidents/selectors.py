@@ -17,6 +17,7 @@ from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Concourse, Gate, ZoneBlock
 
+from . import places
 from .models import Category, LogCheckpoint, LogEntry, Photo
 
 if TYPE_CHECKING:
@@ -154,13 +155,16 @@ class ZoneMap:
 
 
 def zone_map(fixture: Fixture) -> ZoneMap:
-    """The fixture's ZoneMap, in four queries whatever the size of the log.
-
-    Kept on the fixture object: an append, its event and its flashpoint check all ask, and a
-    request's fixture is fresh."""
+    """The fixture's ZoneMap: four queries, kept on the fixture object and for a few seconds in
+    the process (places.py), so an append, its event and its flashpoint check read it once."""
     cached: ZoneMap | None = getattr(fixture, "_zone_map", None)
-    if cached is not None:
-        return cached
+    if cached is None:
+        cached = places.zone_maps.get(fixture.pk, lambda: _zone_map_read(fixture))
+        fixture._zone_map = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _zone_map_read(fixture: Fixture) -> ZoneMap:
     names = dict(FixtureZone.objects.filter(fixture=fixture).values_list("zone_id", "zone__name"))
     blocks: dict[int, set[int]] = {}
     for block_id, zone_id in ZoneBlock.objects.filter(zone_id__in=list(names)).values_list(
@@ -174,14 +178,12 @@ def zone_map(fixture: Fixture) -> ZoneMap:
         )
         for place_id, block_id in rows:
             served[kind].setdefault(place_id, set()).update(blocks.get(block_id, ()))
-    found = ZoneMap(
+    return ZoneMap(
         names=names,
         blocks={block: frozenset(zones) for block, zones in blocks.items()},
         gates={gate: frozenset(zones) for gate, zones in served["gate"].items()},
         concourses={place: frozenset(zones) for place, zones in served["concourse"].items()},
     )
-    fixture._zone_map = found  # type: ignore[attr-defined]
-    return found
 
 
 def entry_zone_ids(entry: LogEntry, zones: ZoneMap) -> list[int]:

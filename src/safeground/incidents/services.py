@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -24,11 +24,13 @@ from safeground.errors import SafegroundError
 from safeground.live.catalogue import BROADCAST, BROADCAST_ACK, LOG_ENTRY, LOG_PHOTO, STEWARD_POST
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
-from safeground.venues.models import Block, Concourse, Gate, Zone
+from safeground.venues.models import Concourse, Gate, Zone
 
+from . import places
 from .chain import GENESIS, entry_hash
 from .checkpoints import checkpoint_due, checkpoint_store
 from .flashpoint import flashpoint_check, warned_zone_ids
+from .flashpoint import watcher as flashpoint_watcher
 from .models import Broadcast, BroadcastAck, Category, LogCheckpoint, LogEntry, Photo, StewardPost
 from .selectors import (
     INCIDENT_KINDS,
@@ -88,17 +90,11 @@ def _resolve_place(fixture: Fixture, place: Place) -> dict[str, Any]:
         "last_row": place.last_row.strip(),
         "outside": place.outside.strip()[:200],
     }
-    lookups: list[tuple[str, Any]] = [
-        ("block", Block),
-        ("zone", Zone),
-        ("gate", Gate),
-        ("concourse", Concourse),
-    ]
-    for field, model in lookups:
+    for field in places.PLACE_MODELS:
         code = getattr(place, field).strip()
         found[field] = None
         if code:
-            found[field] = model.objects.filter(ground=ground, code=code).first()
+            found[field] = places.place_at(ground.pk, field, code)
             if found[field] is None:
                 raise LogEntryError(field, f"no {field} '{code}' at {ground.name}")
     if found["block"] is not None and found["first_row"]:
@@ -159,9 +155,44 @@ def log_chain_lock(fixture: Fixture) -> None:
     """Hold the match's chain until the transaction ends: one writer at a time per match.
 
     PostgreSQL locks the fixture's row; SQLite needs nothing more, as its IMMEDIATE transactions
-    already let one writer in at a time."""
+    already let one writer in at a time. Plain SQL: every append runs it, and the ORM's
+    compiling would cost more than the round trip."""
     if connection.features.has_select_for_update:
-        list(Fixture.objects.select_for_update().filter(pk=fixture.pk).values_list("pk"))
+        with connection.cursor() as cursor:
+            cursor.execute(LOCK_SQL, [fixture.pk])
+
+
+LOCK_SQL = f"SELECT id FROM {Fixture._meta.db_table} WHERE id = %s FOR UPDATE"
+# The chain's head, and the entry this author already sent with this idempotency key (if any):
+# one round trip under the lock (read after it, so the head is the one the lock holder left).
+_ENTRIES = LogEntry._meta.db_table
+HEAD_SQL = (
+    f"SELECT seq, hash, logged_at, (SELECT id FROM {_ENTRIES} WHERE fixture_id = %s"
+    " AND author_id = %s AND idempotency_key = %s AND idempotency_key <> '')"
+    f" FROM {_ENTRIES} WHERE fixture_id = %s ORDER BY seq DESC LIMIT 1"
+)
+
+
+@dataclass(frozen=True)
+class _Head:
+    seq: int
+    hash: str
+    logged_at: datetime | None
+    repeated_id: int | None  # the author's entry already stored with this idempotency key
+
+
+def _chain_head(fixture: Fixture, author: User | None, key: str) -> _Head:
+    with connection.cursor() as cursor:
+        cursor.execute(HEAD_SQL, [fixture.pk, author.pk if author else None, key, fixture.pk])
+        row = cursor.fetchone()
+    if row is None:  # an empty log: nothing to repeat either
+        return _Head(0, GENESIS, None, None)
+    seq, hash_, logged_at, repeated = row
+    if isinstance(logged_at, str):  # SQLite answers text: UTC, as Django stores it
+        logged_at = datetime.fromisoformat(logged_at)
+        if logged_at.tzinfo is None:
+            logged_at = logged_at.replace(tzinfo=UTC)
+    return _Head(seq, hash_, logged_at, repeated)
 
 
 def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry:
@@ -172,30 +203,24 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     it is no incident and goes out live through its own event, to its own audience."""
     log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
-    if key:
+    last = _chain_head(fixture, author, key)
+    if last.repeated_id is not None:
         # A key is its author's own: the same author sending it again (a retry, an outbox
         # replayed) gets the stored entry back, another user's report with it is stored as
         # theirs, never answered with someone else's entry.
-        already = LogEntry.objects.filter(fixture=fixture, author=author, idempotency_key=key)
-        if (found := already.first()) is not None:
-            _same_report(found, fields)
-            return found
+        found = LogEntry.objects.get(pk=last.repeated_id)
+        _same_report(found, fields)
+        return found
     record = fields["kind"] in RECORD_KINDS
     zones = None if record else zone_map(fixture)
     concerns = fields.get("concerns")
     # The incident as it stands before this entry, read under the lock: whose task it was.
     before = incident_state(concerns, zones) if concerns is not None else None
-    last = (
-        LogEntry.objects.filter(fixture=fixture)
-        .order_by("-seq")
-        .values("seq", "hash", "logged_at")
-        .first()
-    )
     now = timezone.now()
     entry = LogEntry(
         fixture=fixture,
-        seq=(last["seq"] if last else 0) + 1,
-        prev_hash=last["hash"] if last else GENESIS,
+        seq=last.seq + 1,
+        prev_hash=last.hash,
         logged_at=now,
         observed_at=fields.pop("observed_at", None) or now,
         author=author,
@@ -205,8 +230,7 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
     entry.save()
-    previous_at = last["logged_at"] if last else None
-    if checkpoint_due(seq=entry.seq, now=now, previous_logged_at=previous_at):
+    if checkpoint_due(seq=entry.seq, now=now, previous_logged_at=last.logged_at):
         _checkpoint(fixture, entry, now, LogCheckpoint.Reason.INTERVAL)
     if record:
         return entry
@@ -289,9 +313,11 @@ def log_entry_append(
 ) -> LogEntry:
     """A new report: something seen, with its place, category and severity.
 
-    The report commits (and goes out live) first; the flashpoint check follows, outside its
-    transaction, so no screen and no other report waits for the scoring. Should the check fail,
-    the stored report stands and the next report scores the zone again."""
+    The report commits (and goes out live) first; the flashpoint check follows on this
+    process's flashpoint thread (flashpoint.Watcher), so no request, screen or other report waits
+    for the scoring. Should the check fail, the stored report stands and the next report scores
+    the zone again. Inside a transaction already begun (a test's, a command's) that thread
+    could not see the report yet, so the check runs here, after it."""
     with _one_sqlite_writer():
         entry = _report_append(
             fixture=fixture,
@@ -305,6 +331,9 @@ def log_entry_append(
             idempotency_key=idempotency_key,
             home_only=home_only,
         )
+    if not connection.in_atomic_block:
+        flashpoint_watcher.report_stored(fixture.pk, entry.pk)
+        return entry
     try:
         flashpoint_check(
             fixture=fixture, at=entry.observed_at, zone_ids=entry_zone_ids(entry, zone_map(fixture))
@@ -328,7 +357,7 @@ def _report_append(
     idempotency_key: str,
     home_only: bool,
 ) -> LogEntry:
-    found = Category.objects.filter(code=category, is_active=True).first()
+    found = places.category_active(category)
     if found is None:
         raise LogEntryError("category", f"no category '{category}'")
     if severity is None:
@@ -341,11 +370,13 @@ def _report_append(
     if len(idempotency_key) > 80:
         raise LogEntryError("idempotency_key", "at most 80 characters")
     observed = _check_observed_at(observed_at, timezone.now())
-    known = set(
-        LogEntry.objects.filter(fixture=fixture, seq__in=links)
-        .exclude(kind__in=RECORD_KINDS)
-        .values_list("seq", flat=True)
-    )
+    known = set()
+    if links:
+        known = set(
+            LogEntry.objects.filter(fixture=fixture, seq__in=links)
+            .exclude(kind__in=RECORD_KINDS)
+            .values_list("seq", flat=True)
+        )
     missing = sorted(set(links) - known)
     if missing:
         raise LogEntryError("links", f"no entries {missing} in this match")
@@ -586,8 +617,8 @@ def steward_post_assign(
     if len(given) != 1:
         raise LogEntryError("post", "give exactly one of zone, gate or concourse")
     field_name, code = given[0]
-    places = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
-    place = places[field_name].filter(ground=fixture.ground, code=code).first()
+    managers = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
+    place = managers[field_name].filter(ground=fixture.ground, code=code).first()
     if place is None:
         raise LogEntryError(field_name, f"no {field_name} '{code}' at {fixture.ground.name}")
     if not steward.memberships.filter(

@@ -95,6 +95,12 @@ SAFEGROUND_CHECKPOINT_STORAGE = {
         )
     },
 }
+# The log's append (docs/adr/0012-the-worst-minute.md): the categories, the ground's places by
+# code, each match's zone map and which zones touch which are kept this many seconds in each
+# process (incidents/places.py), so an edit in the admin or a new venue file takes effect within
+# it. Flashpoint scoring runs on a thread of its own after each report has committed
+# (incidents/flashpoint.py), never on the request's path.
+SAFEGROUND_LOG_CACHE_SECONDS = env.float("SAFEGROUND_LOG_CACHE_SECONDS", default=5.0)
 # The risk policy (YAML): category thresholds, factor weights, rivalries, the match plan per
 # category. A safety officer edits it; `safeground assess` checks it and re-assesses open fixtures.
 SAFEGROUND_RISK_POLICY = env.str(

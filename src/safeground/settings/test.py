@@ -36,6 +36,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Each test loads the demo afresh (the same ids, other rows): a fixture kept from an earlier test
 # must not admit a socket. The tests of that cache set a bound of their own.
 SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = 0.0
+SAFEGROUND_LOG_CACHE_SECONDS = 0.0  # likewise the log's categories, places and zone maps
 
 # pytest-xdist runs the suite in worker processes at once (scripts/run-tests). Each has its own
 # test database (pytest-django adds the worker's name) and its own Redis database number: Redis

@@ -1,0 +1,87 @@
+"""What a report needs to know besides the log itself, kept a few seconds in each process.
+
+A report names a category and a place by code (block S-L1, zone away-se-cup); its live frame and
+its flashpoint check need the match's zones (which zones a block, gate or concourse lies in) and
+which zones touch which. Read from the database for every report, these cost more than the chain
+itself (docs/adr/0012-the-worst-minute.md). They change a few times a season (a venue file
+imported, a category edited in the admin, a fixture's zones set), so each is kept for
+`SAFEGROUND_LOG_CACHE_SECONDS` (default 5): a change takes effect in every process within that
+time, as the turnstiles' caches do (entry/runtime/lookups.py). Only found things are kept: an
+unknown code is looked up again each time, so a category or block added a moment ago is found.
+"""
+
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from django.conf import settings
+
+from safeground.venues.models import Block, Concourse, Gate, Zone
+
+from .models import Category
+
+MAX_ENTRIES = 1_000  # per store; past it a store starts again (grounds and matches are few)
+
+
+class Kept:
+    """Values kept for SAFEGROUND_LOG_CACHE_SECONDS, shared by a process's threads (0: none)."""
+
+    def __init__(self) -> None:
+        self._data: dict[Hashable, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get[V](self, key: Hashable, load: Callable[[], V]) -> V:
+        lifetime = settings.SAFEGROUND_LOG_CACHE_SECONDS
+        now = time.monotonic()
+        hit = self._data.get(key)
+        if hit is not None and now - hit[0] < lifetime:
+            value: V = hit[1]
+            return value
+        loaded = load()
+        if lifetime > 0 and loaded is not None:
+            with self._lock:
+                if len(self._data) >= MAX_ENTRIES:
+                    self._data.clear()
+                self._data[key] = (now, loaded)
+        return loaded
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_categories = Kept()
+_places = Kept()
+zone_maps = Kept()  # fixture id -> selectors.ZoneMap
+zone_neighbours = Kept()  # fixture id -> flashpoint's zones that touch each zone
+fixtures = Kept()  # fixture id -> the fixture and its ground, for the flashpoint thread
+STORES = (_categories, _places, zone_maps, zone_neighbours, fixtures)
+
+PLACE_MODELS: dict[str, type[Block | Zone | Gate | Concourse]] = {
+    "block": Block,
+    "zone": Zone,
+    "gate": Gate,
+    "concourse": Concourse,
+}
+
+
+def category_active(code: str) -> Category | None:
+    """The active category with this code, or None."""
+    return _categories.get(
+        ("category", code), lambda: Category.objects.filter(code=code, is_active=True).first()
+    )
+
+
+def place_at(ground_id: int, kind: str, code: str) -> Block | Zone | Gate | Concourse | None:
+    """The ground's block, zone, gate or concourse with this code (`kind`), or None."""
+    model = PLACE_MODELS[kind]
+    return _places.get(
+        (ground_id, kind, code), lambda: model.objects.filter(ground=ground_id, code=code).first()
+    )
+
+
+def forget() -> None:
+    """Drop everything kept in this process (a test starting afresh, a restore)."""
+    for store in STORES:
+        store.clear()
