@@ -259,3 +259,37 @@ def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
             for zone, (score, recent, before) in exact[seq].items()
         }, f"report #{seq}"
     assert max(max(s[0] for s in scores.values()) for _, scores in kept) > 12  # would warn
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_starting_afresh_scores_on_from_the_reports_before_it(
+    cup_tie, monkeypatch
+) -> None:
+    # Two missiles scored by one process (no warning yet); a process started afresh (a
+    # restart) is told of the third: it reads the two from the log without scoring them again,
+    # and the three together reach the threshold.
+    from safeground.incidents import flashpoint, services
+
+    loggist = User.objects.get(username="loggist")
+
+    def missile(n: int) -> LogEntry:
+        return log_entry_append(
+            fixture=cup_tie,
+            author=loggist,
+            category="missile",
+            severity=4,
+            text=f"Coins {n}",
+            place=Place(block="S-L1"),
+        )
+
+    missile(1), missile(2)
+    assert flashpoint.watcher.settle(10)
+    assert warnings(cup_tie) == []
+    restarted = flashpoint.Watcher()
+    monkeypatch.setattr(services, "flashpoint_watcher", restarted)
+    third = missile(3)
+    assert restarted.settle(10)
+    (warning,) = warnings(cup_tie)
+    assert warning.text.startswith("Flashpoint building in ")
+    assert "reached the threshold 12" in warning.text
+    assert f"#{third.seq}" in warning.text
