@@ -180,14 +180,14 @@ def verify_against(
             )
             continue
         trusted.append(checkpoint)
-    signed = max((c.entries for c in trusted), default=0)
+    signed_up_to = max((c.entries for c in trusted), default=0)
     count, found, heads, first_unsigned_at = _walk(
-        entries, {c.entries for c in trusted}, signed + 1
+        entries, {c.entries for c in trusted}, signed_up_to + 1
     )
     check = LogCheck(
         entries=count,
         checkpoints=len(every),
-        signed=signed,
+        signed=signed_up_to,
         first_unsigned_at=first_unsigned_at,
         chain_break=found,
     )

@@ -41,6 +41,7 @@ class Command(BaseCommand):
                     f"match {made.fixture_id}: #{made.entries} signed ({made.get_reason_display()})"
                 )
             return
+        assert match is not None  # --match or --due, one of them (argparse)
         fixture = Fixture.objects.filter(pk=match).first()
         if fixture is None:
             raise CommandError(f"no match with id {match}")
