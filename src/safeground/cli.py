@@ -19,7 +19,7 @@ COMMANDS: dict[str, str] = {
     "revokedevice": "Revoke a device key.",
     "replay": "Play a scripted match into the live system (the demo ships 'seed').",
     "verify-log": "Check each match's log chain and signed checkpoints; name what is missing.",
-    "checkpoint": "Sign a match's log head now (--match ID [--full-time]) and write its file.",
+    "checkpoint": "Sign a match's log head (--match ID [--full-time]) or every head due (--due).",
     "replay-arrival": "Play the cup tie's arrival through the turnstiles (the gates demo).",
     "add-fixture": "Add a fixture at a ground (--ground CODE --opponent ... --layout ...).",
     "import-fixtures": "Import a season's fixtures from a CSV file (FILE --ground CODE).",

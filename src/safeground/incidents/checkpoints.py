@@ -24,7 +24,7 @@ signed bytes from the parsed statement.
 import json
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,11 +33,14 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, storages
 from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from safeground import signing
 from safeground.errors import SafegroundError
+from safeground.matches.models import FULL_TIME_MINUTES, Fixture
 
-from .models import LogCheckpoint
+from .models import LogCheckpoint, LogEntry
 
 logger = logging.getLogger(__name__)
 
@@ -100,9 +103,10 @@ def _time(value: datetime) -> str:
 
 def checkpoint_due(*, seq: int, now: datetime, previous_logged_at: datetime | None) -> bool:
     """Whether the append of entry `seq` at `now` makes a checkpoint: every EVERY_ENTRIES-th
-    entry, and the first entry of each EVERY_MINUTES of the clock. Decided from what the append
-    already holds (its seq, the previous entry's time), so an append that is not due costs no
-    query more (tests/incidents/timing_log_append.py)."""
+    entry, and (if set; off by default, heads_due bounds the time instead) the first entry of each
+    EVERY_MINUTES of the clock. Decided from what the append already holds (its seq, the previous
+    entry's time), so an append that is not due costs no query more
+    (tests/incidents/timing_log_append.py)."""
     every = settings.SAFEGROUND_CHECKPOINT_EVERY_ENTRIES
     if every > 0 and seq % every == 0:
         return True
@@ -111,6 +115,76 @@ def checkpoint_due(*, seq: int, now: datetime, previous_logged_at: datetime | No
         return False
     span = minutes * 60
     return int(now.timestamp() // span) != int(previous_logged_at.timestamp() // span)
+
+
+ANCHOR_TASK = "safeground.incidents.tasks.log_heads_anchor_task"
+
+
+def full_time_at(kickoff: datetime) -> datetime:
+    """When a match counts as over for its log: the scheduled full time plus a margin for
+    stoppage time (SAFEGROUND_CHECKPOINT_FULL_TIME_MARGIN_MINUTES). The anchoring job signs the
+    head then, unless someone signed full time already; verify-log wants the log anchored after."""
+    margin = timedelta(minutes=settings.SAFEGROUND_CHECKPOINT_FULL_TIME_MARGIN_MINUTES)
+    return kickoff + timedelta(minutes=FULL_TIME_MINUTES) + margin
+
+
+def anchor_job_every() -> timedelta:
+    """How often the anchoring job runs (SAFEGROUND_PERIODIC_TASKS; a minute if cron runs it)."""
+    return timedelta(seconds=float(settings.SAFEGROUND_PERIODIC_TASKS.get(ANCHOR_TASK, 60)))
+
+
+@dataclass(frozen=True)
+class HeadDue:
+    fixture_id: int
+    reason: str
+    head: int  # the newest entry when looked at
+    signed: int  # the most entries signed so far (0: none)
+
+
+def heads_due(*, now: datetime) -> list[HeadDue]:
+    """The logs whose head the anchoring job must sign now, in one query.
+
+    A log is due when entries after its last checkpoint exist and either the oldest of them is
+    about to be WITHIN_MINUTES old (the job runs every minute, so it signs one run early and no
+    entry waits longer), or its match is over (full_time_at) and nobody has signed full time:
+    then it is signed at once, as full time. A head already signed is never due, so a log that
+    stopped growing costs nothing more; a finished match whose head was signed during the match
+    gets no second checkpoint of the same entries (their count is unique per match)."""
+    signed = (
+        LogCheckpoint.objects.filter(fixture=OuterRef("pk")).order_by("-entries").values("entries")
+    )
+    newest = LogEntry.objects.filter(fixture=OuterRef("pk")).order_by("-seq").values("seq")
+    rows = (
+        Fixture.objects.annotate(
+            signed=Coalesce(Subquery(signed[:1]), 0), head=Subquery(newest[:1])
+        )
+        .filter(head__gt=F("signed"))
+        .annotate(
+            first_unsigned_at=Subquery(
+                LogEntry.objects.filter(fixture=OuterRef("pk"), seq=OuterRef("signed") + 1).values(
+                    "logged_at"
+                )[:1]
+            ),
+            full_time_signed=Exists(
+                LogCheckpoint.objects.filter(
+                    fixture=OuterRef("pk"), reason=LogCheckpoint.Reason.FULL_TIME
+                )
+            ),
+        )
+        .values_list("pk", "kickoff", "head", "signed", "first_unsigned_at", "full_time_signed")
+        .order_by("pk")
+    )
+    within = timedelta(minutes=settings.SAFEGROUND_CHECKPOINT_WITHIN_MINUTES)
+    oldest_allowed = now - max(within - anchor_job_every(), timedelta(0))
+    due = []
+    for fixture_id, kickoff, head, done, first_unsigned_at, full_time_signed in rows:
+        if now >= full_time_at(kickoff) and not full_time_signed:
+            due.append(HeadDue(fixture_id, LogCheckpoint.Reason.FULL_TIME, head, done))
+        elif first_unsigned_at is None or first_unsigned_at <= oldest_allowed:
+            # (None: the entry after the last checkpoint is gone, a gap verify-log names; the
+            # head is signed all the same, so what follows is anchored.)
+            due.append(HeadDue(fixture_id, LogCheckpoint.Reason.INTERVAL, head, done))
+    return due
 
 
 def checkpoint_store(
@@ -164,10 +238,18 @@ def checkpoint_file_name(checkpoint: LogCheckpoint) -> str:
 
 
 def checkpoint_file_write(checkpoint: LogCheckpoint) -> str:
-    """Write the checkpoint's file; an existing file of that name is never overwritten (the
-    storage picks another name), so a copy once written stays as it was."""
-    body = json.dumps(checkpoint_read(checkpoint).to_json(), indent=2, sort_keys=True) + "\n"
-    return checkpoint_storage().save(checkpoint_file_name(checkpoint), ContentFile(body.encode()))
+    """Write the checkpoint's file, unless the storage holds it already, byte for byte. A
+    different file of that name is never overwritten (the storage picks another name), so a copy
+    once written stays as it was."""
+    body = (
+        json.dumps(checkpoint_read(checkpoint).to_json(), indent=2, sort_keys=True) + "\n"
+    ).encode()
+    storage, name = checkpoint_storage(), checkpoint_file_name(checkpoint)
+    if storage.exists(name):
+        with storage.open(name, "rb") as held:
+            if held.read() == body:
+                return name
+    return storage.save(name, ContentFile(body))
 
 
 def checkpoint_read(checkpoint: LogCheckpoint) -> Checkpoint:

@@ -5,17 +5,30 @@ The chain alone shows an entry changed in place, a gap and a broken link. The ch
 (checkpoints.py) show what the chain cannot: newest entries removed (fewer entries than a
 checkpoint signed), a chain recomputed after an edit (the head no longer the signed one), an
 emptied table (no entries, but signed checkpoints), and a checkpoint itself altered (its
-signature fails) or dropped from the database (a copy held outside has it).
+signature fails) or dropped from the database (a copy held outside has it). Given the time,
+it also names a finished match whose log was left unanchored (log_verify's `now`): entries no
+checkpoint covers after the anchoring job should have signed them.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.utils import timezone
+
 from safeground import signing
+from safeground.matches.models import Fixture
 
 from .chain import GENESIS, entry_hash
-from .checkpoints import Checkpoint, checkpoints_from_json, stored_checkpoints
+from .checkpoints import (
+    Checkpoint,
+    anchor_job_every,
+    checkpoints_from_json,
+    full_time_at,
+    stored_checkpoints,
+)
 from .models import LogEntry
 
 
@@ -31,7 +44,7 @@ class Problem:
     """One thing that does not verify: a stable code and a sentence naming what is missing."""
 
     code: str  # chain_break, entries_removed, head_mismatch, table_emptied, bad_signature,
-    # unknown_key, other_match, checkpoint_missing
+    # unknown_key, other_match, checkpoint_missing, not_anchored
     message: str
 
 
@@ -42,6 +55,9 @@ class LogCheck:
     entries: int = 0
     checkpoints: int = 0  # distinct checkpoints checked (database and copies held outside)
     anchored: int = 0  # the most entries a valid checkpoint signed and the log still matches
+    signed: int = 0  # the most entries any valid checkpoint signed
+    first_unsigned_at: datetime | None = None  # when the entry after `signed` was logged
+    not_yet_anchored: str = ""  # entries not signed yet, still within the time allowed
     chain_break: ChainBreak | None = None
     problems: list[Problem] = field(default_factory=list)
 
@@ -59,8 +75,11 @@ class LogCheck:
         }
 
 
-def _walk(entries: Iterable[LogEntry], wanted: set[int]) -> tuple[int, ChainBreak | None, dict]:
-    """(entries, the first break, seq -> hash recomputed from the genesis for the seqs wanted).
+def _walk(
+    entries: Iterable[LogEntry], wanted: set[int], time_of: int = 0
+) -> tuple[int, ChainBreak | None, dict, datetime | None]:
+    """(entries, the first break, seq -> hash recomputed from the genesis for the seqs wanted,
+    when entry #time_of was logged).
 
     The recomputed hash, not the stored one, is compared with checkpoints: an entry edited in
     place, or edited and every hash after it recomputed, gives a head that was never signed."""
@@ -69,6 +88,7 @@ def _walk(entries: Iterable[LogEntry], wanted: set[int]) -> tuple[int, ChainBrea
     count = 0
     found: ChainBreak | None = None
     heads: dict[int, str] = {}
+    logged_at = None
     for entry in entries:
         count += 1
         computed = entry_hash(prev_computed, entry)
@@ -81,14 +101,16 @@ def _walk(entries: Iterable[LogEntry], wanted: set[int]) -> tuple[int, ChainBrea
                 found = ChainBreak(entry.seq, entry.pk, "its content no longer matches its hash")
         if entry.seq in wanted:
             heads[entry.seq] = computed
+        if entry.seq == time_of:
+            logged_at = entry.logged_at
         prev_stored, prev_computed = entry.hash, computed
         expected_seq = entry.seq + 1
-    return count, found, heads
+    return count, found, heads, logged_at
 
 
 def chain_verify(fixture_id: int) -> tuple[int, ChainBreak | None]:
     """(entries checked, the first break or None): the chain on its own."""
-    count, found, _ = _walk(_entries(fixture_id), set())
+    count, found, _, _ = _walk(_entries(fixture_id), set())
     return count, found
 
 
@@ -158,8 +180,17 @@ def verify_against(
             )
             continue
         trusted.append(checkpoint)
-    count, found, heads = _walk(entries, {c.entries for c in trusted})
-    check = LogCheck(entries=count, checkpoints=len(every), chain_break=found)
+    signed_up_to = max((c.entries for c in trusted), default=0)
+    count, found, heads, first_unsigned_at = _walk(
+        entries, {c.entries for c in trusted}, signed_up_to + 1
+    )
+    check = LogCheck(
+        entries=count,
+        checkpoints=len(every),
+        signed=signed_up_to,
+        first_unsigned_at=first_unsigned_at,
+        chain_break=found,
+    )
     if found is not None:
         problems.insert(
             0,
@@ -224,8 +255,59 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
     return kept
 
 
-def log_verify(fixture_id: int, held: Iterable[Checkpoint] = ()) -> LogCheck:
-    """A match's log against its checkpoints in the database and any copies `held` outside it."""
+def log_verify(
+    fixture_id: int, held: Iterable[Checkpoint] = (), *, now: datetime | None = None
+) -> LogCheck:
+    """A match's log against its checkpoints in the database and any copies `held` outside it;
+    given `now`, also whether entries were left unanchored longer than the anchoring job allows
+    (_anchoring)."""
     stored = stored_checkpoints(fixture_id)
     mine = [checkpoint for checkpoint in held if checkpoint.fixture_id == fixture_id]
-    return verify_against(_entries(fixture_id), mine, fixture_id=fixture_id, stored=stored)
+    check = verify_against(_entries(fixture_id), mine, fixture_id=fixture_id, stored=stored)
+    if now is not None:
+        _anchoring(check, fixture_id, now)
+    return check
+
+
+def _anchoring(check: LogCheck, fixture_id: int, now: datetime) -> None:
+    """Name entries no checkpoint covers, if the anchoring job should have signed them by now.
+
+    While the match is on, entries may wait WITHIN_MINUTES for their checkpoint: not yet
+    anchored, said but no failure. Once it is over (full_time_at, and a run of the job after),
+    the job has signed the head, so entries still unsigned fail: a log with no checkpoint at
+    all, or entries left unsigned longer than WITHIN_MINUTES: nothing shows whether its newest
+    entries were removed, so it cannot be taken as whole."""
+    if check.entries <= check.signed:
+        return
+    kickoff = Fixture.objects.filter(pk=fixture_id).values_list("kickoff", flat=True).first()
+    if kickoff is None:
+        return
+    grace = anchor_job_every() + timedelta(minutes=1)  # the job's next run, and its time to run
+    within = timedelta(minutes=settings.SAFEGROUND_CHECKPOINT_WITHIN_MINUTES)
+    full_time = full_time_at(kickoff)
+    unsigned = f"entries #{check.signed + 1}..#{check.entries}"
+    logged = check.first_unsigned_at
+    since = f", the oldest logged {_local(logged)}" if logged else ""
+    over = now >= full_time + grace
+    overdue = logged is None or now > logged + within + grace
+    if over and (check.signed == 0 or overdue):
+        signed = (
+            "no signed checkpoint at all"
+            if check.signed == 0
+            else f"the last checkpoint signed #{check.signed}"
+        )
+        check.problems.append(
+            Problem(
+                "not_anchored",
+                f"the match is over (full time and its margin: {_local(full_time)}) but"
+                f" {unsigned} are not anchored: {signed}{since}. The newest"
+                " entries may have been removed without trace, or the anchoring job is not"
+                " running (docs/deploy.md)",
+            )
+        )
+    else:
+        check.not_yet_anchored = f"{unsigned} not anchored yet{since}"
+
+
+def _local(moment: datetime) -> str:
+    return f"{timezone.localtime(moment):%Y-%m-%d %H:%M %Z}"

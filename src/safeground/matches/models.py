@@ -1,5 +1,7 @@
 """Clubs, competitions and fixtures: who plays where, which zones each end uses, who works it."""
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.db import models
 
@@ -28,6 +30,12 @@ class Competition(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# A match's scheduled length, kick-off to full time (45 + 15 + 45 minutes). Stoppage and extra time
+# are not recorded anywhere, so the post-match record's timeline and the log's full-time
+# checkpoint (incidents/checkpoints.py) count from this, each with its own allowance.
+FULL_TIME_MINUTES = 105
 
 
 class Fixture(models.Model):
@@ -61,6 +69,10 @@ class Fixture(models.Model):
 
     def __str__(self) -> str:
         return f"{self.home_club.short_name} v {self.away_club.short_name}"
+
+    @property
+    def scheduled_full_time(self) -> datetime:
+        return self.kickoff + timedelta(minutes=FULL_TIME_MINUTES)
 
     def shared_organisation_ids(self) -> list[int]:
         # Uses prefetched shares when the selector prefetched them.

@@ -45,7 +45,7 @@ from safeground.incidents.checkpoints import checkpoints_for
 from safeground.incidents.models import Broadcast, Category, LogEntry
 from safeground.incidents.selectors import place_label
 from safeground.incidents.verify import log_verify
-from safeground.matches.models import Club, Competition, Fixture
+from safeground.matches.models import FULL_TIME_MINUTES, Club, Competition, Fixture
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.venues.models import Ground
 from safeground.venues.plan import Plan
@@ -57,7 +57,7 @@ EJECTION = "ejection"
 # recorded anywhere yet, so these are the scheduled times, and the chart says so.
 HALF_TIME = 45
 SECOND_HALF = 60
-FULL_TIME = 105
+FULL_TIME = FULL_TIME_MINUTES
 TIMELINE_STEP = 5  # minutes per bar of the admissions timeline
 # The timeline's reach from kick-off: the gates open well before it; an admission outside this
 # (a clock set wrong) is counted in the figures but not drawn.

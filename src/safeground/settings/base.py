@@ -39,6 +39,14 @@ TASKS = {"default": {"BACKEND": TASK_BACKENDS[SAFEGROUND_TASKS]}}
 # The jobs a worker keeps scheduled once a day, at a local time (HH:MM, TIME_ZONE): each task is
 # enqueued for its next time when a worker starts and again each time it finishes.
 SAFEGROUND_DAILY_TASKS = {"safeground.bans.tasks.register_daily_task": "03:15"}
+# The jobs run every so many seconds (task path -> seconds), in a thread of their own: in each
+# server process when tasks run where they are enqueued (the default install, `make run`), in
+# `safeground worker` when they wait in the database. Each is idempotent, so two processes running
+# one at once do no harm. Cron can run the anchoring job instead: `safeground checkpoint --due`.
+SAFEGROUND_PERIODIC_TASKS = {"safeground.incidents.tasks.log_heads_anchor_task": 60}
+SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
+    "SAFEGROUND_PERIODIC_TASKS_IN_SERVER", default=SAFEGROUND_TASKS == "immediate"
+)
 # How far in the future a reporter's clock may be before its "time observed" is refused.
 SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)
 # The banned-supporter register (docs/adr/0004-ban-register.md): days a person's data is kept
@@ -81,12 +89,19 @@ SAFEGROUND_ENTRY_COUNTS_EVERY = env.float("SAFEGROUND_ENTRY_COUNTS_EVERY", defau
 SAFEGROUND_BUNDLE_HOURS = env.float("SAFEGROUND_BUNDLE_HOURS", default=12.0)
 SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY", default="")
 # The log's checkpoints (docs/adr/0008-anchored-log.md): the chain's head is signed with the
-# server's key (the bundle key above) on the append that makes EVERY_ENTRIES entries, on the first
-# append of each EVERY_MINUTES of the clock, and at full time (`safeground checkpoint`). Each is
-# also written as a file through this Django storage (a folder by default; any storage backend,
-# e.g. S3 through django-storages, by changing BACKEND and OPTIONS).
+# server's key (the bundle key above) on the append that makes EVERY_ENTRIES entries; by the
+# anchoring job (SAFEGROUND_PERIODIC_TASKS, every minute) so that no entry stays unsigned longer
+# than WITHIN_MINUTES, and once FULL_TIME_MARGIN_MINUTES after the scheduled full time (kick-off
+# + 105 minutes) unless someone signed full time already. EVERY_MINUTES (the first append of
+# each so many minutes of the clock) is off: the job bounds a quiet log too, which it never did.
+# Each is also written as a file through this Django storage (a folder by default; any storage
+# backend, e.g. S3 through django-storages, by changing BACKEND and OPTIONS).
 SAFEGROUND_CHECKPOINT_EVERY_ENTRIES = env.int("SAFEGROUND_CHECKPOINT_EVERY_ENTRIES", default=50)
-SAFEGROUND_CHECKPOINT_EVERY_MINUTES = env.int("SAFEGROUND_CHECKPOINT_EVERY_MINUTES", default=15)
+SAFEGROUND_CHECKPOINT_EVERY_MINUTES = env.int("SAFEGROUND_CHECKPOINT_EVERY_MINUTES", default=0)
+SAFEGROUND_CHECKPOINT_WITHIN_MINUTES = env.int("SAFEGROUND_CHECKPOINT_WITHIN_MINUTES", default=5)
+SAFEGROUND_CHECKPOINT_FULL_TIME_MARGIN_MINUTES = env.int(
+    "SAFEGROUND_CHECKPOINT_FULL_TIME_MARGIN_MINUTES", default=30
+)
 SAFEGROUND_CHECKPOINT_STORAGE = {
     "BACKEND": "django.core.files.storage.FileSystemStorage",
     "OPTIONS": {

@@ -7,22 +7,41 @@ from safeground.errors import SafegroundError
 from safeground.incidents.checkpoints import checkpoint_file_write, checkpoint_read
 from safeground.incidents.models import LogCheckpoint
 from safeground.incidents.services import log_checkpoint_make
+from safeground.incidents.tasks import log_heads_anchor
 from safeground.matches.models import Fixture
 
 
 class Command(BaseCommand):
     help = (
         "Sign a match's log head now (a checkpoint), write its file to the checkpoint storage and"
-        " print it; --full-time at the final whistle."
+        " print it; --full-time at the final whistle. --due: sign every head the anchoring job"
+        " would (cron's line, when no server or worker runs the job)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--match", type=int, required=True, help="fixture id")
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--match", type=int, help="fixture id")
+        which.add_argument(
+            "--due",
+            action="store_true",
+            help="every log whose head is due: unsigned too long, or its match over",
+        )
         parser.add_argument(
             "--full-time", action="store_true", help="the match is over: mark it as full time"
         )
 
-    def handle(self, *args: Any, match: int, full_time: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, match: int | None, due: bool, full_time: bool, **options: Any
+    ) -> None:
+        if due:
+            if full_time:
+                raise CommandError("--full-time goes with --match (--due decides for itself)")
+            for made in log_heads_anchor():
+                self.stderr.write(
+                    f"match {made.fixture_id}: #{made.entries} signed ({made.get_reason_display()})"
+                )
+            return
+        assert match is not None  # --match or --due, one of them (argparse)
         fixture = Fixture.objects.filter(pk=match).first()
         if fixture is None:
             raise CommandError(f"no match with id {match}")
@@ -31,8 +50,8 @@ class Command(BaseCommand):
             checkpoint = log_checkpoint_make(fixture=fixture, reason=reason)
         except SafegroundError as error:
             raise CommandError(error.message) from None
-        # Written again even when the log had not grown: a lost or deleted file comes back
-        # (under a new name if the old one is still there).
+        # A new checkpoint's file was written as its transaction committed; this writes the file
+        # of one signed before only if the storage lost it (checkpoint_file_write compares).
         name = checkpoint_file_write(checkpoint)
         self.stderr.write(
             f"match {fixture.pk} ({fixture}): #{checkpoint.entries} signed"

@@ -10,7 +10,7 @@ from django.tasks.signals import task_finished
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
 from django_tasks_db.management.commands.db_worker import valid_backend_name
 
-from safeground.live.schedule import daily_tasks_schedule
+from safeground.live.schedule import daily_tasks_schedule, periodic_tasks_start
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +37,9 @@ def _keep_scheduled(stop: threading.Event) -> None:
 
 class Command(DatabaseWorker):
     help = (
-        "Run background tasks from the database queue (SAFEGROUND_TASKS=database), and keep the"
-        " daily jobs (SAFEGROUND_DAILY_TASKS) scheduled. Run one or more beside the servers; each"
+        "Run background tasks from the database queue (SAFEGROUND_TASKS=database), keep the"
+        " daily jobs (SAFEGROUND_DAILY_TASKS) scheduled and run the periodic ones"
+        " (SAFEGROUND_PERIODIC_TASKS). Run one or more beside the servers; each"
         " task is claimed under a row lock, so two workers never run the same task."
     )
 
@@ -63,10 +64,16 @@ class Command(DatabaseWorker):
             self.stdout.write(f"Scheduled {path} for {when.isoformat(timespec='minutes')}")
         task_finished.connect(_schedule_the_next_day, weak=False)
         stop = threading.Event()
+        periodic_stop = None
         if not options["batch"]:
             threading.Thread(target=_keep_scheduled, args=(stop,), daemon=True).start()
+            # The servers leave the periodic jobs (the log's anchoring) to the workers when
+            # tasks are queued in the database (SAFEGROUND_PERIODIC_TASKS_IN_SERVER).
+            periodic_stop = periodic_tasks_start()
         try:
             super().handle(*args, **options)
         finally:
             stop.set()
+            if periodic_stop is not None:
+                periodic_stop()
             task_finished.disconnect(_schedule_the_next_day)
