@@ -85,6 +85,7 @@ from safeground.entry.runtime.lookups import DeviceInfo
 from safeground.entry.scans import ScanResult, scan_decide
 from safeground.entry.services import flag_clear, flag_confirm
 from safeground.incidents.categories import SEED as CATEGORY_SEED
+from safeground.incidents.flashpoint import watcher as flashpoint_watcher
 from safeground.incidents.models import Category, LogEntry, StewardPost
 from safeground.incidents.services import (
     Place,
@@ -816,9 +817,11 @@ def report(
         )
         assert away is not None, f"{fixture_} has no away section: give place="
         place = Place(block=away.code)
-    return log_entry_append(
+    entry = log_entry_append(
         fixture=fixture_, author=author, category=category, text=text, place=place, **fields
     )
+    flashpoint_watcher.settle()  # its flashpoint warning, if any, is in the log too
+    return entry
 
 
 # --- casework -----------------------------------------------------------------------------------

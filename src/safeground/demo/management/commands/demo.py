@@ -14,6 +14,8 @@ from safeground.demo.season import (
     rerun_load,
     rerun_move_to_today,
 )
+from safeground.incidents.flashpoint import watcher as flashpoint_watcher
+from safeground.incidents.tasks import log_heads_anchor
 
 
 class Command(BaseCommand):
@@ -37,6 +39,10 @@ class Command(BaseCommand):
         else:
             ground = demo_load()
             moved = rerun_load()
+            # The season's past matches are over: their logs are signed at full time now, as
+            # the anchoring job would a minute after `serve` starts (their warnings first).
+            flashpoint_watcher.settle()
+            log_heads_anchor()
             self.stdout.write(
                 f"Loaded the demo: {ground.name}, {ground.fixtures.count()} fixtures."
             )
