@@ -156,13 +156,17 @@ def log_chain_lock(fixture: Fixture) -> None:
 
     PostgreSQL locks the fixture's row; SQLite needs nothing more, as its IMMEDIATE transactions
     already let one writer in at a time. Plain SQL: every append runs it, and the ORM's
-    compiling would cost more than the round trip."""
-    if connection.features.has_select_for_update:
+    compiling would cost more than the round trip.
+
+    NO KEY UPDATE, not UPDATE: appends still queue on it one by one, but a scan or any other row
+    inserted with a key to the fixture (which takes KEY SHARE on it) does not wait behind the
+    log. FOR UPDATE made every turnstile wait for every append to its match."""
+    if connection.features.has_select_for_no_key_update:
         with connection.cursor() as cursor:
             cursor.execute(LOCK_SQL, [fixture.pk])
 
 
-LOCK_SQL = f"SELECT id FROM {Fixture._meta.db_table} WHERE id = %s FOR UPDATE"
+LOCK_SQL = f"SELECT id FROM {Fixture._meta.db_table} WHERE id = %s FOR NO KEY UPDATE"
 # The chain's head, and the entry this author already sent with this idempotency key (if any):
 # one round trip under the lock (read after it, so the head is the one the lock holder left).
 _ENTRIES = LogEntry._meta.db_table
