@@ -1,6 +1,7 @@
 """A steward's phone page next to the control room: reports made with no network wait in the
 outbox and arrive once each when it returns; a refused one is shown with the reason; broadcasts
-show over everything until acknowledged; tasks are accepted and done from the phone."""
+show over everything until acknowledged; tasks are accepted and done from the phone; a steward
+follows their own report, wherever it is, as the control room acts on it."""
 
 import re
 
@@ -15,6 +16,7 @@ from safeground.incidents.services import (
     broadcast_send,
     log_entry_append,
     log_entry_assign,
+    log_entry_set_status,
     steward_post_assign,
 )
 from safeground.matches.models import Fixture
@@ -253,3 +255,43 @@ def test_a_task_is_accepted_and_done_from_the_phone(site, new_page, log_in):
     expect(
         phone.locator(f'[data-tasks] li[data-task="{report.pk}"] [data-task-state]')
     ).to_have_text("done")
+
+
+def test_a_steward_with_no_post_follows_their_own_report_to_resolved(site, new_page, log_in):
+    fixture = cup_tie()  # no post for the steward: nothing of the log reaches them by zone
+    loggist = User.objects.get(username="loggist")
+    phone = open_steward_page(log_in(new_page(PHONE), "steward"), site, fixture)
+    expect(phone.locator("[data-post]")).to_have_text("No post yet: ask the control room")
+    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+
+    report = phone.locator("[data-report]")
+    report.get_by_text("Missile thrown", exact=True).click()
+    report.locator("#st-block").select_option("N-L1")
+    report.get_by_label("Details (optional)").fill("Coins thrown from row F")
+    report.get_by_role("button", name="Send report").click()
+    expect(phone.locator("[data-report-message]")).to_have_text("Sent to the control room.")
+
+    entry = log_entries().get()
+    mine = phone.locator(f'[data-sent] li[data-report="{entry.pk}"]')
+    expect(mine).to_contain_text("Missile thrown · Block N-L1 · Coins thrown from row F")
+    expect(mine.locator("[data-report-state]")).to_have_text("received")
+
+    log_entry_assign(entry=entry, author=loggist, assignee=User.objects.get(username="supervisor"))
+    expect(mine.locator("[data-report-state]")).to_have_text("assigned")
+
+    # Opened again with no network (the service worker's copy of the page from before the
+    # report): the phone still shows it, as it last stood.
+    phone.context.set_offline(True)
+    phone.reload()
+    expect(mine.locator("[data-report-state]")).to_have_text("assigned")
+
+    # Back on the network, the control room resolves it: the phone hears of it.
+    phone.context.set_offline(False)
+    expect(phone.locator("[data-freshness]")).to_contain_text("connected", timeout=15_000)
+    log_entry_set_status(entry=entry, author=loggist, status="resolved")
+    expect(mine.locator("[data-report-state]")).to_have_text("resolved")
+
+    # A fresh page has it from the server too, and nothing of anyone else's.
+    phone.reload()
+    expect(phone.locator("[data-sent] li")).to_have_count(1)
+    expect(mine.locator("[data-report-state]")).to_have_text("resolved")

@@ -82,7 +82,9 @@ def test_each_action_emits_one_event_addressed_where_it_should(
         log_entry_escalate(entry=entry, author=user("loggist"), to="supervisor")
         log_entry_set_status(entry=entry, author=user("loggist"), status="resolved")
     assert [e.data["incident"]["status"] for e in events] == ["assigned", "escalated", "resolved"]
-    assert events[0].audience.user_ids == {user("steward").pk}
+    # the assignee, and the report's author (who wrote this action too)
+    assert events[0].audience.user_ids == {user("steward").pk, user("loggist").pk}
+    assert events[2].audience.user_ids == {user("steward").pk, user("loggist").pk}
     assert [e.data["entry"]["kind"] for e in events] == ["assignment", "escalation", "status"]
 
 

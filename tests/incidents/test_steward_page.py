@@ -1,4 +1,5 @@
-"""The steward's phone page as the server renders it: post, nearby blocks, tasks, service worker."""
+"""The steward's phone page as the server renders it: post, nearby blocks, tasks, their own
+reports, service worker."""
 
 import json
 
@@ -13,7 +14,7 @@ from safeground.incidents.services import (
     log_entry_set_status,
     steward_post_assign,
 )
-from safeground.incidents.steward import post_blocks, steward_categories, steward_tasks
+from safeground.incidents.steward import post_blocks, steward_categories, steward_log
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +57,7 @@ def test_tasks_are_the_open_incidents_last_assigned_to_the_steward(cup_tie) -> N
     log_entry_set_status(entry=closed, author=loggist, status="resolved")
     log_entry_set_status(entry=closed, author=loggist, status="closed")
 
-    tasks = steward_tasks(cup_tie, user("steward"))
+    tasks = steward_log(cup_tie, user("steward")).tasks
     assert [t["text"] for t in tasks] == ["mine"]
     assert tasks[0] | {"id": 0} == {
         "id": 0,
@@ -70,12 +71,45 @@ def test_tasks_are_the_open_incidents_last_assigned_to_the_steward(cup_tie) -> N
     }
 
 
+def test_a_steward_with_no_post_has_their_own_reports_as_they_stand(cup_tie) -> None:
+    steward, loggist = user("steward"), user("loggist")
+
+    def report(author: User, text: str, block: str):
+        return log_entry_append(
+            fixture=cup_tie, author=author, category="other", text=text, place=Place(block=block)
+        )
+
+    first = report(steward, "Gangway blocked", "N-L1")
+    report(loggist, "Flag in N-L2", "N-L2")  # someone else's, outside any post of theirs
+    second = report(steward, "Seat broken", "S-L4")
+    log_entry_assign(entry=first, author=loggist, assignee=user("supervisor"))
+    resolved = log_entry_set_status(entry=first, author=loggist, status="resolved")
+
+    mine = steward_log(cup_tie, steward)
+    assert mine.tasks == []
+    assert [(r["id"], r["status"], r["updated_seq"]) for r in mine.reports] == [
+        (second.pk, "open", second.seq),
+        (first.pk, "resolved", resolved.seq),
+    ]
+    assert mine.reports[1] == {
+        "id": first.pk,
+        "seq": first.seq,
+        "status": "resolved",
+        "category_name": "Other",
+        "text": "Gangway blocked",
+        "place": "Block N-L1",
+        "updated_seq": resolved.seq,
+        "observed_at": first.observed_at.isoformat(),
+    }
+
+
 def test_the_page_gives_its_script_what_it_needs(cup_tie, login_as, no_second_factor) -> None:
     response = login_as("steward").get(f"/fixtures/{cup_tie.pk}/steward/")
     assert response.status_code == 200
     assert b"No post yet: ask the control room" in response.content
     config = response.context["config"]
     assert (config["username"], config["post"], config["tasks"]) == ("steward", None, [])
+    assert config["reports"] == []
     assert config["serviceWorker"] == f"/fixtures/{cup_tie.pk}/steward/sw.js"
     assert "<script>" not in response.content.decode()  # CSP: no inline scripts
 

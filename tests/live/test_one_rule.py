@@ -1,8 +1,8 @@
 """One visibility rule for the log: what a person gets over `GET /api/fixtures/{id}/log` is what
 their socket brings them, in its catch-up and live (incidents.selectors.entry_audience).
 
-A steward sees the entries of their post's zones and those addressed to them (their tasks); the
-control room sees every entry.
+A steward sees the entries of their post's zones and those addressed to them (their tasks, their
+own reports: test_own_reports.py); the control room sees every entry.
 """
 
 import asyncio

@@ -54,12 +54,16 @@ class _Fold:
     seqs: list[int] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
     audiences: list[Audience] = field(default_factory=list)
+    # user id -> the indexes of the entries addressed to them (their reports, their tasks), so a
+    # catch-up finds a person's own without reading every audience again
+    addressed: dict[int, list[int]] = field(default_factory=dict)
     last_hash: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def restart(self, zones: ZoneMap) -> None:
         self.zones = zones
         self.states, self.entries, self.seqs, self.frames, self.audiences = {}, [], [], [], []
+        self.addressed = {}
         self.last_hash = ""
 
     def add(self, entry: LogEntry, fixture_id: int) -> None:
@@ -77,7 +81,10 @@ class _Fold:
                 seq=entry.seq,
             )
         )
-        self.audiences.append(entry_audience(entry, before=before, after=after, zones=self.zones))
+        audience = entry_audience(entry, before=before, after=after, zones=self.zones)
+        for user_id in audience.user_ids:
+            self.addressed.setdefault(user_id, []).append(len(self.audiences))
+        self.audiences.append(audience)
         self.last_hash = entry.hash
 
 
@@ -92,7 +99,7 @@ def live_catch_up(
     filtered as live frames are: the entries after that seq it may see, then the photos of every
     entry it may see (few, and a photo may come late). The same frames `visible_log` gives, from
     the process's fold of the log, checked once and filtered once per kind of viewer."""
-    entries, seqs, frames, audiences = _fold_current(fixture_id)
+    entries, seqs, frames, audiences, addressed = _fold_current(fixture_id)
     index = {entry.pk: i for i, entry in enumerate(entries)}
     # (the index of its entry in the fold, the photo), in the photos' order; a photo erased by
     # retention has no file to fetch, so it goes to no screen
@@ -101,7 +108,6 @@ def live_catch_up(
         (index[photo.entry_id], photo) for photo in held.order_by("pk") if photo.entry_id in index
     ]
     photo_frames: dict[int, str] = {}
-    addressed = [i for i, audience in enumerate(audiences) if audience.user_ids]
     by_kind: dict[tuple[bool, bool, frozenset[int]], tuple[list[int], set[int]]] = {}
     found = []
     for viewer, after_seq in wants:
@@ -109,10 +115,13 @@ def live_catch_up(
             of_kind = [i for i, audience in enumerate(audiences) if audience.admits_kind(viewer)]
             by_kind[viewer.kind] = (of_kind, set(of_kind))
         shown, visible = by_kind[viewer.kind]
-        named = [i for i in addressed if viewer.user_id in audiences[i].user_ids]
-        if named:
-            visible = visible | set(named)
-            shown = sorted(visible)
+        # What is addressed to them beyond their kind's view: their own reports elsewhere, their
+        # tasks (indexes past the copies' length were added since, by another thread).
+        named = addressed.get(viewer.user_id, [])
+        extra = [i for i in named[: bisect.bisect_left(named, len(seqs))] if i not in visible]
+        if extra:
+            visible = visible | set(extra)
+            shown = sorted(shown + extra)  # two sorted runs: merged in linear time
         start = bisect.bisect_right(seqs, after_seq)
         mine: list[tuple[int | None, str]] = [
             (seqs[i], frames[i]) for i in shown[bisect.bisect_left(shown, start) :]
@@ -137,7 +146,7 @@ def folds_forget() -> None:
 
 def _fold_current(
     fixture_id: int,
-) -> tuple[list[LogEntry], list[int], list[str], list[Audience]]:
+) -> tuple[list[LogEntry], list[int], list[str], list[Audience], dict[int, list[int]]]:
     with _folds_lock:
         fold = _folds.get(fixture_id)
         if fold is None:
@@ -171,4 +180,10 @@ def _fold_current(
             fold.add(entry, fixture_id)
         # Copies of the lists' current length: other threads only ever append after it.
         count = len(fold.seqs)
-        return fold.entries[:count], fold.seqs[:count], fold.frames[:count], fold.audiences[:count]
+        return (
+            fold.entries[:count],
+            fold.seqs[:count],
+            fold.frames[:count],
+            fold.audiences[:count],
+            fold.addressed,  # read bounded by count: see live_catch_up
+        )

@@ -256,15 +256,23 @@ def entry_audience(
     An entry concerns its incident's zones (an action, those of the report it acts on): a
     steward sees it when their post lies in one of them, or when it is addressed to them (the
     task is theirs, `before` or `after` the entry); the control room and the police see every
-    entry; a home-only entry stays with the home club's staff."""
+    entry; a home-only entry stays with the home club's staff. Whoever wrote an entry sees it,
+    and whoever wrote a report sees every entry on it (what a steward posted in its zone sees:
+    what was done about it), whatever their post: it is addressed to them too."""
     report = entry.concerns if entry.concerns_id else entry
     assert report is not None
     zones = zone_map(report.fixture) if zones is None else zones
     return Audience(
         home_only=report.home_only,
         zone_ids=frozenset(entry_zone_ids(report, zones)) or None,
-        user_ids=frozenset(addressed_to(before, after)),
+        user_ids=frozenset(addressed_to(before, after) | authors_of(entry, report)),
     )
+
+
+def authors_of(entry: LogEntry, report: LogEntry) -> set[int]:
+    """Who wrote the entry and the report it concerns (ids on the rows already read: no query).
+    The flashpoint service's warnings have no author."""
+    return {user_id for user_id in (entry.author_id, report.author_id) if user_id is not None}
 
 
 def shown_entries(fixture: Fixture) -> QuerySet[LogEntry]:

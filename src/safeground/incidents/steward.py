@@ -1,6 +1,6 @@
 """Reads for a steward's phone page: the places near their post, and the tasks given to them."""
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import Q
@@ -69,18 +69,41 @@ def task_json(state: IncidentState) -> dict[str, Any]:
     return {key: value for key, value in asdict(state).items() if key in keep}
 
 
-def steward_tasks(fixture: Fixture, user: Any) -> list[dict[str, Any]]:
-    """Incidents whose latest assignment is to this person and that are not closed, oldest first:
-    from the log as they may see it, the same entries their socket brings."""
+@dataclass(frozen=True)
+class StewardLog:
+    """What a steward's page shows of the log: their tasks and their own reports."""
+
+    tasks: list[dict[str, Any]]  # open incidents last assigned to them, oldest first
+    reports: list[dict[str, Any]]  # the reports they wrote, as they stand now, newest first
+
+
+def steward_log(fixture: Fixture, user: Any) -> StewardLog:
+    """From the log as they may see it (one read), the same entries their socket brings: the
+    incidents whose latest assignment is to them and that are not closed, and the reports they
+    wrote, wherever they are (a person always sees what they reported and its state)."""
     latest: dict[int, IncidentState] = {}
+    mine: set[int] = set()
     for entry, state in log_visible_to(user, fixture):
         latest[entry.concerns_id or entry.pk] = state
-    mine = [
+        if entry.kind == LogEntry.Kind.REPORT and entry.author_id == user.pk:
+            mine.add(entry.pk)
+    tasks = [
         state
         for state in latest.values()
         if state.assignee_username == user.username and state.status != LogEntry.Status.CLOSED
     ]
-    return [task_json(state) for state in sorted(mine, key=lambda s: s.seq)]
+    return StewardLog(
+        tasks=[task_json(state) for state in sorted(tasks, key=lambda s: s.seq)],
+        reports=[report_json(latest[i]) for i in sorted(mine, key=lambda i: -latest[i].seq)],
+    )
+
+
+def report_json(state: IncidentState) -> dict[str, Any]:
+    """One of the steward's own reports on their page: what it was, and its state now."""
+    keep = ("id", "seq", "status", "category_name", "text", "place", "updated_seq")
+    return {key: value for key, value in asdict(state).items() if key in keep} | {
+        "observed_at": state.observed_at
+    }
 
 
 def last_seq(fixture: Fixture) -> int:

@@ -35,7 +35,7 @@ from .selectors import (
     steward_post,
     steward_posts,
 )
-from .steward import last_seq, post_blocks, post_place, steward_categories, steward_tasks
+from .steward import last_seq, post_blocks, post_place, steward_categories, steward_log
 
 
 @login_required
@@ -107,12 +107,15 @@ def _steward_fixture(request: HttpRequest, fixture_id: int) -> Fixture:
 
 @login_required
 def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
-    """A steward's phone: their post, quick reports (kept in an outbox when offline), their
-    tasks, and the control room's broadcasts over everything else."""
+    """A steward's phone: their post, quick reports (kept in an outbox when offline) and what
+    became of them, their tasks, and the control room's broadcasts over everything else."""
     fixture = _steward_fixture(request, fixture_id)
     user = request.user
     post = steward_post(fixture, user)
     common, more = steward_categories()
+    # The seq first: an entry appended while the log is read comes again live, never is missed.
+    since = last_seq(fixture)
+    mine = steward_log(fixture, user)
     config = {
         "fixtureId": fixture.pk,
         "username": user.get_username(),
@@ -124,8 +127,9 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "serviceWorker": reverse("steward_service_worker", args=[fixture.pk]),
         "scope": reverse("steward_page", args=[fixture.pk]),
         "csrfCookie": settings.CSRF_COOKIE_NAME,
-        "tasks": steward_tasks(fixture, user),
-        "lastSeq": last_seq(fixture),
+        "tasks": mine.tasks,
+        "reports": mine.reports,
+        "lastSeq": since,
     }
     return render(
         request,

@@ -1,5 +1,6 @@
-// A steward's phone page: quick reports through the outbox (they survive no network), the tasks
-// the control room gives them, and its broadcasts shown over everything with a sound.
+// A steward's phone page: quick reports through the outbox (they survive no network) and what
+// became of each, the tasks the control room gives them, and its broadcasts shown over
+// everything with a sound.
 import { connectLive, refreshPanels } from "./live-1.js";
 import { Outbox, reasonOf } from "./outbox-1.js";
 
@@ -117,9 +118,8 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   async function flushOnce() {
     const result = await outbox.flush();
     stopped = result.stopped;
-    for (const sent of result.sent) {
-      sentList.prepend(item(sent.label, `${time(sent.body.observed_at)} · logged as #${sent.entry.seq}`));
-    }
+    for (const sent of result.sent) sentReport(sent);
+    if (result.sent.length) drawReports();
     await drawOutbox();
     return result;
   }
@@ -202,6 +202,66 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     else if (result.refused.some((refused) => refused.id === added.id)) message.textContent = "Refused: see below.";
   });
 
+  // ---- My reports: each as it stands now, as the control room acts on it -----------------
+  // Their frames reach this person wherever the report is (selectors.entry_audience); a report
+  // is known as theirs by its id: from the server's page, or from the answer to its POST.
+  const reports = new Map(); // id -> {id, seq, status, category_name, text, place, updated_seq, observed_at} or a label
+  const latest = new Map(); // incident id -> its state in the last frame (may beat the POST's answer)
+  const kept = `safeground-steward-reports-${config.fixtureId}-${config.username}`;
+  const brief = ({ id, seq, status, category_name, text, place, updated_seq, observed_at }) => ({
+    id, seq, status, category_name, text, place, updated_seq, observed_at,
+  });
+
+  function keepReport(report) {
+    const known = reports.get(report.id);
+    if (!known || known.updated_seq <= report.updated_seq) reports.set(report.id, report);
+  }
+
+  function sentReport(sent) {
+    // The answer names only the entry: the rest is what the phone sent, until a frame says more.
+    const { id, seq } = sent.entry;
+    keepReport({ id, seq, status: "open", updated_seq: seq, observed_at: sent.body.observed_at, label: sent.label });
+    if (latest.has(id)) keepReport(latest.get(id));
+  }
+
+  function stateWord(report) {
+    if (report.status !== "open") return report.status;
+    return report.updated_seq === report.seq ? "received" : "open"; // reopened
+  }
+
+  function drawReports() {
+    const sorted = [...reports.values()].sort((a, b) => b.seq - a.seq);
+    sentList.replaceChildren(
+      ...sorted.map((report) => {
+        const label = report.label || [report.category_name, report.place, report.text].filter(Boolean).join(" · ");
+        const li = item(label, `${time(report.observed_at)} · logged as #${report.seq} ·`);
+        li.dataset.report = report.id;
+        const state = document.createElement("span");
+        state.className = "task-state";
+        state.dataset.reportState = report.status;
+        state.textContent = stateWord(report);
+        li.append(" ", state);
+        return li;
+      }),
+    );
+    try {
+      // A page opened again with no network is the service worker's copy: it keeps these.
+      sessionStorage.setItem(kept, JSON.stringify(sorted));
+    } catch {
+      // no storage: the page still shows them until it is closed
+    }
+  }
+
+  for (const report of config.reports) keepReport(report);
+  try {
+    for (const report of JSON.parse(sessionStorage.getItem(kept) || "[]")) {
+      // sent since this copy of the page was made, or acted on since
+      if (report.seq > config.lastSeq || reports.has(report.id)) keepReport(report);
+    }
+  } catch {
+    // nothing kept
+  }
+
   // ---- Tasks -----------------------------------------------------------------------------
   const tasks = new Map(config.tasks.map((t) => [t.id, t]));
   const taskList = document.querySelector("[data-tasks]");
@@ -257,6 +317,11 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   }
 
   function onEntry({ incident }) {
+    latest.set(incident.id, brief(incident));
+    if (reports.has(incident.id)) {
+      keepReport(brief(incident));
+      drawReports();
+    }
     const mine = incident.assignee_username === config.username && incident.status !== "closed";
     if (mine) {
       const { id, seq, status, category_name, severity, text, place, task } = incident;
@@ -420,5 +485,6 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   });
 
   drawTasks();
+  drawReports();
   drawOutbox().then(flush);
 }
