@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.request import RawPostDataException
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.throttling import SimpleRateThrottle
@@ -24,7 +25,14 @@ from safeground.accounts.models import User
 from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
-from safeground.errors import OutOfRange, SafegroundError, TooLarge, Unavailable, error_body
+from safeground.errors import (
+    OutOfRange,
+    SafegroundError,
+    TooLarge,
+    Unavailable,
+    UnreadableBody,
+    error_body,
+)
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
 from safeground.reports.api import router as reports_router
@@ -132,6 +140,14 @@ def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
 def too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return refused(request, TooLarge("body", f"the request body is over {limit} bytes"))
+
+
+@api.exception_handler(RawPostDataException)
+def form_sent_to_a_json_route(request: HttpRequest, exc: RawPostDataException) -> HttpResponse:
+    """A multipart body sent to a route that takes JSON: the door (RequestChecks) has read it
+    as a form, so there is no JSON left to read."""
+    detail = "this route takes JSON (Content-Type: application/json), not a form"
+    return refused(request, UnreadableBody("body", detail))
 
 
 # SQLite stores integers up to 2^63 - 1 and refuses a bigger one in a query with OverflowError.
