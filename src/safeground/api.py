@@ -60,9 +60,9 @@ class SafegroundAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs: Any) -> Any:
         """Every operation documents the error answers, all with the one error shape."""
         schema = super().get_openapi_schema(**kwargs)
-        schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = (
-            ErrorOut.model_json_schema()
-        )
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components["Error"] = ErrorOut.model_json_schema()
+        _defs_to_components(schema, components)
         ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
@@ -70,6 +70,26 @@ class SafegroundAPI(NinjaAPI):
                 for status, description in ERROR_ANSWERS.items():
                     answers.setdefault(status, {"description": description, **ref})
         return schema
+
+
+def _defs_to_components(node: Any, components: dict[str, Any]) -> None:
+    """A body documented by its model's own JSON schema (`openapi_extra`, for the routes that
+    read JSON by hand) keeps pydantic's nested models and enums under its `$defs`, which
+    nothing resolves from an OpenAPI document: each goes to components/schemas and its
+    references with it."""
+    if isinstance(node, dict):
+        for name, definition in node.pop("$defs", {}).items():
+            _defs_to_components(definition, components)
+            if components.setdefault(name, definition) != definition:
+                raise ValueError(f"two different schemas are called {name}")
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            node["$ref"] = "#/components/schemas/" + ref.removeprefix("#/$defs/")
+        for value in list(node.values()):
+            _defs_to_components(value, components)
+    elif isinstance(node, list):
+        for value in node:
+            _defs_to_components(value, components)
 
 
 class PerPerson(SimpleRateThrottle):
