@@ -123,7 +123,20 @@ class PerPerson(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": caller.pk}
 
 
-api = SafegroundAPI(title="Safeground", version="1", urls_namespace="api", throttle=[PerPerson()])
+DESCRIPTION = """Every refusal has one JSON body, `{"code", "field", "detail"}` (schema `Error`):
+`code` is stable (machines may rely on it; a code never changes once released), `field` names
+the input at fault (`scans[3].barcode`, `body`; empty when no one field is), `detail` is for a
+person. 400 refused input, 401 no login or device key, 403 your role may not, 404 no such object
+(or not one you may see), 413 body over its limit, 422 body or query not as this schema says,
+429 and 503 with Retry-After."""
+
+api = SafegroundAPI(
+    title="Safeground",
+    version="1",
+    description=DESCRIPTION,
+    urls_namespace="api",
+    throttle=[PerPerson()],
+)
 api.add_router("/", accounts_router)
 api.add_router("/", matches_router)
 api.add_router("/", log_router)
