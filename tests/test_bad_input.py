@@ -165,3 +165,63 @@ def test_a_number_too_big_for_the_database_is_a_400_naming_it(day, settings) -> 
     else:  # PostgreSQL compares it as a numeric and finds no such entry
         refused(answer, 400, "casework_refused", "entries")
     refused(safety.get(f"/api/fixtures/{huge}/log"), 404, "not_found", "")
+
+
+# A multipart body Django cannot read: without its boundary, cut short, JSON sent under a
+# multipart type, a form in a charset it cannot decode.
+PART = b'--b\r\nContent-Disposition: form-data; name="text"\r\n\r\nBottle thrown\r\n--b--\r\n'
+UNREADABLE = {
+    "no boundary": ("multipart/form-data", PART),
+    "empty boundary": ("multipart/form-data; boundary=", PART),
+    "cut short": ("multipart/form-data; boundary=b", PART[:50]),
+    "JSON as multipart": ("multipart/form-data; boundary=b", b'{"category": "missile"}'),
+    "unknown charset": ("multipart/form-data; boundary=b; charset=nonesuch", PART),
+    "UTF-16 form": ("application/x-www-form-urlencoded; charset=utf-16", b"\xff\xfea\x00=\x00"),
+}
+
+
+@pytest.mark.parametrize("kind", list(UNREADABLE))
+def test_an_unreadable_body_is_a_400_in_the_one_shape_on_every_route(
+    day, settings, no_second_factor, kind
+) -> None:
+    """Each route that takes a body, the photo upload (multipart) among them, answers in the one
+    shape naming the body, under DEBUG too: never Django's HTML page, a traceback or a 500. The
+    check-in takes no body: only a body nobody can read is refused before it."""
+    settings.DEBUG = True
+    content_type, body = UNREADABLE[kind]
+    entry = factories.report(day.cup_tie)
+    base = f"/api/fixtures/{day.cup_tie.pk}"
+    routes = [
+        ("steward", f"{base}/check-in"),
+        ("loggist", f"{base}/log"),
+        ("safety", f"{base}/broadcasts"),
+        ("loggist", f"{base}/log/{entry.seq}/photo"),
+        ("supervisor", f"{base}/checks/1/result"),
+    ]
+    for who, url in routes:
+        client = factories.logged_in(day.cast[who])
+        answer = client.generic("POST", url, body, content_type=content_type)
+        assert answer["Content-Type"].startswith("application/json"), (url, answer.content[:200])
+        assert b"Traceback" not in answer.content
+        readable_as_a_form = kind in ("cut short", "JSON as multipart", "unknown charset")
+        if url.endswith("check-in") and readable_as_a_form:
+            refused(answer, 400, "deployment_refused", "post")  # the steward has no post yet
+        elif url.endswith("photo") and readable_as_a_form:
+            refused(answer, 422, "invalid_request", "photo")  # a form without its photo
+        else:
+            refused(answer, 400, "unreadable_body", "body")
+    assert LogEntry.objects.count() == 1 and not Broadcast.objects.exists()
+
+
+def test_every_api_answer_is_in_the_one_shape_even_for_no_such_route(day, no_second_factor):
+    loggist = factories.logged_in(day.cast["loggist"])
+    refused(loggist.get("/api/no-such-route"), 404, "not_found", "")
+    answer = loggist.delete(f"/api/fixtures/{day.cup_tie.pk}/log")
+    refused(answer, 405, "method_not_allowed", "")
+    assert "POST" in answer["Allow"]
+
+
+def test_the_second_factor_step_answers_the_api_in_the_one_shape(day, settings) -> None:
+    settings.SAFEGROUND_REQUIRE_2FA = True
+    safety = factories.logged_in(day.cast["safety"])  # a privileged role, no second factor yet
+    refused(safety.get("/api/fixtures"), 403, "second_factor_required", "")

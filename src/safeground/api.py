@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.request import RawPostDataException
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.throttling import SimpleRateThrottle
@@ -24,7 +25,14 @@ from safeground.accounts.models import User
 from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
-from safeground.errors import OutOfRange, SafegroundError, TooLarge, Unavailable, error_body
+from safeground.errors import (
+    OutOfRange,
+    SafegroundError,
+    TooLarge,
+    Unavailable,
+    UnreadableBody,
+    error_body,
+)
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
 from safeground.reports.api import router as reports_router
@@ -52,9 +60,9 @@ class SafegroundAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs: Any) -> Any:
         """Every operation documents the error answers, all with the one error shape."""
         schema = super().get_openapi_schema(**kwargs)
-        schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = (
-            ErrorOut.model_json_schema()
-        )
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components["Error"] = ErrorOut.model_json_schema()
+        _defs_to_components(schema, components)
         ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
@@ -62,6 +70,26 @@ class SafegroundAPI(NinjaAPI):
                 for status, description in ERROR_ANSWERS.items():
                     answers.setdefault(status, {"description": description, **ref})
         return schema
+
+
+def _defs_to_components(node: Any, components: dict[str, Any]) -> None:
+    """A body documented by its model's own JSON schema (`openapi_extra`, for the routes that
+    read JSON by hand) keeps pydantic's nested models and enums under its `$defs`, which
+    nothing resolves from an OpenAPI document: each goes to components/schemas and its
+    references with it."""
+    if isinstance(node, dict):
+        for name, definition in node.pop("$defs", {}).items():
+            _defs_to_components(definition, components)
+            if components.setdefault(name, definition) != definition:
+                raise ValueError(f"two different schemas are called {name}")
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            node["$ref"] = "#/components/schemas/" + ref.removeprefix("#/$defs/")
+        for value in list(node.values()):
+            _defs_to_components(value, components)
+    elif isinstance(node, list):
+        for value in node:
+            _defs_to_components(value, components)
 
 
 class PerPerson(SimpleRateThrottle):
@@ -95,7 +123,20 @@ class PerPerson(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": caller.pk}
 
 
-api = SafegroundAPI(title="Safeground", version="1", urls_namespace="api", throttle=[PerPerson()])
+DESCRIPTION = """Every refusal has one JSON body, `{"code", "field", "detail"}` (schema `Error`):
+`code` is stable (machines may rely on it; a code never changes once released), `field` names
+the input at fault (`scans[3].barcode`, `body`; empty when no one field is), `detail` is for a
+person. 400 refused input, 401 no login or device key, 403 your role may not, 404 no such object
+(or not one you may see), 413 body over its limit, 422 body or query not as this schema says,
+429 and 503 with Retry-After."""
+
+api = SafegroundAPI(
+    title="Safeground",
+    version="1",
+    description=DESCRIPTION,
+    urls_namespace="api",
+    throttle=[PerPerson()],
+)
 api.add_router("/", accounts_router)
 api.add_router("/", matches_router)
 api.add_router("/", log_router)
@@ -132,6 +173,14 @@ def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
 def too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return refused(request, TooLarge("body", f"the request body is over {limit} bytes"))
+
+
+@api.exception_handler(RawPostDataException)
+def form_sent_to_a_json_route(request: HttpRequest, exc: RawPostDataException) -> HttpResponse:
+    """A multipart body sent to a route that takes JSON: the door (RequestChecks) has read it
+    as a form, so there is no JSON left to read."""
+    detail = "this route takes JSON (Content-Type: application/json), not a form"
+    return refused(request, UnreadableBody("body", detail))
 
 
 # SQLite stores integers up to 2^63 - 1 and refuses a bigger one in a query with OverflowError.

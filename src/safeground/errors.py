@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
@@ -72,6 +73,13 @@ class NulCharacter(SafegroundError):
     code = "nul_character"
 
 
+class UnreadableBody(SafegroundError):
+    """A body that cannot be read as its Content-Type says: a multipart body without its
+    boundary, a charset nobody knows, a form sent to a route that takes JSON."""
+
+    code = "unreadable_body"
+
+
 class OutOfRange(SafegroundError):
     """A whole number beyond what the database stores (an id past 2^63 - 1)."""
 
@@ -108,8 +116,11 @@ def error_body(code: str, field: str, detail: str) -> dict[str, Any]:
 
 class RequestChecks:
     """The first middleware: refuses, before anything reads a session or the database, a body
-    over its limit (413) and text holding a NUL character (400 naming the field), in the one
-    error shape under /api/ and as a short text page elsewhere, never a 500 or a traceback.
+    over its limit (413), a form or multipart body that cannot be read (400, `unreadable_body`)
+    and text holding a NUL character (400 naming the field), in the one error shape under /api/
+    and as a short text page elsewhere, never a 500 or a traceback. On the way out, any API
+    answer of 400 or more that is not JSON (Django's own 404 and 405, its 500 page) is put in
+    the one shape too, so a client of /api/ never has to read HTML.
 
     One check here rather than a validator on each schema and form: it covers every Django route
     alike (JSON bodies, forms, query strings: log text, broadcasts, posts, the bundle's
@@ -125,7 +136,10 @@ class RequestChecks:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         refusal = _waited_too_long(request) or _too_large(request) or _nul_character(request)
         if refusal is None:
-            return self.get_response(request)
+            response = self.get_response(request)
+            if request.path.startswith("/api/") and not _json_or_fine(response):
+                return _in_the_one_shape(response)
+            return response
         if request.path.startswith("/api/"):
             answer: HttpResponse = JsonResponse(refusal.to_json(), status=refusal.status)
         else:
@@ -133,6 +147,31 @@ class RequestChecks:
         if refusal.status == Unavailable.status:
             answer["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
         return answer
+
+
+def _json_or_fine(response: HttpResponse) -> bool:
+    return response.status_code < 400 or response.get("Content-Type", "").startswith(
+        "application/json"
+    )
+
+
+# Django's own answers that no API route wrote: each in the one shape, with a stable code.
+DJANGO_ANSWERS = {
+    400: ("bad_request", "the request cannot be read"),
+    403: ("forbidden", "your role may not do this"),
+    404: ("not_found", "no such API route"),
+    405: ("method_not_allowed", "this route does not take that method (see Allow)"),
+    500: ("server_error", "the server failed to answer; the request may be sent again"),
+}
+
+
+def _in_the_one_shape(response: HttpResponse) -> HttpResponse:
+    code, detail = DJANGO_ANSWERS.get(response.status_code, ("refused", "refused"))
+    answer = JsonResponse(error_body(code, "", detail), status=response.status_code)
+    for header in ("Allow", "Retry-After"):
+        if header in response:
+            answer[header] = response[header]
+    return answer
 
 
 def text_answer(error: SafegroundError) -> HttpResponse:
@@ -210,8 +249,10 @@ def _nul_character(request: HttpRequest) -> SafegroundError | None:
         except RequestDataTooBig:  # its text fields alone are over the limit
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
             return TooLarge("body", f"the form's fields are over {limit} bytes")
-        except (BadRequest, SuspiciousOperation):
-            return None  # Django answers it as it always does
+        except (BadRequest, SuspiciousOperation, MultiPartParserError) as error:
+            return UnreadableBody("body", f"cannot be read as {request.content_type}: {error}")
+        except (LookupError, UnicodeDecodeError):  # a charset unknown, or not the one named
+            return UnreadableBody("body", f"is not in the charset {request.encoding}")
         for name, values in fields.lists():
             if NUL in name or any(NUL in value for value in values):
                 return NulCharacter(name.replace(NUL, ""), "must not contain a NUL character")

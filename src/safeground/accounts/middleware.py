@@ -6,6 +6,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from safeground.errors import error_body
+
 from .permissions import needs_second_factor
 
 EXEMPT_PREFIXES = ("/account/2fa/", "/logout/", "/static/")
@@ -27,9 +29,7 @@ class SecondFactorRequired:
             and needs_second_factor(user)
         ):
             if request.path.startswith("/api/"):
-                return JsonResponse(
-                    {"code": "second_factor_required", "detail": "Log in with your second factor."},
-                    status=403,
-                )
+                detail = "Log in with your second factor."
+                return JsonResponse(error_body("second_factor_required", "", detail), status=403)
             return redirect(f"{reverse('second_factor')}?{urlencode({'next': request.path})}")
         return self.get_response(request)

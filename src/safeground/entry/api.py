@@ -11,7 +11,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Field, Router, Schema
+from ninja import Field, Query, Router, Schema
 from ninja.security import django_auth
 
 from safeground.accounts.devices import DeviceKey
@@ -45,8 +45,10 @@ class CachedDeviceKey(DeviceKey):
 
 
 class ScanIn(Schema):
-    barcode: str = Field(max_length=64, description="as read from the ticket")
-    turnstile: str = Field(description="the turnstile's code at its ground, e.g. F03")
+    barcode: str = Field(min_length=1, max_length=64, description="as read from the ticket")
+    turnstile: str = Field(
+        min_length=1, max_length=20, description="the turnstile's code at its ground, e.g. F03"
+    )
     scanned_at: datetime = Field(description="when it was scanned (ISO 8601 with time zone)")
     nonce: UUID = Field(description="the scanner's id for this scan: a retry sends it again")
     direction: Literal["in", "out"] = "in"
@@ -177,7 +179,9 @@ class BundleKeyOut(Schema):
     url_name="entry_bundle",
     response={200: BundleOut},
 )
-def entry_bundle(request: HttpRequest, turnstile: str = "") -> Any:
+def entry_bundle(
+    request: HttpRequest, turnstile: str = Query(..., min_length=1, max_length=20)
+) -> Any:
     """The signed offline bundle for a turnstile: the match it works now (or next, when entry
     opens within SAFEGROUND_ENTRY_OPENS_HOURS), its tickets as keyed hashes with their end,
     state and seat, and the gate's ends. No names, dates of birth or barcodes."""

@@ -1,7 +1,7 @@
 """The log API: append, list (cursor by seq, filters) and act on entries of one match."""
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.http import FileResponse, HttpRequest
@@ -43,7 +43,7 @@ router = Router(tags=["log"], auth=django_auth)
 
 
 class EntryIn(Schema):
-    category: str = Field(max_length=40)
+    category: str = Field(min_length=1, max_length=40)
     text: str = Field("", max_length=services.MAX_TEXT)
     severity: int | None = Field(None, ge=1, le=5)
     observed_at: datetime | None = None
@@ -60,7 +60,7 @@ class EntryIn(Schema):
 
 
 class AssignIn(Schema):
-    assignee: str = Field(description="username of the steward or supervisor")
+    assignee: str = Field(min_length=1, description="username of the steward or supervisor")
     note: str = Field("", max_length=services.MAX_TEXT)
 
 
@@ -70,14 +70,14 @@ class EscalateIn(Schema):
 
 
 class StatusIn(Schema):
-    status: str = Field(description="resolved, closed or open (reopen)")
+    status: Literal["resolved", "closed", "open"] = Field(description="open: reopen it")
     note: str = Field("", max_length=services.MAX_TEXT)
 
 
 class CorrectIn(Schema):
     note: str = Field(max_length=services.MAX_TEXT, description="why the entry is corrected")
     text: str | None = Field(None, max_length=services.MAX_TEXT)
-    category: str | None = None
+    category: str | None = Field(None, min_length=1, max_length=40)
     severity: int | None = Field(None, ge=1, le=5)
     block: str | None = None
     first_row: str = ""
@@ -336,7 +336,7 @@ def log_photo_file(
 
 
 class PostIn(Schema):
-    steward: str = Field(description="username of the steward or supervisor")
+    steward: str = Field(min_length=1, description="username of the steward or supervisor")
     zone: str = ""
     gate: str = ""
     concourse: str = ""

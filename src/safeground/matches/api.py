@@ -2,7 +2,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
 from safeground.accounts.models import Organisation
@@ -41,6 +41,15 @@ from .services import (
 
 router = Router(tags=["fixtures"], auth=django_auth)
 
+# The forms fixture_fields reads (KICKOFF_FORMATS, or ISO 8601 with seconds and an offset).
+_DAY, _MONTH = r"(0[1-9]|[12][0-9]|3[01])", r"(0[1-9]|1[0-2])"
+_TIME = r"([01][0-9]|2[0-3]):[0-5][0-9]"
+KICKOFF = (
+    rf"^([1-9][0-9]{{3}}-{_MONTH}-{_DAY}[T ]{_TIME}(:[0-5][0-9](\.[0-9]{{1,6}})?)?"
+    rf"(Z|[+-]{_TIME})?|{_DAY}/{_MONTH}/[1-9][0-9]{{3}} {_TIME})$"
+)
+KICKOFF_HELP = "the ground's local time: 2026-12-05 15:00, 05/12/2026 15:00 or ISO 8601"
+
 
 class FixtureOut(Schema):
     id: int
@@ -58,13 +67,13 @@ class FixtureOut(Schema):
 class FixtureIn(Schema):
     """A new fixture at a ground (matches/fixture_fields.py describes each field)."""
 
-    ground: str
-    opponent: str
-    competition: str
+    ground: str = Field(min_length=1)
+    opponent: str = Field(min_length=1)
+    competition: str = Field(min_length=1)
     stage: str = ""
-    kickoff: str
-    layout: str
-    away_allocation: int = 0
+    kickoff: str = Field(pattern=KICKOFF, description=KICKOFF_HELP)
+    layout: str = Field(min_length=1)
+    away_allocation: int = Field(0, ge=0)
     shared_with: list[str] = []
 
 
@@ -74,14 +83,14 @@ class FixturePatch(Schema):
     opponent: str | None = None
     competition: str | None = None
     stage: str | None = None
-    kickoff: str | None = None
+    kickoff: str | None = Field(None, pattern=KICKOFF, description=KICKOFF_HELP)
     layout: str | None = None
-    away_allocation: int | None = None
+    away_allocation: int | None = Field(None, ge=0)
     shared_with: list[str] | None = None
 
 
 class ShareIn(Schema):
-    organisation: str  # slug or name
+    organisation: str = Field(min_length=1, description="the organisation's slug or name")
 
 
 def _out(f: Fixture) -> FixtureOut:
