@@ -123,6 +123,11 @@ class Subscriber:
         self._loop = asyncio.get_running_loop()
         # (frame, seq, its audience while the viewer is unknown; None once it has admitted them)
         self._held: list[tuple[str, int | None, Audience | None]] | None = []
+        # Seqs up to `_caught` came in the catch-up; `_last` is the highest seq on the screen.
+        # A log frame at or below `_last` is never written: a screen shows each seq once, in
+        # order (issue 25).
+        self._caught = -1
+        self._last = -1
         self._pending: deque[str] = deque()
         self._writer: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
@@ -136,24 +141,40 @@ class Subscriber:
     ) -> None:
         """A live frame for this socket: the audience has already admitted the viewer, or, if
         the viewer is not known yet, `audience` is kept with it until `release`."""
-        if self._held is None:
+        if self._held is not None:
+            if len(self._held) >= self._limit:
+                self.abort(CLOSE_OVERLOADED)
+            else:
+                self._held.append((frame, seq, audience))
+        elif seq is None or seq > self._last:
+            if seq is not None:
+                self._last = seq
             self.write(frame, encoded)
-        elif len(self._held) >= self._limit:
+        elif seq > self._caught:
+            # Overtaken by a later seq (published by another thread or process after it): the
+            # screen shows only seqs above its last, so it would miss this one. It reconnects
+            # and catches up by seq instead.
             self.abort(CLOSE_OVERLOADED)
-        else:
-            self._held.append((frame, seq, audience))
+        # else: the catch-up had it (committed before the read, published after): not twice
 
     def release(self, *, after_seq: int | None) -> None:
-        """The viewer is set and the catch-up sent: send the held frames the viewer may see,
-        skipping those the catch-up already covered."""
+        """The viewer is set and the catch-up, up to `after_seq`, sent: send the held frames the
+        viewer may see in seq order, skipping those the catch-up already covered."""
         assert self.viewer is not None
         held, self._held = self._held or [], None
-        for frame, seq, audience in held:
-            if after_seq is not None and seq is not None and seq <= after_seq:
-                continue
-            if audience is not None and not audience.admits(self.viewer):
-                continue
-            self.write(frame)
+        if after_seq is not None:
+            self._caught = self._last = after_seq
+        # Frames reach the hub out of seq order before its order of the match starts (bus._Order);
+        # a frame without a seq keeps its place after the seq before it.
+        place = self._last
+        placed = []
+        for index, (frame, seq, audience) in enumerate(held):
+            place = place if seq is None else seq
+            placed.append((place, index, frame, seq, audience))
+        placed.sort()
+        for _place, _index, frame, seq, audience in placed:
+            if audience is None or audience.admits(self.viewer):
+                self.offer(frame, seq)
 
     def write_all(self, frames: list[str]) -> None:
         """Several frames in order: in one write to an idle socket (a hello and its catch-up)."""
@@ -222,11 +243,12 @@ class _Order:
     """The seq order of one fixture's frames in a hub: the next seq to go out, the frames that
     arrived ahead of it, and the timer after which the gap is filled from the database."""
 
-    __slots__ = ("filling", "held", "next", "timer")
+    __slots__ = ("filling", "first", "held", "next", "timer")
 
     def __init__(self, first: int) -> None:
         # The first frame a hub sees of a match starts its order: the sockets that were open
         # before it caught up from the database when they connected.
+        self.first = first
         self.next = first
         self.held: dict[int, tuple[str, Audience, int | None]] = {}
         self.timer: asyncio.TimerHandle | None = None
@@ -307,11 +329,15 @@ class Hub:
         order = self._orders.get(fixture_id)
         if order is None:
             order = self._orders[fixture_id] = _Order(place)
-        if place < order.next or place in order.held:
-            # Later than its turn (its gap was filled from the database) or a repeat: sockets
-            # show each seq once, so it goes out as it is.
+        if place < order.first:
+            # Published before the frame that started the order but arrived after it: each
+            # socket sends it only if it has shown nothing after it (Subscriber.offer).
             self._deliver(fixture_id, frame, audience, seq)
             return
+        if place < order.next or place in order.held:
+            if seq is None:  # a chained record's event, late: the database filled no frame for it
+                self._deliver(fixture_id, frame, audience, seq)
+            return  # else a repeat: it went out in turn, or its gap was filled from the database
         order.held[place] = (frame, audience, seq)
         self._release(fixture_id, order)
 
