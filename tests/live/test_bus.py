@@ -415,3 +415,29 @@ def test_frames_that_reach_a_new_order_out_of_turn_are_shown_in_order_or_the_soc
         await hub.close()
 
     asyncio.run(scenario())
+
+
+def test_a_fan_out_gives_the_loop_back_between_turns_and_keeps_each_sockets_order(
+    settings,
+) -> None:
+    """A frame for many sockets is written FAN_OUT_TURN sockets per turn of the loop, so an HTTP
+    request's crossing to the loop waits for one turn, not for the whole fan-out; a second frame
+    never overtakes the first at any socket."""
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        sockets = [await connected(hub) for _ in range(bus.FAN_OUT_TURN * 3 + 7)]
+        crossed: list[int] = []
+        loop = asyncio.get_running_loop()
+        hub.fan_out(FIXTURE, event(1).frame, Audience(), 1)
+        loop.call_soon(lambda: crossed.append(sum(bool(s.frames) for s in sockets)))
+        hub.fan_out(FIXTURE, event(2).frame, Audience(), 2)
+        assert sum(bool(s.frames) for s in sockets) == bus.FAN_OUT_TURN  # the first turn, now
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert crossed == [2 * bus.FAN_OUT_TURN]  # the request's turn came after one more
+        assert all([frame_seq(f) for f in s.frames] == [1, 2] for s in sockets)
+        await hub.close()
+
+    asyncio.run(scenario())

@@ -55,6 +55,7 @@ ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
 FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is closed
 GAP_WAIT_SECONDS = 1.0  # a missing seq is read from the database after this (see _Order)
 RAW_BUFFER_LIMIT = 1_000_000  # bytes unsent to one socket before it is closed (~1,000 frames)
+FAN_OUT_TURN = 200  # sockets written to in one turn of the loop (Hub._write_turn)
 
 
 def encode_text_frame(text: str) -> bytes:
@@ -260,6 +261,39 @@ class _Order:
             self.timer = None
 
 
+class _Delivery:
+    """One frame on its way to a list of sockets, a turn of the loop at a time."""
+
+    __slots__ = ("audience", "encoded", "everyone", "frame", "next", "seq", "subs")
+
+    def __init__(
+        self, subs: list[Subscriber], frame: str, audience: Audience | None, seq: int | None
+    ) -> None:
+        self.subs = subs
+        self.frame = frame
+        self.encoded = encode_text_frame(frame)  # once for every socket
+        self.audience = audience  # None: every socket here may see it (read for its viewer)
+        self.everyone = audience is None or audience == EVERYONE
+        self.seq = seq
+        self.next = 0
+
+    def write(self, budget: int) -> int:
+        """Write to up to `budget` more sockets; the budget left (negative: not done)."""
+        subs, start = self.subs, self.next
+        end = min(len(subs), start + budget)
+        frame, encoded, seq, audience = self.frame, self.encoded, self.seq, self.audience
+        everyone = self.everyone
+        for index in range(start, end):
+            sub = subs[index]
+            viewer = sub.viewer  # read now: a socket may have been admitted since it was queued
+            if viewer is None:
+                sub.offer(frame, seq, encoded, audience)
+            elif everyone or audience.admits(viewer):  # type: ignore[union-attr]
+                sub.offer(frame, seq, encoded)
+        self.next = end
+        return budget - (end - start) if end == len(subs) else -1
+
+
 class Hub:
     """The sockets of one event loop (one server process), by fixture."""
 
@@ -272,6 +306,8 @@ class Hub:
         self._relay: socket.socket | None = None
         self._relay_file: tuple[str, int] = ("", 0)
         self._orders: dict[int, _Order] = {}
+        self._queued: deque[_Delivery] = deque()  # frames on their way, in the order sent
+        self._writing = False
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -399,8 +435,7 @@ class Hub:
         )
         for viewer, viewer_frames in zip(by_viewer, frames, strict=True):
             for frame_seq, frame in viewer_frames:
-                for sub in by_viewer[viewer]:
-                    sub.offer(frame, frame_seq)
+                self._write_later(by_viewer[viewer], frame, None, frame_seq)
         for sub in being_admitted:
             sub.abort(CLOSE_OVERLOADED)
         order.next = upto
@@ -408,15 +443,36 @@ class Hub:
 
     def _deliver(self, fixture_id: int, frame: str, audience: Audience, seq: int | None) -> None:
         subs = self._subscribers.get(fixture_id)
-        if not subs:
-            return
-        everyone = audience == EVERYONE
-        encoded = encode_text_frame(frame)  # once for every socket
-        for sub in list(subs):
-            if sub.viewer is None:
-                sub.offer(frame, seq, encoded, audience)
-            elif everyone or audience.admits(sub.viewer):
-                sub.offer(frame, seq, encoded)
+        if subs:
+            self._write_later(list(subs), frame, audience, seq)
+
+    def _write_later(
+        self, subs: list[Subscriber], frame: str, audience: Audience | None, seq: int | None
+    ) -> None:
+        """Queue a frame for these sockets behind the frames queued before it (the order the
+        hub sends them in) and write as much as one turn allows now."""
+        self._queued.append(_Delivery(subs, frame, audience, seq))
+        if not self._writing:
+            self._writing = True
+            self._write_turn()
+
+    def _write_turn(self) -> None:
+        """Write queued frames to at most FAN_OUT_TURN sockets, then give the loop back.
+
+        An HTTP request's thread crosses to the loop to read its body and for each part of its
+        answer (a2wsgi); one turn of the loop over 2,000 sockets kept every such crossing waiting
+        for the whole fan-out (docs/adr/0012-fan-out-at-crisis-load.md)."""
+        budget = FAN_OUT_TURN
+        queued = self._queued
+        while queued and budget > 0:
+            budget = queued[0].write(budget)
+            if budget >= 0:
+                queued.popleft()
+        if queued and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon(self._write_turn)
+        else:
+            queued.clear()
+            self._writing = False
 
     def deliver_threadsafe(self, event: Event) -> bool:
         """Hand an event to the hub's loop from any thread: one callback per event."""
