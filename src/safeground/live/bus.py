@@ -56,6 +56,7 @@ FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is clo
 GAP_WAIT_SECONDS = 1.0  # a missing seq is read from the database after this (see _Order)
 RAW_BUFFER_LIMIT = 1_000_000  # bytes unsent to one socket before it is closed (~1,000 frames)
 FAN_OUT_TURN = 200  # sockets written to in one turn of the loop (Hub._write_turn)
+FAN_OUT_PAUSE = 0.001  # seconds the loop polls, without the GIL, between two turns
 
 
 def encode_text_frame(text: str) -> bytes:
@@ -461,7 +462,10 @@ class Hub:
 
         An HTTP request's thread crosses to the loop to read its body and for each part of its
         answer (a2wsgi); one turn of the loop over 2,000 sockets kept every such crossing waiting
-        for the whole fan-out (docs/adr/0012-fan-out-at-crisis-load.md)."""
+        for the whole fan-out. Between turns the loop also waits FAN_OUT_PAUSE in its poll, which
+        holds no GIL: with the next turn due at once, the request's thread, woken by its
+        crossing, found the GIL taken again and waited its switch interval each time (POST p50
+        312 -> 42 ms: docs/adr/0012-fan-out-at-crisis-load.md)."""
         budget = FAN_OUT_TURN
         queued = self._queued
         while queued and budget > 0:
@@ -469,7 +473,7 @@ class Hub:
             if budget >= 0:
                 queued.popleft()
         if queued and self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon(self._write_turn)
+            self._loop.call_later(FAN_OUT_PAUSE, self._write_turn)
         else:
             queued.clear()
             self._writing = False
