@@ -65,8 +65,8 @@ LAYERS = (
     "reconnect-plain",
     "reconnect",
     "reconnect-redis",
+    "plain",  # first of the fan-out layers: the others are compared with it (same run)
     "inprocess",
-    "plain",
     "redis-2proc",
     "redis-1proc",
 )
@@ -264,6 +264,19 @@ class Result:
             f"p50_ms={percentile(lat, 50):.1f} p99_ms={percentile(lat, 99):.1f} lost={self.lost}"
         )
 
+    def against(self, plain: Result) -> str:
+        """This layer beside the plain reference of the same run: the targets' terms."""
+        mine, peer = sorted(self.latencies_ms), sorted(plain.latencies_ms)
+        posts = sorted(self.post_ms)
+        ratio = percentile(mine, 99) / max(percentile(peer, 99), 1e-9)
+        return (
+            f"  {self.layer} against plain (same run): p50 {percentile(mine, 50):.1f} vs"
+            f" {percentile(peer, 50):.1f} ms, p99 {percentile(mine, 99):.1f} vs"
+            f" {percentile(peer, 99):.1f} ms = {ratio:.2f}x plain;"
+            f" POST p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms;"
+            f" lost {self.lost}, duplicates {self.duplicates}"
+        )
+
     def detail(self) -> str:
         load = f", load average before the run {self.load:.1f}"
         lat = sorted(self.latencies_ms)
@@ -314,6 +327,7 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
 
     frame_bytes = 0
     summaries: list[str] = []
+    plain: Result | None = None
     for layer in layers:
         if layer in RECONNECT_LAYERS:
             reconnected = run_reconnect(args, layer, serving)
@@ -327,6 +341,10 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
         result = run_layer(args, layer, serving, frame_bytes=frame_bytes or 1000)
         frame_bytes = frame_bytes or result.frame_bytes
         print(result.detail(), flush=True)
+        if layer == "plain":
+            plain = result
+        elif plain is not None:
+            print(result.against(plain), flush=True)
         summaries.append(result.summary())
         print(result.summary(), flush=True)
     if not os.environ.get("DATABASE_URL"):  # the bench database, if this run made one
@@ -347,8 +365,11 @@ def redis_available(url: str) -> bool:
 PORTS: range | None = None  # --ports LO-HI: servers listen only there (a shared machine)
 
 
-def free_port() -> int:
+def free_port(*, besides: int = 0) -> int:
+    """A port to listen on; with --ports, one of them (not `besides`, handed out already)."""
     for port in PORTS or (0,):
+        if port and port == besides:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -399,7 +420,7 @@ def server(
 ) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
     """(port, process, publisher factory) for the layer's server, stopped afterwards."""
     port = free_port()
-    trigger_port = free_port() if layer == "plain" else 0
+    trigger_port = free_port(besides=port) if layer == "plain" else 0
     process = start_server(layer, database, redis_url, port, trigger_port)
     try:
         wait_for_port(port, process)

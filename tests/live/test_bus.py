@@ -357,7 +357,86 @@ def test_a_frame_never_published_is_read_from_the_database(settings, monkeypatch
         hub.fan_out(FIXTURE, event(8).frame, Audience(), 8)
         hub.fan_out(FIXTURE, event(6).frame, Audience(), 6)  # very late: shown already
         await asyncio.sleep(0.01)
-        assert [frame_seq(f) for f in first.frames] == [5, 6, 7, 8, 6]  # the client hides #6
+        assert [frame_seq(f) for f in first.frames] == [5, 6, 7, 8]  # never twice (issue 25)
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_frame_the_catch_up_had_that_comes_after_it_is_not_sent_again(settings) -> None:
+    """Issue 25: #6 committed before the catch-up read it, but its publish came after the socket
+    was released: the screen shows #6 once, from the catch-up."""
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        socket = FakeSocket()
+        subscriber = Subscriber(fixture_id=FIXTURE, viewer=None, send=socket.send)
+        await hub.subscribe(subscriber)
+        subscriber.viewer = VIEWER
+        subscriber.release(after_seq=6)  # the catch-up went up to #6
+        hub.fan_out(FIXTURE, event(6).frame, Audience(), 6)
+        hub.fan_out(FIXTURE, event(7).frame, Audience(), 7)
+        await asyncio.sleep(0.01)
+        assert [frame_seq(f) for f in socket.frames] == [7]
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_frames_that_reach_a_new_order_out_of_turn_are_shown_in_order_or_the_socket_reconnects(
+    settings,
+) -> None:
+    """Issue 25: two processes publish #6 and #7; #7 reaches the hub first and starts its order
+    of the match. A socket still being admitted gets both, in order; one that has shown #7 would
+    miss #6, so it is closed (1013) to catch up by seq; one whose catch-up had #6 shows it once."""
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        shown_seven = await connected(hub)
+        admitting = FakeSocket()
+        being_admitted = Subscriber(fixture_id=FIXTURE, viewer=None, send=admitting.send)
+        await hub.subscribe(being_admitted)
+        caught_six = FakeSocket()
+        caught = Subscriber(fixture_id=FIXTURE, viewer=VIEWER, send=caught_six.send)
+        await hub.subscribe(caught)
+        caught.release(after_seq=6)
+        hub.fan_out(FIXTURE, event(7).frame, Audience(), 7)
+        hub.fan_out(FIXTURE, event(6).frame, Audience(), 6)
+        being_admitted.viewer = VIEWER
+        being_admitted.release(after_seq=5)
+        hub.fan_out(FIXTURE, event(8).frame, Audience(), 8)
+        await asyncio.sleep(0.01)
+        assert [frame_seq(f) for f in admitting.frames] == [6, 7, 8]
+        assert [frame_seq(f) for f in caught_six.frames] == [7, 8]
+        assert [frame_seq(f) for f in shown_seven.frames] == [7]
+        assert shown_seven.closed_with == CLOSE_OVERLOADED
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_fan_out_gives_the_loop_back_between_turns_and_keeps_each_sockets_order(
+    settings,
+) -> None:
+    """A frame for many sockets is written FAN_OUT_TURN sockets per turn of the loop, so an HTTP
+    request's crossing to the loop waits for at most one turn, not for the whole fan-out; a
+    second frame never overtakes the first at any socket."""
+    in_process(settings)
+
+    async def scenario() -> None:
+        hub = Hub()
+        sockets = [await connected(hub) for _ in range(bus.FAN_OUT_TURN * 3 + 7)]
+        crossed: list[int] = []
+        loop = asyncio.get_running_loop()
+        hub.fan_out(FIXTURE, event(1).frame, Audience(), 1)
+        loop.call_soon(lambda: crossed.append(sum(bool(s.frames) for s in sockets)))
+        hub.fan_out(FIXTURE, event(2).frame, Audience(), 2)
+        assert sum(bool(s.frames) for s in sockets) == bus.FAN_OUT_TURN  # the first turn, now
+        await asyncio.sleep(0.1)
+        assert crossed == [bus.FAN_OUT_TURN]  # the request's turn came before the next one
+        assert all([frame_seq(f) for f in s.frames] == [1, 2] for s in sockets)
         await hub.close()
 
     asyncio.run(scenario())

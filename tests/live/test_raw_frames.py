@@ -62,3 +62,25 @@ def test_live_frames_go_straight_to_the_transport_and_a_backlog_closes_the_socke
     assert slow.transport.written == []
     assert slow_sub.close_code == 1013
     assert slow.sent == [{"type": "websocket.close", "code": 1013}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_served_socket_is_written_to_raw(cup_tie, session_of, open_socket) -> None:
+    """Under uvicorn as served (its `auto` WebSocket protocol is the one the test server runs),
+    each socket's frames go straight to its transport, not through the ASGI send."""
+    from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    from safeground.live import bus
+
+    assert AutoWebSocketsProtocol is WebSocketsSansIOProtocol
+    session = session_of("loggist")
+
+    async def scenario() -> list[Subscriber]:
+        async with open_socket(cup_tie.pk, session) as ws:
+            await ws.recv()  # hello: subscribed
+            hubs = list(bus._default_hubs.values())
+            return [sub for hub in hubs for sub in hub._subscribers.get(cup_tie.pk, ())]
+
+    subscribers = asyncio.run(scenario())
+    assert subscribers and all(sub._transport is not None for sub in subscribers)

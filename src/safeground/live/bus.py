@@ -55,6 +55,8 @@ ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
 FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is closed
 GAP_WAIT_SECONDS = 1.0  # a missing seq is read from the database after this (see _Order)
 RAW_BUFFER_LIMIT = 1_000_000  # bytes unsent to one socket before it is closed (~1,000 frames)
+FAN_OUT_TURN = 200  # sockets written to in one turn of the loop (Hub._write_turn)
+FAN_OUT_PAUSE = 0.001  # seconds the loop polls, without the GIL, between two turns
 
 
 def encode_text_frame(text: str) -> bytes:
@@ -123,6 +125,11 @@ class Subscriber:
         self._loop = asyncio.get_running_loop()
         # (frame, seq, its audience while the viewer is unknown; None once it has admitted them)
         self._held: list[tuple[str, int | None, Audience | None]] | None = []
+        # Seqs up to `_caught` came in the catch-up; `_last` is the highest seq on the screen.
+        # A log frame at or below `_last` is never written: a screen shows each seq once, in
+        # order (issue 25).
+        self._caught = -1
+        self._last = -1
         self._pending: deque[str] = deque()
         self._writer: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
@@ -136,24 +143,40 @@ class Subscriber:
     ) -> None:
         """A live frame for this socket: the audience has already admitted the viewer, or, if
         the viewer is not known yet, `audience` is kept with it until `release`."""
-        if self._held is None:
+        if self._held is not None:
+            if len(self._held) >= self._limit:
+                self.abort(CLOSE_OVERLOADED)
+            else:
+                self._held.append((frame, seq, audience))
+        elif seq is None or seq > self._last:
+            if seq is not None:
+                self._last = seq
             self.write(frame, encoded)
-        elif len(self._held) >= self._limit:
+        elif seq > self._caught:
+            # Overtaken by a later seq (published by another thread or process after it): the
+            # screen shows only seqs above its last, so it would miss this one. It reconnects
+            # and catches up by seq instead.
             self.abort(CLOSE_OVERLOADED)
-        else:
-            self._held.append((frame, seq, audience))
+        # else: the catch-up had it (committed before the read, published after): not twice
 
     def release(self, *, after_seq: int | None) -> None:
-        """The viewer is set and the catch-up sent: send the held frames the viewer may see,
-        skipping those the catch-up already covered."""
+        """The viewer is set and the catch-up, up to `after_seq`, sent: send the held frames the
+        viewer may see in seq order, skipping those the catch-up already covered."""
         assert self.viewer is not None
         held, self._held = self._held or [], None
-        for frame, seq, audience in held:
-            if after_seq is not None and seq is not None and seq <= after_seq:
-                continue
-            if audience is not None and not audience.admits(self.viewer):
-                continue
-            self.write(frame)
+        if after_seq is not None:
+            self._caught = self._last = after_seq
+        # Frames reach the hub out of seq order before its order of the match starts (bus._Order);
+        # a frame without a seq keeps its place after the seq before it.
+        place = self._last
+        placed = []
+        for index, (frame, seq, audience) in enumerate(held):
+            place = place if seq is None else seq
+            placed.append((place, index, frame, seq, audience))
+        placed.sort()
+        for _place, _index, frame, seq, audience in placed:
+            if audience is None or audience.admits(self.viewer):
+                self.offer(frame, seq)
 
     def write_all(self, frames: list[str]) -> None:
         """Several frames in order: in one write to an idle socket (a hello and its catch-up)."""
@@ -222,11 +245,12 @@ class _Order:
     """The seq order of one fixture's frames in a hub: the next seq to go out, the frames that
     arrived ahead of it, and the timer after which the gap is filled from the database."""
 
-    __slots__ = ("filling", "held", "next", "timer")
+    __slots__ = ("filling", "first", "held", "next", "timer")
 
     def __init__(self, first: int) -> None:
         # The first frame a hub sees of a match starts its order: the sockets that were open
         # before it caught up from the database when they connected.
+        self.first = first
         self.next = first
         self.held: dict[int, tuple[str, Audience, int | None]] = {}
         self.timer: asyncio.TimerHandle | None = None
@@ -236,6 +260,39 @@ class _Order:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+
+class _Delivery:
+    """One frame on its way to a list of sockets, a turn of the loop at a time."""
+
+    __slots__ = ("audience", "encoded", "everyone", "frame", "next", "seq", "subs")
+
+    def __init__(
+        self, subs: list[Subscriber], frame: str, audience: Audience | None, seq: int | None
+    ) -> None:
+        self.subs = subs
+        self.frame = frame
+        self.encoded = encode_text_frame(frame)  # once for every socket
+        self.audience = audience  # None: every socket here may see it (read for its viewer)
+        self.everyone = audience is None or audience == EVERYONE
+        self.seq = seq
+        self.next = 0
+
+    def write(self, budget: int) -> int:
+        """Write to up to `budget` more sockets; the budget left (negative: not done)."""
+        subs, start = self.subs, self.next
+        end = min(len(subs), start + budget)
+        frame, encoded, seq, audience = self.frame, self.encoded, self.seq, self.audience
+        everyone = self.everyone
+        for index in range(start, end):
+            sub = subs[index]
+            viewer = sub.viewer  # read now: a socket may have been admitted since it was queued
+            if viewer is None:
+                sub.offer(frame, seq, encoded, audience)
+            elif everyone or audience.admits(viewer):  # type: ignore[union-attr]
+                sub.offer(frame, seq, encoded)
+        self.next = end
+        return budget - (end - start) if end == len(subs) else -1
 
 
 class Hub:
@@ -250,6 +307,8 @@ class Hub:
         self._relay: socket.socket | None = None
         self._relay_file: tuple[str, int] = ("", 0)
         self._orders: dict[int, _Order] = {}
+        self._queued: deque[_Delivery] = deque()  # frames on their way, in the order sent
+        self._writing = False
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -307,11 +366,15 @@ class Hub:
         order = self._orders.get(fixture_id)
         if order is None:
             order = self._orders[fixture_id] = _Order(place)
-        if place < order.next or place in order.held:
-            # Later than its turn (its gap was filled from the database) or a repeat: sockets
-            # show each seq once, so it goes out as it is.
+        if place < order.first:
+            # Published before the frame that started the order but arrived after it: each
+            # socket sends it only if it has shown nothing after it (Subscriber.offer).
             self._deliver(fixture_id, frame, audience, seq)
             return
+        if place < order.next or place in order.held:
+            if seq is None:  # a chained record's event, late: the database filled no frame for it
+                self._deliver(fixture_id, frame, audience, seq)
+            return  # else a repeat: it went out in turn, or its gap was filled from the database
         order.held[place] = (frame, audience, seq)
         self._release(fixture_id, order)
 
@@ -373,8 +436,7 @@ class Hub:
         )
         for viewer, viewer_frames in zip(by_viewer, frames, strict=True):
             for frame_seq, frame in viewer_frames:
-                for sub in by_viewer[viewer]:
-                    sub.offer(frame, frame_seq)
+                self._write_later(by_viewer[viewer], frame, None, frame_seq)
         for sub in being_admitted:
             sub.abort(CLOSE_OVERLOADED)
         order.next = upto
@@ -382,15 +444,39 @@ class Hub:
 
     def _deliver(self, fixture_id: int, frame: str, audience: Audience, seq: int | None) -> None:
         subs = self._subscribers.get(fixture_id)
-        if not subs:
-            return
-        everyone = audience == EVERYONE
-        encoded = encode_text_frame(frame)  # once for every socket
-        for sub in list(subs):
-            if sub.viewer is None:
-                sub.offer(frame, seq, encoded, audience)
-            elif everyone or audience.admits(sub.viewer):
-                sub.offer(frame, seq, encoded)
+        if subs:
+            self._write_later(list(subs), frame, audience, seq)
+
+    def _write_later(
+        self, subs: list[Subscriber], frame: str, audience: Audience | None, seq: int | None
+    ) -> None:
+        """Queue a frame for these sockets behind the frames queued before it (the order the
+        hub sends them in) and write as much as one turn allows now."""
+        self._queued.append(_Delivery(subs, frame, audience, seq))
+        if not self._writing:
+            self._writing = True
+            self._write_turn()
+
+    def _write_turn(self) -> None:
+        """Write queued frames to at most FAN_OUT_TURN sockets, then give the loop back.
+
+        An HTTP request's thread crosses to the loop to read its body and for each part of its
+        answer (a2wsgi); one turn of the loop over 2,000 sockets kept every such crossing waiting
+        for the whole fan-out. Between turns the loop also waits FAN_OUT_PAUSE in its poll, which
+        holds no GIL: with the next turn due at once, the request's thread, woken by its
+        crossing, found the GIL taken again and waited its switch interval each time (POST p50
+        312 -> 42 ms: docs/adr/0012-fan-out-at-crisis-load.md)."""
+        budget = FAN_OUT_TURN
+        queued = self._queued
+        while queued and budget > 0:
+            budget = queued[0].write(budget)
+            if budget >= 0:
+                queued.popleft()
+        if queued and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_later(FAN_OUT_PAUSE, self._write_turn)
+        else:
+            queued.clear()
+            self._writing = False
 
     def deliver_threadsafe(self, event: Event) -> bool:
         """Hand an event to the hub's loop from any thread: one callback per event."""
