@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -609,6 +610,7 @@ class Sent:
     acked: Any = None  # the decision (scan) or seq (entry) of the success answer
     acked_at: float | None = None
     offline: bool = False  # a scan acknowledged through the scanner's offline upload
+    offered_at: float = 0.0  # since the load began
 
 
 @dataclass
@@ -633,6 +635,8 @@ class Timeline:
 @dataclass
 class Report:
     scans: dict[str, int] = field(default_factory=dict)
+    by_phase: list[str] = field(default_factory=list)
+    cpu: dict[str, str] = field(default_factory=dict)
     entries: dict[str, int] = field(default_factory=dict)
     sockets: dict[str, int] = field(default_factory=dict)
     outage: dict[str, float] = field(default_factory=dict)
@@ -663,6 +667,9 @@ class Report:
             f"  sockets: {kv(self.sockets)}",
             f"  answers: {kv(self.statuses)}",
             *(f"    {phase}: {answers}" for phase, answers in self.phases.items()),
+            "  per phase (scans offered, 503s, share decided offline; answer p50/p99 ms):",
+            *(f"    {line}" for line in self.by_phase),
+            f"  cpu %: {kv(self.cpu)}",
             f"  outage: {kv(self.outage)}",
             f"  recovery_seconds={self.recovery_s:.2f} half_written={self.half_written}",
             *(f"  PROBLEM: {problem}" for problem in self.problems),
@@ -847,11 +854,13 @@ class Load:
                 if item is None:
                     break
                 scans += 1
+                item.offered_at = now - self.t0
                 self.sent.append(item)
                 self._spawn(self.send(item))
             while entries < (now - start) * self.entry_rate:
                 item = self.new_entry(entries)
                 entries += 1
+                item.offered_at = now - self.t0
                 self.sent.append(item)
                 self._spawn(self.send(item))
             while not self.retries.empty():
@@ -1040,6 +1049,10 @@ async def run_faults(
             cluster.start_server(victim)
             marks["restart"] = time.monotonic() - load.t0
             log(f"  {marks['restart']:.1f} s: process on port {victim} started again")
+            while not await asyncio.to_thread(port_open, victim):
+                await asyncio.sleep(0.05)
+            marks["listening"] = time.monotonic() - load.t0
+            log(f"  {marks['listening']:.1f} s: process on port {victim} listening")
         if outage:
             await asyncio.sleep(plan.outage_at - (time.monotonic() - load.t0))
             marks["outage"] = time.monotonic() - load.t0
@@ -1056,8 +1069,11 @@ async def run_faults(
 
     load.t0 = time.monotonic()
     fault_task = asyncio.create_task(faults())
+    cpu = CpuSampler(cluster)
+    sampler = asyncio.create_task(cpu.run(load.t0))
     await load.offer(seconds)
     await fault_task
+    sampler.cancel()
     drained = await load.drain(drain_s)
     report = Report()
     if not drained:
@@ -1066,7 +1082,108 @@ async def run_faults(
     await live.settle(expected, timeout=15)
     await live.stop()
     count(report, cluster, load, live, expected, marks, plan)
+    phase_report(report, load, marks, plan)
+    report.cpu = cpu.summary(phase_bounds(marks, plan))
     return report
+
+
+class CpuSampler:
+    """Each second, the CPU share of each server process (whichever runs on its port), the
+    database proxy and this load generator (its own process: its WebSocket clients included)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.samples: list[tuple[float, dict[str, float]]] = []  # (time, name -> cpu seconds)
+
+    @staticmethod
+    def cpu_seconds(pid: int) -> float | None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def sample(self) -> dict[str, float]:
+        found: dict[str, float] = {}
+        pids = {f"server_{port}": p.pid for port, p in self.cluster.servers.items()}
+        if self.cluster.proxy is not None:
+            pids["db_proxy"] = self.cluster.proxy.process.pid
+        pids["load"] = os.getpid()
+        for name, pid in pids.items():
+            seconds = self.cpu_seconds(pid)
+            if seconds is not None:
+                found[f"{name}:{pid}"] = seconds
+        return found
+
+    async def run(self, t0: float) -> None:
+        while True:
+            self.samples.append((time.monotonic() - t0, self.sample()))
+            await asyncio.sleep(1.0)
+
+    def summary(self, bounds: list[tuple[str, float, float]]) -> dict[str, str]:
+        """Per process name, the mean CPU % of each phase (one process's pid changes when it is
+        started again: each pid counts from its first sample)."""
+        out: dict[str, str] = {}
+        names = sorted({key.split(":")[0] for _, s in self.samples for key in s})
+        for name in names:
+            parts = []
+            for phase, start, end in bounds:
+                used = span = 0.0
+                for (t1, a), (t2, b) in itertools.pairwise(self.samples):
+                    if not (start <= t1 and t2 <= end):
+                        continue
+                    for key, value in b.items():
+                        if key.split(":")[0] == name and key in a:
+                            used += value - a[key]
+                    span += t2 - t1
+                if span:
+                    parts.append(f"{phase}:{100 * used / span:.0f}")
+            out[name] = ",".join(parts)
+        return out
+
+
+def phase_bounds(marks: dict[str, float], plan: Timeline) -> list[tuple[str, float, float]]:
+    """The run's phases: before the kill, killed, the restart's first 5 s from listening, the
+    rest until the database cut, the cut, after it (until the end of the load)."""
+    points = [("before", 0.0)]
+    if "kill" in marks:
+        points.append(("killed", marks["kill"]))
+    if "listening" in marks:
+        points.append(("restart+5s", marks["restart"]))
+        points.append(("after+5s", marks["listening"] + 5.0))
+    if "outage" in marks:
+        points.append(("db_cut", marks["outage"]))
+        points.append(("db_back", marks["restore"]))
+    ends = [start for _, start in points[1:]] + [plan.end_at]
+    return [(name, start, end) for (name, start), end in zip(points, ends, strict=True)]
+
+
+def phase_report(report: Report, load: Load, marks: dict[str, float], plan: Timeline) -> None:
+    """Per phase: scans offered (by when they were offered), their 503s and answers that never
+    came, the share of them decided offline, the p50/p99 of the success answers of scans and of
+    log entries sent in the phase."""
+
+    def pct(values: list[float], q: float) -> str:
+        if not values:
+            return "-"
+        values.sort()
+        return str(round(1000 * values[min(len(values) - 1, int(len(values) * q))]))
+
+    for name, start, end in phase_bounds(marks, plan):
+        scans = [i for i in load.sent if i.kind == "scan" and start <= i.offered_at < end]
+        attempts = [a for a in load.attempts if start <= a.sent_at < end]
+        offline = sum(1 for i in scans if i.offline)
+        scan_ok = [a.took for a in attempts if a.kind == "scan" and a.status == 200]
+        entry_ok = [a.took for a in attempts if a.kind == "entry" and a.status == 201]
+        report.by_phase.append(
+            f"{name} {start:.1f}-{end:.1f}s: scans={len(scans)}"
+            f" scan_503={sum(1 for a in attempts if a.kind == 'scan' and a.status == 503)}"
+            f" scan_none={sum(1 for a in attempts if a.kind == 'scan' and a.status is None)}"
+            f" offline={100 * offline / max(1, len(scans)):.0f}%"
+            f" scan_ms={pct(scan_ok, 0.5)}/{pct(scan_ok, 0.99)}"
+            f" entry_503={sum(1 for a in attempts if a.kind == 'entry' and a.status == 503)}"
+            f" entry_ms={pct(entry_ok, 0.5)}/{pct(entry_ok, 0.99)}"
+        )
 
 
 def entries_expected(cluster: Cluster) -> set[int]:
