@@ -28,6 +28,7 @@ from django.db import connection
 
 from safeground.accounts.devices import PROFILES
 from safeground.errors import TooLarge, Unavailable, error_body
+from safeground.outage import outage
 
 from ..api import scan_answer, scan_answer_async
 from . import lookups, loop, threads
@@ -84,7 +85,7 @@ def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:
     except Exception as error:
         connection.close()
         if isinstance(error, loop.DATABASE_DOWN):
-            logger.warning("scan refused: database unavailable: %s", error)
+            outage.refused(error)  # one line for the outage, not one per scan
             return UNAVAILABLE
         logger.exception("scan failed")
         return FAILED
@@ -101,7 +102,7 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
     except lookups.NotCached:
         return None
     except loop.DATABASE_DOWN as error:
-        logger.warning("scan refused: database unavailable: %s", error)
+        outage.refused(error)  # one line for the outage, not one per scan
         return UNAVAILABLE
     except Exception:
         logger.exception("scan failed")
