@@ -65,6 +65,18 @@ RETRY_FIRST_S = 1.0
 RETRY_MAX_S = 8.0
 UPLOAD_MAX = 500  # scans in one offline upload (the scanner's UPLOAD_MAX)
 UPLOAD_EVERY_S = 2.0
+SCANNERS = 100  # turnstiles the scans come from, in turn: each backs off on its own
+JITTER = 0.5  # a wait told or chosen is stretched by up to half again, so clients spread out
+
+
+def jittered(seconds: float) -> float:
+    return seconds * (1 + random.random() * JITTER)
+
+
+def asked_wait(answer: Answer | None) -> float | None:
+    """The seconds a 503 or 429 asks for (Retry-After in seconds), if any."""
+    said = answer.headers.get("retry-after", "") if answer is not None else ""
+    return float(said) if said.isdigit() else None
 
 
 # --- the database, the servers and the proxy ----------------------------------------------------
@@ -611,6 +623,7 @@ class Sent:
     acked_at: float | None = None
     offline: bool = False  # a scan acknowledged through the scanner's offline upload
     offered_at: float = 0.0  # since the load began
+    scanner: int = 0  # the scanner a scan comes from
 
 
 @dataclass
@@ -649,6 +662,7 @@ class Report:
     chains_ok: bool = False
     verify_output: str = ""
     recovery_s: float = float("nan")
+    held: int = 0  # scans decided offline while their scanner held off (no request)
     problems: list[str] = field(default_factory=list)
 
     def last_line(self) -> str:
@@ -671,7 +685,8 @@ class Report:
             *(f"    {line}" for line in self.by_phase),
             f"  cpu %: {kv(self.cpu)}",
             f"  outage: {kv(self.outage)}",
-            f"  recovery_seconds={self.recovery_s:.2f} half_written={self.half_written}",
+            f"  recovery_seconds={self.recovery_s:.2f} half_written={self.half_written}"
+            f" scans_held_offline={self.held}",
             *(f"  PROBLEM: {problem}" for problem in self.problems),
         ]
 
@@ -692,6 +707,12 @@ class Load:
         self.cookies: dict[str, str] = {}
         self._barcodes = iter(self.setup.barcodes)
         self.t0 = time.monotonic()
+        # As static/safeground/scanner-1.js: after a 503 or 429 a scanner decides offline for
+        # Retry-After (jittered) without asking the server, and its queue waits as long.
+        self.scanned = 0
+        self.hold_until = [0.0] * SCANNERS
+        self.upload_after = 0.0
+        self.held = 0  # scans decided offline without a request, while their scanner held off
 
     # the loggist's session, through the login page as a phone's browser gets it
     async def log_in(self) -> None:
@@ -729,6 +750,7 @@ class Load:
         if barcode is None:
             return None
         nonce = str(uuid.uuid4())
+        self.scanned += 1
         body = json.dumps(
             {
                 "barcode": barcode,
@@ -737,7 +759,7 @@ class Load:
                 "nonce": nonce,
             }
         ).encode()
-        return Sent("scan", nonce, body)
+        return Sent("scan", nonce, body, scanner=self.scanned % SCANNERS)
 
     def new_entry(self, i: int) -> Sent:
         key = f"faults-{uuid.uuid4()}"
@@ -753,6 +775,10 @@ class Load:
         return Sent("entry", key, body)
 
     async def send(self, item: Sent) -> None:
+        if item.kind == "scan" and time.monotonic() < self.hold_until[item.scanner]:
+            self.held += 1  # its scanner is holding off: decided offline, no request
+            self.offline.append(item)
+            return
         item.attempts += 1
         if item.kind == "scan":
             path, timeout = "/api/entry/scan", SCAN_TIMEOUT_S
@@ -782,20 +808,23 @@ class Load:
             item.acked = None  # refused: an answer, not a success; never sent again
             return
         # No answer, a 503 or any 5xx: kept. A scanner decides the scan offline under the same
-        # nonce and queues it for its next upload (static/safeground/scanner-1.js); a phone's
-        # outbox sends the entry again later with the same key (outbox-1.js).
+        # nonce, queues it for its next upload and holds off for Retry-After (or 2 s with no
+        # answer), jittered (static/safeground/scanner-1.js); a phone's outbox sends the entry
+        # again later with the same key, after Retry-After or a doubling back-off, jittered and
+        # at most RETRY_MAX_S (outbox-1.js).
+        told = asked_wait(answer)
         if item.kind == "scan":
             self.offline.append(item)
+            hold = min(RETRY_MAX_S, told or RETRY_FIRST_S * 2)
+            self.hold_until[item.scanner] = time.monotonic() + jittered(hold)
             return
-        delay = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (item.attempts - 1))
-        if retry_after and retry_after.isdigit():
-            delay = max(delay, float(retry_after))
-        self._later(item, delay + random.random() / 2)
+        delay = min(RETRY_MAX_S, max(told or 0.0, RETRY_FIRST_S * 2 ** (item.attempts - 1)))
+        self._later(item, jittered(delay))
 
     async def upload_offline(self) -> None:
         """The scanner's queue, in the order scanned, 500 at a time, each batch leaving the queue
         only when the server answered it (a lost answer: the same nonces again)."""
-        while self.offline:
+        while self.offline and time.monotonic() >= self.upload_after:
             batch = self.offline[:UPLOAD_MAX]
             scans = []
             for item in batch:
@@ -816,7 +845,12 @@ class Load:
                 Attempt("upload", began - self.t0, time.monotonic() - began, port, status, None)
             )
             if answer is None or status != 200:
-                return  # the server is struggling: the queue waits for the next flush
+                # The server is struggling: the queue waits for the next flush, and at least
+                # as long as it asked (jittered).
+                told = asked_wait(answer)
+                if told:
+                    self.upload_after = time.monotonic() + jittered(min(RETRY_MAX_S, told))
+                return
             for item, result in zip(batch, answer.json()["results"], strict=True):
                 item.acked = result["decision"]
                 item.acked_at = time.monotonic() - self.t0
@@ -1083,6 +1117,7 @@ async def run_faults(
     await live.stop()
     count(report, cluster, load, live, expected, marks, plan)
     phase_report(report, load, marks, plan)
+    report.held = load.held
     report.cpu = cpu.summary(phase_bounds(marks, plan))
     return report
 

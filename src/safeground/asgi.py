@@ -74,18 +74,21 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 async def lifespan(receive: Receive, send: Send) -> None:
-    """A worker shutting down closes the database connections it holds open (the scans' async
+    """A worker starting warms the scans' caches and pools first (entry.runtime.warm). A worker
+    shutting down closes the database connections it holds open (the scans' async
     pool, the scan threads' own, Django's pool), so PostgreSQL sees them go at once, and its
     live relay (no Redis)."""
     from django.db import connections
 
     from safeground.entry.runtime.loop import scan_pool_close
     from safeground.entry.runtime.threads import scan_threads_close
+    from safeground.entry.runtime.warm import warm_up
     from safeground.live.bus import relays_close
 
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            await warm_up()  # before uvicorn listens: a restart under load starts warm
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             relays_close()
