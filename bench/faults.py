@@ -1031,7 +1031,8 @@ def timeline(seconds: float, outage_s: float) -> Timeline:
     """When the faults happen: a kill at a quarter of the run, the restart 3 s later, the
     database outage in the middle of what is left."""
     kill_at = seconds * 0.25
-    outage_at = seconds * 0.6
+    # At 60% of the run, or earlier so that 10 s of load follow the database's return.
+    outage_at = max(kill_at + 8.0, min(seconds * 0.6, seconds - outage_s - 10.0))
     return Timeline(
         kill_at=kill_at,
         restart_at=kill_at + 3.0,
