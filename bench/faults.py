@@ -465,13 +465,27 @@ class Cluster:
         if self.proxy is not None:
             self.proxy.stop()
 
+    def outage_lines(self) -> list[str]:
+        """What the servers logged of the database outage (safeground.outage), and how many
+        lines they logged in all."""
+        found = []
+        for path in sorted(self.workdir.glob("server-*.log")):
+            lines = path.read_text(errors="replace").splitlines()
+            found += [f"{path.name}: {line}" for line in lines if line.startswith("database ")]
+            found.append(f"{path.name}: {len(lines)} lines in all")
+        return found
+
     def server_errors(self) -> str:
         """Tracebacks the servers logged (their logs are kept in the work folder)."""
         found = []
         for path in sorted(self.workdir.glob("server-*.log")):
             text = path.read_text(errors="replace")
             if "Traceback" in text:
-                found.append(f"{path.name}:\n{text[-4000:]}")
+                first = text.index("Traceback")
+                found.append(
+                    f"{path.name}: {text.count('Traceback')} tracebacks, {len(text.splitlines())}"
+                    f" lines; the first:\n{text[max(0, first - 300) : first + 3000]}"
+                )
         return "\n".join(found)
 
     def close(self, *, drop: bool = True) -> None:
@@ -1409,7 +1423,11 @@ def outage_report(report: Report, load: Load, marks: dict[str, float]) -> None:
         "requests": len(during),
         "503": len(unavailable),
         "503_max_s": round(max((a.took for a in unavailable), default=0.0), 2),
+        "scan_503_max_s": round(
+            max((a.took for a in unavailable if a.kind == "scan"), default=0.0), 2
+        ),
         "late": len(slow),
+        "late_scans": sum(1 for a in slow if a.kind == "scan"),
         "bad_answers": len(bad),
     }
     if bad:
