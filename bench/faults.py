@@ -472,7 +472,9 @@ class Cluster:
         for path in sorted(self.workdir.glob("server-*.log")):
             lines = path.read_text(errors="replace").splitlines()
             found += [f"{path.name}: {line}" for line in lines if line.startswith("database ")]
-            found.append(f"{path.name}: {len(lines)} lines in all")
+            kinds = Counter(line[:50] for line in lines if line and not line[0].isspace())
+            common = ", ".join(f"{n}x {kind!r}" for kind, n in kinds.most_common(4))
+            found.append(f"{path.name}: {len(lines)} lines in all; most: {common}")
         return found
 
     def server_errors(self) -> str:

@@ -11,8 +11,10 @@ each process logs instead:
 
 `refused(error)` counts a refusal; the first one starts the outage and a thread that tries a
 connection of its own every PROBE_EVERY seconds, which logs the return (so the line comes even if
-no request arrives). `OutageFilter` (settings.LOGGING) drops the per-request records Django and
-psycopg's pools write while an outage is logged here.
+no request arrives). While `down`, requests are refused at once (safeground.errors.RequestChecks,
+the scans' route) instead of each waiting for a pool's connection: the return is noticed by the
+watcher within PROBE_EVERY. `OutageFilter` (settings.LOGGING) drops the per-request records
+Django and psycopg's pools write while an outage is logged here.
 """
 
 import logging
@@ -34,6 +36,7 @@ class Outage:
         self.since: float | None = None  # monotonic time the outage began; None while up
         self.refused_count = 0
         self._said_at = 0.0
+        self.back_at = float("-inf")  # monotonic time the last outage ended
 
     @property
     def down(self) -> bool:
@@ -62,16 +65,23 @@ class Outage:
         with self._lock:
             if self.since is None:
                 return
-            took, refused = time.monotonic() - self.since, self.refused_count
+            self.back_at = time.monotonic()
+            took, refused = self.back_at - self.since, self.refused_count
             self.since = None
             self.refused_count = 0
         logger.error("database back after %.1f s: %d requests refused", took, refused)
 
+    def recent(self, seconds: float) -> bool:
+        """Down now, or back less than `seconds` ago."""
+        return self.since is not None or time.monotonic() - self.back_at < seconds
+
     def _watch(self) -> None:
+        # At once first: a single failure (a pool's wait under load) ends as soon as it began.
         while self.down:
-            time.sleep(PROBE_EVERY)
             if _database_answers():
                 self.back()
+                return
+            time.sleep(PROBE_EVERY)
 
 
 def _first_line(error: BaseException | str) -> str:

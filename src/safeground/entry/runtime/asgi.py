@@ -168,6 +168,10 @@ def gates_router(app: ASGIApp) -> ASGIApp:
         if body is TOO_LARGE[1]:
             await _answer(send, *TOO_LARGE, retry_after)
             return
+        if outage.down:  # known to be away: refused at once, nothing decided (safeground.outage)
+            outage.refused("database away")
+            await _answer(send, *UNAVAILABLE, retry_after)
+            return
         try:
             async with asyncio.timeout(deadline):
                 answered = await scan_on_loop(key, body) if loop.on_loop() else None

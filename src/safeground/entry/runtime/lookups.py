@@ -19,7 +19,9 @@ While the database is away an entry whose reload failed for that reason goes on 
 loop past its time (a scan is decided only once the database answers its statement anyway) and is
 reloaded again at the next scan: when the database returns the loop decides scans at once,
 instead of every scan waiting on a thread for a connection until the caches are filled again.
-A key revoked just before an outage therefore stops working at the first reload after it.
+A key revoked just before an outage therefore stops working at the first reload after it. While
+an outage is known (safeground.outage) scans are refused before they look anything up, so every
+entry answers on through it and for one cache time after it, each reloaded at its next use.
 """
 
 import logging
@@ -38,6 +40,7 @@ from django.utils import timezone
 from safeground.accounts.models import Device
 from safeground.accounts.services import device_key_hash
 from safeground.matches.models import Fixture, FixtureZone
+from safeground.outage import outage
 from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
 
 logger = logging.getLogger(__name__)
@@ -88,7 +91,7 @@ class TTLCache:
                 raise NotCached(key)
         else:
             age, lifetime = now - hit[0], settings.SAFEGROUND_ENTRY_CACHE_SECONDS
-            if age < lifetime or (cached_only and key in self._away):
+            if age < lifetime or (cached_only and (key in self._away or outage.recent(lifetime))):
                 if cached_only and age >= REFRESH_AT * lifetime:
                     with self._lock:
                         if key not in self._reloading:
