@@ -32,7 +32,7 @@ def stamp_arrival(app):
 
     async def stamped(scope, receive, send):
         if scope["type"] == "http":
-            scope[ARRIVED] = time.monotonic()
+            scope.setdefault(ARRIVED, time.monotonic())  # served: the protocol stamped it
         await app(scope, receive, send)
 
     return stamped
