@@ -298,6 +298,8 @@ async def run(
     load.plain = bench_live.TriggerPublisher(trigger_port)
     load.plain.frame_bytes = 600  # about a report's log.entry frame
     cpu_before = os.times()
+    clients = [process.pid for process, _ in viewers + plain_viewers]
+    clients_before = sum(bench_live.cpu_seconds(pid) for pid in clients)
     load.t0 = time.monotonic()
     marks: dict[str, float] = {}
 
@@ -320,6 +322,8 @@ async def run(
     drained = await load.drain(60)
     cpu_after = os.times()
     load_cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
+    clients_cpu = sum(bench_live.cpu_seconds(pid) for pid in clients) - clients_before
+    elapsed = max(1.0, time.monotonic() - load.t0)
     await asyncio.sleep(5)  # the last frames reach the sockets
     results = await asyncio.to_thread(viewers_stop, viewers)
     plain_results = await asyncio.to_thread(viewers_stop, plain_viewers)
@@ -355,7 +359,8 @@ async def run(
         "viewer_twice": twice,
         "viewers_up": viewers_up,
         "shed": shed,
-        "load_cpu_percent": round(100 * load_cpu / max(1.0, time.monotonic() - load.t0)),
+        "load_cpu_percent": round(100 * load_cpu / elapsed),
+        "viewers_cpu_percent": round(100 * clients_cpu / elapsed),
         "marks": marks,
     }
 
@@ -412,7 +417,11 @@ def main() -> None:
         f" {result['viewers_up']}: missed={result['viewer_missed']} twice={result['viewer_twice']};"
         f" drained={result['drained']}; kill/restart at {result['marks']}"
     )
-    print(f"  load generator CPU {result['load_cpu_percent']}% of one core (viewers apart)")
+    print(
+        f"  load generator CPU, % of one core over the load and its drain: requests and 20"
+        f" reconnecting sockets {result['load_cpu_percent']}%, viewer processes (Safeground's"
+        f" and the reference's) {result['viewers_cpu_percent']}%"
+    )
     print(f"  load average {os.getloadavg()[0]:.1f}")
     lost = report.lost + result["viewer_missed"]
     duplicated = report.duplicated + result["viewer_twice"]
