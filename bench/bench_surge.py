@@ -319,7 +319,7 @@ async def run(
     await load.offer(args.seconds)
     await faults_task
     acked = await broadcaster
-    drained = await load.drain(60)
+    drained = await load.drain(30)  # a default run stays within about 3 minutes
     cpu_after = os.times()
     load_cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
     clients_cpu = sum(bench_live.cpu_seconds(pid) for pid in clients) - clients_before
