@@ -857,9 +857,9 @@ class Load:
                     "POST", "/api/entry/offline-scans", headers, body, ENTRY_TIMEOUT_S
                 )
             status = answer.status if answer else None
-            self.attempts.append(
-                Attempt("upload", began - self.t0, time.monotonic() - began, port, status, None)
-            )
+            said = answer.headers.get("retry-after") if answer else None
+            took = time.monotonic() - began
+            self.attempts.append(Attempt("upload", began - self.t0, took, port, status, said))
             if answer is None or status != 200:
                 # The server is struggling: the queue waits for the next flush, and at least
                 # as long as it asked (jittered).
