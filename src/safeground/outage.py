@@ -9,12 +9,12 @@ each process logs instead:
     database still down after 10 s: 1,234 requests refused so far
     database back after 25.3 s: 5,012 requests refused
 
-`refused(error)` counts a refusal; the first one starts the outage and a thread that tries a
-connection of its own every PROBE_EVERY seconds, which logs the return (so the line comes even if
-no request arrives). While `down`, requests are refused at once (safeground.errors.RequestChecks,
-the scans' route) instead of each waiting for a pool's connection: the return is noticed by the
-watcher within PROBE_EVERY. `OutageFilter` (settings.LOGGING) drops the per-request records
-Django and psycopg's pools write while an outage is logged here.
+`refused(error)` counts a refusal; the first one starts a thread that tries a connection of its
+own: if that fails too the outage has begun, and the thread tries again every PROBE_EVERY seconds
+and logs the return (so the line comes even if no request arrives). While `down`, requests are
+refused at once (safeground.errors.RequestChecks, the scans' route) instead of each waiting for a
+pool's connection: the return is noticed within PROBE_EVERY. `OutageFilter` (settings.LOGGING)
+drops the per-request records Django and psycopg's pools write while an outage is logged here.
 """
 
 import logging
@@ -36,6 +36,7 @@ class Outage:
         self.since: float | None = None  # monotonic time the outage began; None while up
         self.refused_count = 0
         self._said_at = 0.0
+        self._checking = False  # a refusal is being checked by a connection of our own
         self.back_at = float("-inf")  # monotonic time the last outage ended
 
     @property
@@ -43,15 +44,19 @@ class Outage:
         return self.since is not None
 
     def refused(self, error: BaseException | str) -> None:
-        """A request refused because the database did not answer."""
+        """A request refused because the database did not answer. The first starts a check: a
+        connection of our own, at once. Only if that fails too is the outage begun (one
+        connection a pool kept from before a return, failing once, is no outage)."""
         with self._lock:
             self.refused_count += 1
             now = time.monotonic()
             if self.since is None:
-                self.since = self._said_at = now
-                self.refused_count = 1
-                logger.error("database outage began: %s", _first_line(error))
-                threading.Thread(target=self._watch, name="outage-watch", daemon=True).start()
+                if not self._checking:
+                    self._checking = True
+                    self.refused_count = 1
+                    threading.Thread(
+                        target=self._watch, args=(_first_line(error),), daemon=True
+                    ).start()
             elif now - self._said_at >= STILL_DOWN_EVERY:
                 self._said_at = now
                 logger.error(
@@ -75,13 +80,21 @@ class Outage:
         """Down now, or back less than `seconds` ago."""
         return self.since is not None or time.monotonic() - self.back_at < seconds
 
-    def _watch(self) -> None:
-        # At once first: a single failure (a pool's wait under load) ends as soon as it began.
+    def _watch(self, first_error: str) -> None:
+        began = time.monotonic()
+        try:
+            if _database_answers():
+                return  # a connection that failed once, not an outage
+            with self._lock:
+                self.since = self._said_at = began
+            logger.error("database outage began: %s", first_error)
+        finally:
+            with self._lock:
+                self._checking = False
         while self.down:
+            time.sleep(PROBE_EVERY)
             if _database_answers():
                 self.back()
-                return
-            time.sleep(PROBE_EVERY)
 
 
 def _first_line(error: BaseException | str) -> str:

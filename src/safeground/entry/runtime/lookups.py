@@ -130,11 +130,13 @@ class TTLCache:
             self._load(key, load, time.monotonic())
         except Exception as error:
             if isinstance(error, OperationalError | InterfaceError):
-                self._away.add(key)  # it answers on, and is reloaded again at the next scan
+                # It answers on, and is reloaded again at the next scan; the outage is logged
+                # by safeground.outage, from the scans it refuses, not here per reload.
+                self._away.add(key)
             else:
                 # The next scan that needs it loads it itself, and meets the error there.
                 self._data.pop(key, None)
-            logger.warning("reloading %r failed", key, exc_info=True)
+                logger.warning("reloading %r failed", key, exc_info=True)
             raise  # a scan thread drops a failed connection (runtime.threads.in_scan_thread_soon)
 
     def put(self, key: Hashable, value: Any) -> None:
