@@ -120,6 +120,7 @@ class SurgeLoad(faults.Load):
         self.posted: dict[int, float] = {}  # mark -> monotonic time just before its first POST
         self.plain_posted: dict[int, float] = {}
         self.plain: bench_live.TriggerPublisher | None = None
+        self.plain_turn = asyncio.Lock()  # one trigger line: one frame at a time on it
 
     def new_entry(self, i: int) -> faults.Sent:
         item = super().new_entry(i)
@@ -136,7 +137,8 @@ class SurgeLoad(faults.Load):
             i = int(bench_live.MARK.search(json.loads(item.body)["text"])[1])  # type: ignore[index]
             if i not in self.plain_posted:
                 self.plain_posted[i] = time.monotonic()
-                await asyncio.to_thread(self.plain.publish, i)
+                async with self.plain_turn:
+                    await asyncio.to_thread(self.plain.publish, i)
 
 
 async def broadcasts(load: SurgeLoad, steward: dict[str, str], every: float, stop: float) -> int:
@@ -292,8 +294,8 @@ async def run(
         load.cookie_header(),
         per,
     )
-    plain_viewers = await asyncio.to_thread(
-        viewers_start, [(f"ws://127.0.0.1:{plain_port}/", "http://127.0.0.1")], "", args.viewers
+    plain_viewers = await asyncio.to_thread(  # in two processes, as Safeground's
+        viewers_start, [(f"ws://127.0.0.1:{plain_port}/", "http://127.0.0.1")] * 2, "", per
     )
     load.plain = bench_live.TriggerPublisher(trigger_port)
     load.plain.frame_bytes = 600  # about a report's log.entry frame
@@ -346,7 +348,7 @@ async def run(
     viewers_up = per - results[0][3]  # closed before the stop: not counted as lost
     missed = max(0, viewers_up * len(answered) - sum(min(n, viewers_up) for n in got.values()))
     twice = results[0][2]
-    plain_delays, _ = delays(plain_results[0], load.plain_posted)
+    plain_delays = [d for result in plain_results for d in delays(result, load.plain_posted)[0]]
     shed = sum(1 for a in load.attempts if a.kind == "scan" and a.status in (503, 429))
     return {
         "report": report,
