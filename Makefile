@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults install browser clean
+.PHONY: run test lint audit print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -74,6 +74,12 @@ bench-reports: $(STAMP)
 # restarts the real server instead (never on a machine others are using).
 bench-faults: $(STAMP)
 	$(BIN)/python bench/bench_faults.py $(BENCH_FAULTS_ARGS)
+
+# The demo's worst ten minutes at ten times their rate on two processes (PostgreSQL and Redis):
+# scans, reports on three zones, broadcasts acknowledged, 2,000 viewer sockets beside the plain
+# `websockets` reference, one process killed and restarted; BENCH_SURGE_ARGS (--seconds 30).
+bench-surge: $(STAMP)
+	$(BIN)/python bench/bench_surge.py $(BENCH_SURGE_ARGS)
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

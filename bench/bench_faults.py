@@ -131,10 +131,12 @@ def main() -> None:
             )
         )
         errors = cluster.server_errors()
+        outage_lines = cluster.outage_lines()
     finally:
         cluster.close(drop=not args.keep)
     for line in report.lines():
         print(line)
+    print("  server log:", *outage_lines, sep="\n    ")
     if errors:
         print(f"  server tracebacks:\n{errors}")
     print(f"  whole run {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -64,6 +65,18 @@ RETRY_FIRST_S = 1.0
 RETRY_MAX_S = 8.0
 UPLOAD_MAX = 500  # scans in one offline upload (the scanner's UPLOAD_MAX)
 UPLOAD_EVERY_S = 2.0
+SCANNERS = 100  # turnstiles the scans come from, in turn: each backs off on its own
+JITTER = 0.5  # a wait told or chosen is stretched by up to half again, so clients spread out
+
+
+def jittered(seconds: float) -> float:
+    return seconds * (1 + random.random() * JITTER)
+
+
+def asked_wait(answer: Answer | None) -> float | None:
+    """The seconds a 503 or 429 asks for (Retry-After in seconds), if any."""
+    said = answer.headers.get("retry-after", "") if answer is not None else ""
+    return float(said) if said.isdigit() else None
 
 
 # --- the database, the servers and the proxy ----------------------------------------------------
@@ -452,13 +465,29 @@ class Cluster:
         if self.proxy is not None:
             self.proxy.stop()
 
+    def outage_lines(self) -> list[str]:
+        """What the servers logged of the database outage (safeground.outage), and how many
+        lines they logged in all."""
+        found = []
+        for path in sorted(self.workdir.glob("server-*.log")):
+            lines = path.read_text(errors="replace").splitlines()
+            found += [f"{path.name}: {line}" for line in lines if line.startswith("database ")]
+            kinds = Counter(line[:50] for line in lines if line and not line[0].isspace())
+            common = ", ".join(f"{n}x {kind!r}" for kind, n in kinds.most_common(4))
+            found.append(f"{path.name}: {len(lines)} lines in all; most: {common}")
+        return found
+
     def server_errors(self) -> str:
         """Tracebacks the servers logged (their logs are kept in the work folder)."""
         found = []
         for path in sorted(self.workdir.glob("server-*.log")):
             text = path.read_text(errors="replace")
             if "Traceback" in text:
-                found.append(f"{path.name}:\n{text[-4000:]}")
+                first = text.index("Traceback")
+                found.append(
+                    f"{path.name}: {text.count('Traceback')} tracebacks, {len(text.splitlines())}"
+                    f" lines; the first:\n{text[max(0, first - 300) : first + 3000]}"
+                )
         return "\n".join(found)
 
     def close(self, *, drop: bool = True) -> None:
@@ -609,6 +638,8 @@ class Sent:
     acked: Any = None  # the decision (scan) or seq (entry) of the success answer
     acked_at: float | None = None
     offline: bool = False  # a scan acknowledged through the scanner's offline upload
+    offered_at: float = 0.0  # since the load began
+    scanner: int = 0  # the scanner a scan comes from
 
 
 @dataclass
@@ -633,6 +664,8 @@ class Timeline:
 @dataclass
 class Report:
     scans: dict[str, int] = field(default_factory=dict)
+    by_phase: list[str] = field(default_factory=list)
+    cpu: dict[str, str] = field(default_factory=dict)
     entries: dict[str, int] = field(default_factory=dict)
     sockets: dict[str, int] = field(default_factory=dict)
     outage: dict[str, float] = field(default_factory=dict)
@@ -645,6 +678,7 @@ class Report:
     chains_ok: bool = False
     verify_output: str = ""
     recovery_s: float = float("nan")
+    held: int = 0  # scans decided offline while their scanner held off (no request)
     problems: list[str] = field(default_factory=list)
 
     def last_line(self) -> str:
@@ -663,8 +697,12 @@ class Report:
             f"  sockets: {kv(self.sockets)}",
             f"  answers: {kv(self.statuses)}",
             *(f"    {phase}: {answers}" for phase, answers in self.phases.items()),
+            "  per phase (scans offered, 503s, share decided offline; answer p50/p99 ms):",
+            *(f"    {line}" for line in self.by_phase),
+            f"  cpu %: {kv(self.cpu)}",
             f"  outage: {kv(self.outage)}",
-            f"  recovery_seconds={self.recovery_s:.2f} half_written={self.half_written}",
+            f"  recovery_seconds={self.recovery_s:.2f} half_written={self.half_written}"
+            f" scans_held_offline={self.held}",
             *(f"  PROBLEM: {problem}" for problem in self.problems),
         ]
 
@@ -685,6 +723,12 @@ class Load:
         self.cookies: dict[str, str] = {}
         self._barcodes = iter(self.setup.barcodes)
         self.t0 = time.monotonic()
+        # As static/safeground/scanner-1.js: after a 503 or 429 a scanner decides offline for
+        # Retry-After (jittered) without asking the server, and its queue waits as long.
+        self.scanned = 0
+        self.hold_until = [0.0] * SCANNERS
+        self.upload_after = 0.0
+        self.held = 0  # scans decided offline without a request, while their scanner held off
 
     # the loggist's session, through the login page as a phone's browser gets it
     async def log_in(self) -> None:
@@ -722,6 +766,7 @@ class Load:
         if barcode is None:
             return None
         nonce = str(uuid.uuid4())
+        self.scanned += 1
         body = json.dumps(
             {
                 "barcode": barcode,
@@ -730,7 +775,7 @@ class Load:
                 "nonce": nonce,
             }
         ).encode()
-        return Sent("scan", nonce, body)
+        return Sent("scan", nonce, body, scanner=self.scanned % SCANNERS)
 
     def new_entry(self, i: int) -> Sent:
         key = f"faults-{uuid.uuid4()}"
@@ -746,6 +791,10 @@ class Load:
         return Sent("entry", key, body)
 
     async def send(self, item: Sent) -> None:
+        if item.kind == "scan" and time.monotonic() < self.hold_until[item.scanner]:
+            self.held += 1  # its scanner is holding off: decided offline, no request
+            self.offline.append(item)
+            return
         item.attempts += 1
         if item.kind == "scan":
             path, timeout = "/api/entry/scan", SCAN_TIMEOUT_S
@@ -775,20 +824,23 @@ class Load:
             item.acked = None  # refused: an answer, not a success; never sent again
             return
         # No answer, a 503 or any 5xx: kept. A scanner decides the scan offline under the same
-        # nonce and queues it for its next upload (static/safeground/scanner-1.js); a phone's
-        # outbox sends the entry again later with the same key (outbox-1.js).
+        # nonce, queues it for its next upload and holds off for Retry-After (or 2 s with no
+        # answer), jittered (static/safeground/scanner-1.js); a phone's outbox sends the entry
+        # again later with the same key, after Retry-After or a doubling back-off, jittered and
+        # at most RETRY_MAX_S (outbox-1.js).
+        told = asked_wait(answer)
         if item.kind == "scan":
             self.offline.append(item)
+            hold = min(RETRY_MAX_S, told or RETRY_FIRST_S * 2)
+            self.hold_until[item.scanner] = time.monotonic() + jittered(hold)
             return
-        delay = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (item.attempts - 1))
-        if retry_after and retry_after.isdigit():
-            delay = max(delay, float(retry_after))
-        self._later(item, delay + random.random() / 2)
+        delay = min(RETRY_MAX_S, max(told or 0.0, RETRY_FIRST_S * 2 ** (item.attempts - 1)))
+        self._later(item, jittered(delay))
 
     async def upload_offline(self) -> None:
         """The scanner's queue, in the order scanned, 500 at a time, each batch leaving the queue
         only when the server answered it (a lost answer: the same nonces again)."""
-        while self.offline:
+        while self.offline and time.monotonic() >= self.upload_after:
             batch = self.offline[:UPLOAD_MAX]
             scans = []
             for item in batch:
@@ -805,11 +857,16 @@ class Load:
                     "POST", "/api/entry/offline-scans", headers, body, ENTRY_TIMEOUT_S
                 )
             status = answer.status if answer else None
-            self.attempts.append(
-                Attempt("upload", began - self.t0, time.monotonic() - began, port, status, None)
-            )
+            said = answer.headers.get("retry-after") if answer else None
+            took = time.monotonic() - began
+            self.attempts.append(Attempt("upload", began - self.t0, took, port, status, said))
             if answer is None or status != 200:
-                return  # the server is struggling: the queue waits for the next flush
+                # The server is struggling: the queue waits for the next flush, and at least
+                # as long as it asked (jittered).
+                told = asked_wait(answer)
+                if told:
+                    self.upload_after = time.monotonic() + jittered(min(RETRY_MAX_S, told))
+                return
             for item, result in zip(batch, answer.json()["results"], strict=True):
                 item.acked = result["decision"]
                 item.acked_at = time.monotonic() - self.t0
@@ -847,11 +904,13 @@ class Load:
                 if item is None:
                     break
                 scans += 1
+                item.offered_at = now - self.t0
                 self.sent.append(item)
                 self._spawn(self.send(item))
             while entries < (now - start) * self.entry_rate:
                 item = self.new_entry(entries)
                 entries += 1
+                item.offered_at = now - self.t0
                 self.sent.append(item)
                 self._spawn(self.send(item))
             while not self.retries.empty():
@@ -988,7 +1047,8 @@ def timeline(seconds: float, outage_s: float) -> Timeline:
     """When the faults happen: a kill at a quarter of the run, the restart 3 s later, the
     database outage in the middle of what is left."""
     kill_at = seconds * 0.25
-    outage_at = seconds * 0.6
+    # At 60% of the run, or earlier so that 10 s of load follow the database's return.
+    outage_at = max(kill_at + 8.0, min(seconds * 0.6, seconds - outage_s - 10.0))
     return Timeline(
         kill_at=kill_at,
         restart_at=kill_at + 3.0,
@@ -1040,6 +1100,10 @@ async def run_faults(
             cluster.start_server(victim)
             marks["restart"] = time.monotonic() - load.t0
             log(f"  {marks['restart']:.1f} s: process on port {victim} started again")
+            while not await asyncio.to_thread(port_open, victim):
+                await asyncio.sleep(0.05)
+            marks["listening"] = time.monotonic() - load.t0
+            log(f"  {marks['listening']:.1f} s: process on port {victim} listening")
         if outage:
             await asyncio.sleep(plan.outage_at - (time.monotonic() - load.t0))
             marks["outage"] = time.monotonic() - load.t0
@@ -1056,8 +1120,11 @@ async def run_faults(
 
     load.t0 = time.monotonic()
     fault_task = asyncio.create_task(faults())
+    cpu = CpuSampler(cluster)
+    sampler = asyncio.create_task(cpu.run(load.t0))
     await load.offer(seconds)
     await fault_task
+    sampler.cancel()
     drained = await load.drain(drain_s)
     report = Report()
     if not drained:
@@ -1066,7 +1133,109 @@ async def run_faults(
     await live.settle(expected, timeout=15)
     await live.stop()
     count(report, cluster, load, live, expected, marks, plan)
+    phase_report(report, load, marks, plan)
+    report.held = load.held
+    report.cpu = cpu.summary(phase_bounds(marks, plan))
     return report
+
+
+class CpuSampler:
+    """Each second, the CPU share of each server process (whichever runs on its port), the
+    database proxy and this load generator (its own process: its WebSocket clients included)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.samples: list[tuple[float, dict[str, float]]] = []  # (time, name -> cpu seconds)
+
+    @staticmethod
+    def cpu_seconds(pid: int) -> float | None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def sample(self) -> dict[str, float]:
+        found: dict[str, float] = {}
+        pids = {f"server_{port}": p.pid for port, p in self.cluster.servers.items()}
+        if self.cluster.proxy is not None:
+            pids["db_proxy"] = self.cluster.proxy.process.pid
+        pids["load"] = os.getpid()
+        for name, pid in pids.items():
+            seconds = self.cpu_seconds(pid)
+            if seconds is not None:
+                found[f"{name}:{pid}"] = seconds
+        return found
+
+    async def run(self, t0: float) -> None:
+        while True:
+            self.samples.append((time.monotonic() - t0, self.sample()))
+            await asyncio.sleep(1.0)
+
+    def summary(self, bounds: list[tuple[str, float, float]]) -> dict[str, str]:
+        """Per process name, the mean CPU % of each phase (one process's pid changes when it is
+        started again: each pid counts from its first sample)."""
+        out: dict[str, str] = {}
+        names = sorted({key.split(":")[0] for _, s in self.samples for key in s})
+        for name in names:
+            parts = []
+            for phase, start, end in bounds:
+                used = span = 0.0
+                for (t1, a), (t2, b) in itertools.pairwise(self.samples):
+                    if not (start <= t1 and t2 <= end):
+                        continue
+                    for key, value in b.items():
+                        if key.split(":")[0] == name and key in a:
+                            used += value - a[key]
+                    span += t2 - t1
+                if span:
+                    parts.append(f"{phase}:{100 * used / span:.0f}")
+            out[name] = ",".join(parts)
+        return out
+
+
+def phase_bounds(marks: dict[str, float], plan: Timeline) -> list[tuple[str, float, float]]:
+    """The run's phases: before the kill, killed, the restart's first 5 s from listening, the
+    rest until the database cut, the cut, after it (until the end of the load)."""
+    points = [("before", 0.0)]
+    if "kill" in marks:
+        points.append(("killed", marks["kill"]))
+    if "listening" in marks:
+        points.append(("restart+5s", marks["restart"]))
+        points.append(("after+5s", marks["listening"] + 5.0))
+    if "outage" in marks:
+        points.append(("db_cut", marks["outage"]))
+        points.append(("db_back", marks["restore"]))
+    ends = [start for _, start in points[1:]] + [plan.end_at]
+    return [(name, start, end) for (name, start), end in zip(points, ends, strict=True)]
+
+
+def phase_report(report: Report, load: Load, marks: dict[str, float], plan: Timeline) -> None:
+    """Per phase: scans offered (by when they were offered), their 503s and answers that never
+    came, the share of them decided offline, the p50/p99 of the success answers of scans and of
+    log entries sent in the phase."""
+
+    def pct(values: list[float], q: float) -> str:
+        if not values:
+            return "-"
+        values.sort()
+        return str(round(1000 * values[min(len(values) - 1, int(len(values) * q))]))
+
+    for name, start, end in phase_bounds(marks, plan):
+        scans = [i for i in load.sent if i.kind == "scan" and start <= i.offered_at < end]
+        attempts = [a for a in load.attempts if start <= a.sent_at < end]
+        offline = sum(1 for i in scans if i.offline)
+        scan_ok = [a.took for a in attempts if a.kind == "scan" and a.status == 200]
+        entry_ok = [a.took for a in attempts if a.kind == "entry" and a.status == 201]
+        report.by_phase.append(
+            f"{name} {start:.1f}-{end:.1f}s: scans={len(scans)}"
+            f" scan_503={sum(1 for a in attempts if a.kind == 'scan' and a.status == 503)}"
+            f" scan_none={sum(1 for a in attempts if a.kind == 'scan' and a.status is None)}"
+            f" offline={100 * offline / max(1, len(scans)):.0f}%"
+            f" scan_ms={pct(scan_ok, 0.5)}/{pct(scan_ok, 0.99)}"
+            f" entry_503={sum(1 for a in attempts if a.kind == 'entry' and a.status == 503)}"
+            f" entry_ms={pct(entry_ok, 0.5)}/{pct(entry_ok, 0.99)}"
+        )
 
 
 def entries_expected(cluster: Cluster) -> set[int]:
@@ -1256,7 +1425,11 @@ def outage_report(report: Report, load: Load, marks: dict[str, float]) -> None:
         "requests": len(during),
         "503": len(unavailable),
         "503_max_s": round(max((a.took for a in unavailable), default=0.0), 2),
+        "scan_503_max_s": round(
+            max((a.took for a in unavailable if a.kind == "scan"), default=0.0), 2
+        ),
         "late": len(slow),
+        "late_scans": sum(1 for a in slow if a.kind == "scan"),
         "bad_answers": len(bad),
     }
     if bad:

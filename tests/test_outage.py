@@ -9,6 +9,7 @@ and starts again."""
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import threading
 import time
@@ -332,3 +333,136 @@ def test_scans_are_decided_again_soon_after_an_outage_longer_than_the_caches(
     connection.close_pool()
     lookups.caches_clear()
     assert recovered < 2.5  # the scans' pool reconnecting, not every cache refilled on a thread
+
+
+class Captured(logging.Handler):
+    """What the served process's console would print: the root handler's filters, as the
+    settings configure them (safeground.outage.OutageFilter)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+        for handler in logging.getLogger().handlers:
+            self.filters.extend(handler.filters)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def lines(self) -> list[str]:
+        return [record.getMessage() for record in self.records]
+
+
+def test_an_outage_is_logged_as_a_few_lines_not_a_traceback_per_request(proxied, settings):
+    """Scans and log API calls refused during an outage: the server log says the outage began,
+    and that the database is back after N s with the requests refused; no traceback and no
+    line per request (bench_faults: 76 tracebacks for one 3 s cut)."""
+    from safeground.outage import outage
+
+    day = factories.match_day()
+    tickets = factories.tickets(day.cup_tie, 20, prefix="LOG", block="S-L2")
+    _, key = factories.device(day.cast.home)
+    scanned_at = (day.cup_tie.kickoff - timedelta(minutes=30)).isoformat()
+    client: Client = factories.logged_in(day.cast["loggist"])
+    client.raise_request_exception = False
+    url = f"/api/fixtures/{day.cup_tie.pk}/log"
+    router = asgi.gates_router(None)  # type: ignore[arg-type]
+    barcodes = iter(ticket.barcode for ticket in tickets)
+    captured = Captured()
+    assert captured.filters, "the settings' console handler filters an outage's records"
+    logging.getLogger().addHandler(captured)
+
+    async def scans(n: int) -> list[int]:
+        try:
+            return [(await scan_through(router, key, next(barcodes), scanned_at))[0]["status"]
+                    for _ in range(n)]  # fmt: skip
+        finally:
+            await loop.scan_pool_close()
+
+    try:
+        assert client.post(url, {"category": "missile", "text": "before", "block": "S-L2"},
+                           content_type="application/json").status_code == 201  # fmt: skip
+        proxied.stop()
+        connection.close()
+        refused = [client.get(url).status_code for _ in range(3)]
+        refused += [client.post(url, {"category": "missile", "text": "during", "block": "S-L2"},
+                                content_type="application/json").status_code]  # fmt: skip
+        refused += asyncio.run(scans(4))
+        assert refused == [503] * 8
+        assert outage.down
+        proxied.start()
+        began = time.monotonic()
+        while outage.down and time.monotonic() - began < 5:
+            time.sleep(0.1)
+    finally:
+        logging.getLogger().removeHandler(captured)
+        connection.close()
+        connection.close_pool()
+    lines = captured.lines()
+    assert not [r for r in captured.records if r.exc_info], lines
+    began_lines = [line for line in lines if line.startswith("database outage began")]
+    back_lines = [line for line in lines if line.startswith("database back after")]
+    assert len(began_lines) == 1 and len(back_lines) == 1, lines
+    assert back_lines[0].endswith("8 requests refused"), lines
+    assert not [line for line in lines if "Service Unavailable" in line], lines
+
+
+def test_a_long_outage_is_refused_at_once_and_recovered_from_within_5_s(proxied, settings):
+    """An outage many times the pools' reconnection time: once it is known every scan and log
+    API call is refused at once (not after the pool's wait, which tied up every HTTP thread and
+    queued the requests behind them), and both are served again within 5 s of the return
+    (bench_faults, a 25 s cut: the log API back after 6 s)."""
+    day = factories.match_day()
+    tickets = factories.tickets(day.cup_tie, 60, prefix="LONG", block="S-L2")
+    _, key = factories.device(day.cast.home)
+    scanned_at = (day.cup_tie.kickoff - timedelta(minutes=30)).isoformat()
+    client: Client = factories.logged_in(day.cast["loggist"])
+    client.raise_request_exception = False
+    url = f"/api/fixtures/{day.cup_tie.pk}/log"
+    barcodes = iter(ticket.barcode for ticket in tickets)
+
+    def scan() -> tuple[int, float]:
+        async def one() -> tuple[int, float]:
+            router = asgi.gates_router(None)  # type: ignore[arg-type]
+            began = time.monotonic()
+            try:
+                sent = await scan_through(router, key, next(barcodes), scanned_at)
+            finally:
+                await loop.scan_pool_close()
+            return sent[0]["status"], time.monotonic() - began
+
+        return asyncio.run(one())
+
+    def append(text: str) -> tuple[int, float]:
+        began = time.monotonic()
+        answer = client.post(url, {"category": "missile", "text": text, "block": "S-L2"},
+                             content_type="application/json")  # fmt: skip
+        return answer.status_code, time.monotonic() - began
+
+    try:
+        assert scan()[0] == 200 and append("before")[0] == 201
+        proxied.stop()
+        connection.close()
+        assert scan()[0] == 503 and append("first")[0] == 503  # these find out
+        cut = time.monotonic()
+        refused: list[tuple[int, float]] = []
+        while time.monotonic() - cut < 8:  # four times the pools' reconnection time
+            refused += [scan(), append("during")]
+            time.sleep(0.5)
+        proxied.start()
+        back = time.monotonic()
+        scanned = appended = None
+        while (scanned is None or appended is None) and time.monotonic() - back < 10:
+            if scanned is None and scan()[0] == 200:
+                scanned = time.monotonic() - back
+            if appended is None and append("after")[0] == 201:
+                appended = time.monotonic() - back
+            time.sleep(0.1)
+    finally:
+        connection.close()
+        connection.close_pool()
+    assert {status for status, _ in refused} == {503}
+    assert max(took for _, took in refused) < 0.25, sorted(took for _, took in refused)[-5:]
+    assert scanned is not None and scanned < 5
+    assert appended is not None and appended < 5
+    texts = set(LogEntry.objects.values_list("text", flat=True))
+    assert "before" in texts and "after" in texts and "during" not in texts

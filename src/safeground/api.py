@@ -35,6 +35,7 @@ from safeground.errors import (
 )
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
+from safeground.outage import outage
 from safeground.reports.api import router as reports_router
 
 
@@ -165,7 +166,9 @@ DATABASE_UNAVAILABLE = "The database did not answer in time: nothing was stored;
 @api.exception_handler(InterfaceError)
 def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     """The database is down, unreachable or its pool had no connection in time
-    (SAFEGROUND_DATABASE_WAIT_SECONDS): the request's transaction did not commit."""
+    (SAFEGROUND_DATABASE_WAIT_SECONDS): the request's transaction did not commit. Logged once
+    per outage (safeground.outage), not per request."""
+    outage.refused(exc)
     return refused(request, Unavailable("", DATABASE_UNAVAILABLE))
 
 

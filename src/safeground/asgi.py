@@ -32,7 +32,7 @@ def stamp_arrival(app):
 
     async def stamped(scope, receive, send):
         if scope["type"] == "http":
-            scope[ARRIVED] = time.monotonic()
+            scope.setdefault(ARRIVED, time.monotonic())  # served: the protocol stamped it
         await app(scope, receive, send)
 
     return stamped
@@ -74,15 +74,17 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 async def lifespan(receive: Receive, send: Send) -> None:
-    """A worker starting runs the periodic jobs (the log's anchoring) in a thread, when no
-    `safeground worker` does (SAFEGROUND_PERIODIC_TASKS_IN_SERVER). Shutting down, it stops them
-    and closes the database connections it holds open (the scans' async pool, the scan threads'
-    own, Django's pool), so PostgreSQL sees them go at once, and its live relay (no Redis)."""
+    """A worker starting warms the scans' caches and pools first (entry.runtime.warm), then runs
+    the periodic jobs (the log's anchoring) in a thread, when no `safeground worker` does
+    (SAFEGROUND_PERIODIC_TASKS_IN_SERVER). Shutting down, it stops them and closes the database
+    connections it holds open (the scans' async pool, the scan threads' own, Django's pool), so
+    PostgreSQL sees them go at once, and its live relay (no Redis)."""
     from django.conf import settings
     from django.db import connections
 
     from safeground.entry.runtime.loop import scan_pool_close
     from safeground.entry.runtime.threads import scan_threads_close
+    from safeground.entry.runtime.warm import warm_up
     from safeground.live.bus import relays_close
     from safeground.live.schedule import periodic_tasks_start
 
@@ -90,6 +92,7 @@ async def lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            await warm_up()  # before uvicorn listens: a restart under load starts warm
             if settings.SAFEGROUND_PERIODIC_TASKS_IN_SERVER:
                 periodic_stop = periodic_tasks_start()
             await send({"type": "lifespan.startup.complete"})

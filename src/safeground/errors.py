@@ -19,6 +19,8 @@ from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
+from safeground.outage import outage
+
 
 class SafegroundError(Exception):
     """Refused input or a refused request: nothing was written."""
@@ -134,7 +136,12 @@ class RequestChecks:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        refusal = _waited_too_long(request) or _too_large(request) or _nul_character(request)
+        refusal = (
+            _database_away()
+            or _waited_too_long(request)
+            or _too_large(request)
+            or _nul_character(request)
+        )
         if refusal is None:
             response = self.get_response(request)
             if request.path.startswith("/api/") and not _json_or_fine(response):
@@ -183,6 +190,20 @@ def text_answer(error: SafegroundError) -> HttpResponse:
 # The moment the server read a request (safeground.asgi stamps it on the ASGI scope, which a2wsgi
 # hands on as environ["asgi.scope"]), before it queued for an HTTP thread.
 ARRIVED = "safeground.arrived"
+
+
+DATABASE_AWAY = "Safeground cannot reach its database just now: nothing was stored; try again."
+
+
+def _database_away() -> SafegroundError | None:
+    """While an outage is known (safeground.outage) a request is refused at once, not after
+    waiting SAFEGROUND_DATABASE_WAIT_SECONDS for a connection on an HTTP thread: the threads stay
+    free, the refusals come fast, and no backlog of waiting requests delays the first ones after
+    the database's return (bench_faults: entries back 6 s after a 25 s cut)."""
+    if not outage.down:
+        return None
+    outage.refused("database away")
+    return Unavailable("", DATABASE_AWAY)
 
 
 def _waited_too_long(request: HttpRequest) -> SafegroundError | None:

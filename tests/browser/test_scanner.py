@@ -325,3 +325,30 @@ def test_the_camera_button_scans_through_the_camera_module(match_today, site, br
         assert Scan.objects.count() == 1
     finally:
         context.close()
+
+
+def test_a_scanner_told_to_retry_after_holds_off_and_decides_offline_meanwhile(
+    match_today, site, new_page
+) -> None:
+    """A 503 with Retry-After: the scan is decided offline, and so are the next ones for the
+    time asked (jittered), without another request: a ground's scanners do not hammer a server
+    that is shedding load (static/safeground/scanner-1.js)."""
+    page = pair(new_page(PHONE), site, scanner_key("Handheld 1"), "F03")
+    asked: list[str] = []
+
+    def shedding(route) -> None:
+        asked.append(route.request.url)
+        body = '{"code": "unavailable", "field": "", "detail": "overloaded"}'
+        route.fulfill(
+            status=503, headers={"Retry-After": "30"}, content_type="application/json", body=body
+        )
+
+    page.route("**/api/entry/scan", shedding)
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2")
+    expect(page.locator("[data-decision-mode]")).to_contain_text("OFFLINE")
+    scan(page, "AWAY-2")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L3")
+    expect(page.locator("[data-decision-mode]")).to_contain_text("OFFLINE · queued (2)")
+    assert len(asked) == 1  # the second scan did not ask
+    assert not Scan.objects.exists()  # and the queue waits as asked: no upload yet

@@ -14,6 +14,7 @@ import pytest
 from django.db import OperationalError
 
 from safeground.entry.runtime import asgi, lookups, threads
+from safeground.errors import ARRIVED
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +24,7 @@ def scan_body() -> bytes:
                        "scanned_at": "2016-10-26T19:00:00+01:00"}).encode()  # fmt: skip
 
 
-async def post(router, body: bytes, headers=()) -> tuple[int, dict, dict]:
+async def post(router, body: bytes, headers=(), arrived=None) -> tuple[int, dict, dict]:
     sent: list = []
     chunks = [{"type": "http.request", "body": body, "more_body": False}]
 
@@ -35,6 +36,8 @@ async def post(router, body: bytes, headers=()) -> tuple[int, dict, dict]:
 
     scope = {"type": "http", "method": "POST", "path": "/api/entry/scan",
              "headers": [(b"x-device-key", b"sgd_k"), *headers]}  # fmt: skip
+    if arrived is not None:
+        scope[ARRIVED] = arrived  # as the served protocol stamps it (live.serving)
     await router(scope, receive, send)
     answer_headers = dict(sent[0]["headers"])
     return sent[0]["status"], json.loads(sent[1]["body"]), answer_headers
@@ -124,3 +127,29 @@ def test_a_50_mb_scan_is_refused_413_before_it_is_read(monkeypatch) -> None:
     sent.clear()
     asyncio.run(router(scope | {"headers": []}, receive, send))
     assert sent[0]["status"] == 413 and len(received) == asgi.MAX_BODY // 1024 + 1
+
+
+def test_the_deadline_counts_from_the_requests_arrival_not_from_its_turn_on_the_loop(
+    settings, monkeypatch, one_scan_thread
+) -> None:
+    """A scan that waited for a busy loop before the route ran is answered at its deadline from
+    arrival (bench_faults: refusals at 2.10-2.25 s against a 2 s deadline)."""
+    settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 0.5
+    release = threading.Event()
+
+    def stuck(key, body):
+        release.wait(5)
+        return 200, b'{"decision": "admit"}'
+
+    monkeypatch.setattr(asgi, "scan_over_http", stuck)
+    router = asgi.gates_router(never_called)
+
+    async def late_for_the_loop():
+        began = time.monotonic()
+        answer = await post(router, scan_body(), arrived=began - 0.4)  # 0.4 s waiting already
+        return answer, time.monotonic() - began
+
+    (status, answer, _), took = asyncio.run(late_for_the_loop())
+    release.set()
+    assert status == 503 and answer["code"] == "unavailable"
+    assert took < 0.1 + 0.1  # what was left of its 0.5 s, and a margin; not 0.5 s more

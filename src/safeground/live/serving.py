@@ -9,10 +9,13 @@ or its request began. Settings, with their defaults, in docs/deploy.md.
 """
 
 import asyncio
+import time
 from typing import Any
 
 from django.conf import settings
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from safeground.errors import ARRIVED
 
 
 class HeaderTimeoutProtocol(HttpToolsProtocol):
@@ -27,6 +30,9 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # The moment the request began to arrive: deadlines count from here, not from when the
+        # application got its turn on a busy loop (entry.runtime.asgi, errors.RequestChecks).
+        self.scope[ARRIVED] = time.monotonic()  # type: ignore[literal-required]
         self._arm_header_timer()
 
     def on_headers_complete(self) -> None:

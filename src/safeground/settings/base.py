@@ -363,9 +363,12 @@ SECURE_CSP = {
 
 NINJA_PAGINATION_PER_PAGE = 50
 
+# A database outage is a few lines from safeground.outage (began, still down, back after N s),
+# not Django's line or traceback per refused request nor psycopg's pools' per failed attempt.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"outage": {"()": "safeground.outage.OutageFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["outage"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }

@@ -22,7 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
+
+from safeground.outage import outage
 
 logger = logging.getLogger(__name__)
 COST_SHARE = 20  # the interval is at least 20 times what the last read of the counts took
@@ -104,6 +106,8 @@ class Throttle:
             retry = self.publish(fixture_id)
             if retry is None:
                 self._took[fixture_id] = time.monotonic() - started
+        except (OperationalError, InterfaceError) as error:  # said by safeground.outage
+            outage.refused(error)
         except Exception:  # a failed publish must not kill the timer thread silently
             logger.exception("entry.counts for fixture %s not published", fixture_id)
         finally:

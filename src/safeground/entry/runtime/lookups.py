@@ -19,7 +19,9 @@ While the database is away an entry whose reload failed for that reason goes on 
 loop past its time (a scan is decided only once the database answers its statement anyway) and is
 reloaded again at the next scan: when the database returns the loop decides scans at once,
 instead of every scan waiting on a thread for a connection until the caches are filled again.
-A key revoked just before an outage therefore stops working at the first reload after it.
+A key revoked just before an outage therefore stops working at the first reload after it. While
+an outage is known (safeground.outage) scans are refused before they look anything up, so every
+entry answers on through it and for one cache time after it, each reloaded at its next use.
 """
 
 import logging
@@ -38,6 +40,7 @@ from django.utils import timezone
 from safeground.accounts.models import Device
 from safeground.accounts.services import device_key_hash
 from safeground.matches.models import Fixture, FixtureZone
+from safeground.outage import outage
 from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
 
 logger = logging.getLogger(__name__)
@@ -88,7 +91,7 @@ class TTLCache:
                 raise NotCached(key)
         else:
             age, lifetime = now - hit[0], settings.SAFEGROUND_ENTRY_CACHE_SECONDS
-            if age < lifetime or (cached_only and key in self._away):
+            if age < lifetime or (cached_only and (key in self._away or outage.recent(lifetime))):
                 if cached_only and age >= REFRESH_AT * lifetime:
                     with self._lock:
                         if key not in self._reloading:
@@ -127,12 +130,20 @@ class TTLCache:
             self._load(key, load, time.monotonic())
         except Exception as error:
             if isinstance(error, OperationalError | InterfaceError):
-                self._away.add(key)  # it answers on, and is reloaded again at the next scan
+                # It answers on, and is reloaded again at the next scan; the outage is logged
+                # by safeground.outage, from the scans it refuses, not here per reload.
+                self._away.add(key)
             else:
                 # The next scan that needs it loads it itself, and meets the error there.
                 self._data.pop(key, None)
-            logger.warning("reloading %r failed", key, exc_info=True)
+                logger.warning("reloading %r failed", key, exc_info=True)
             raise  # a scan thread drops a failed connection (runtime.threads.in_scan_thread_soon)
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """An entry loaded ahead of its first use (caches_warm)."""
+        if len(self._data) >= MAX_ENTRIES:
+            self._data.clear()
+        self._data[key] = (time.monotonic(), value)
 
     def clear(self) -> None:
         self._data.clear()
@@ -304,3 +315,46 @@ def gate_ends(fixture_id: int, gate_id: int, *, cached_only: bool = False) -> Ga
     found = _gate_ends.get((fixture_id, gate_id), load, cached_only=cached_only)
     assert found is not None
     return found
+
+
+def caches_warm(now: datetime | None = None) -> int:
+    """Fill the caches for the matches whose gates are open now, before a process takes its
+    first scan (entry.runtime.warm): every live device key, every turnstile that is the only one
+    with its code at its organisation's grounds, and the grounds and gate ends of those matches.
+    Without it a restarted process sent its first scans for each key, turnstile and match to the
+    scan threads at once, each loading the same rows. Returns the entries loaded."""
+    now = now or timezone.now()
+    loaded = 0
+    for key_hash, pk, organisation_id, name, profile in Device.objects.filter(
+        revoked_at__isnull=True
+    ).values_list("key_hash", "pk", "organisation_id", "name", "profile")[: MAX_ENTRIES // 2]:
+        label = Device.Profile(profile).label if profile in Device.Profile.values else profile
+        _devices.put(key_hash, DeviceInfo(pk, organisation_id, name, profile, str(label)))
+        loaded += 1
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    open_now = list(
+        Fixture.objects.filter(kickoff__gte=now - closes, kickoff__lte=now + opens).values_list(
+            "pk", "ground_id", "ground__organisation_id"
+        )
+    )
+    grounds = {ground_id: organisation_id for _, ground_id, organisation_id in open_now}
+    rows = Turnstile.objects.filter(gate__ground_id__in=grounds).values_list(
+        "pk", "code", "gate_id", "gate__name", "gate__ground_id"
+    )
+    by_code: dict[tuple[int, str], list[TurnstileInfo]] = {}
+    for row in rows:
+        info = TurnstileInfo(*row)
+        by_code.setdefault((grounds[info.ground_id], info.code), []).append(info)
+    for key, found in by_code.items():
+        if len(found) == 1:  # an ambiguous code is refused by turnstile_for, as it is
+            _turnstiles.put(key, found[0])
+            loaded += 1
+    for ground_id in grounds:
+        ground_info(ground_id)
+        loaded += 1
+    for fixture_id, ground_id, _ in open_now:
+        for gate_id in Gate.objects.filter(ground_id=ground_id).values_list("pk", flat=True):
+            gate_ends(fixture_id, gate_id)
+            loaded += 1
+    return loaded

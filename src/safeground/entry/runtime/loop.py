@@ -205,6 +205,15 @@ async def _batches_open() -> _Batches:
     return batches
 
 
+async def scan_pool_ready() -> None:
+    """Open this loop's pool and wait until its connections are made (runtime.warm); psycopg's
+    PoolTimeout, a DATABASE_DOWN error, when they are not within the scan's deadline."""
+    batches = (
+        _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
+    )
+    await (batches or await _batches_open()).pool.wait(settings.SAFEGROUND_SCAN_DEADLINE_SECONDS)
+
+
 async def scan_pool_close() -> None:
     """Close the pool of the running loop (tests; a worker shutting down closes its sockets)."""
     global _batches

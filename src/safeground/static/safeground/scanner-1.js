@@ -24,6 +24,25 @@
   const RETRY_MS = 5000;
   const REFRESH_MS = 10 * 60 * 1000;
   const UPLOAD_MAX = 500;
+  // Holding off: after a 503 or 429 the page waits the server's Retry-After (else a doubling
+  // delay from HOLD_FIRST_MS), at most HOLD_MAX_MS, stretched by a random 0-50% so that a
+  // ground's scanners do not come back in step. Meanwhile scans are decided offline without a
+  // request and the queue is not uploaded: an overloaded server is not hammered.
+  const HOLD_FIRST_MS = 2000;
+  const HOLD_MAX_MS = 30000;
+  let holdUntil = 0;
+  let holds = 0;
+  function holdOff(answer) {
+    holds += 1;
+    const said = Number(answer?.headers.get("Retry-After"));
+    const wait = said > 0 ? said * 1000 : HOLD_FIRST_MS * 2 ** (holds - 1);
+    holdUntil = Date.now() + Math.min(HOLD_MAX_MS, wait) * (1 + Math.random() / 2);
+  }
+  const holding = () => Date.now() < holdUntil;
+  function answered() {
+    holds = 0;
+    holdUntil = 0;
+  }
 
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
 
@@ -321,25 +340,27 @@
       nonce: crypto.randomUUID(),
       direction,
     };
-    if (navigator.onLine) {
+    if (navigator.onLine && !holding()) {
       try {
         const answer = await postScan(body);
         if (answer.status === 401) return stopRevoked();
         const data = await answer.json().catch(() => ({}));
+        if (answer.status === 503 || answer.status === 429) holdOff(answer);
         if (answer.ok) {
+          answered();
           online(true);
           show({ ...data, offline: false, direction });
           if (data.decision === "admit" && bundle) await remember(await hashOf(barcode), direction === "in");
           return;
         }
-        if (answer.status < 500) {
+        if (answer.status < 500 && answer.status !== 429) {
           const why = data.field ? `${data.field}: ${data.detail}` : data.detail;
           show({ decision: "stop", reason: "", message: why || `Refused (HTTP ${answer.status})` });
           return;
         }
         // A server error: the scan may not be stored; decide offline under the same nonce.
       } catch {
-        // no network: decide offline
+        holdOff(null); // no answer in time: decide offline, and give the server a moment
       }
     }
     online(false);
@@ -390,6 +411,7 @@
   // stored it (a lost answer means sending it again: the nonces make that harmless).
   async function uploadQueue() {
     while (!revoked) {
+      if (holding()) return false; // the server asked for time: the queue waits
       const items = (await getAll("queue")).sort((a, b) => a.id - b.id).slice(0, UPLOAD_MAX);
       if (!items.length) return true;
       let answer;
@@ -420,7 +442,11 @@
         listItem("[data-refused]", "[data-refused-section]", `${time(item.scanned_at)} ${item.barcode}: ${data.detail}`);
         continue;
       }
-      if (!answer.ok) return false; // the server is struggling: try again later
+      if (!answer.ok) {
+        if (answer.status === 503 || answer.status === 429) holdOff(answer);
+        return false; // the server is struggling: try again later
+      }
+      answered();
       online(true);
       data.results.forEach((result, i) => {
         if (result.conflict && !result.replayed) {

@@ -1,0 +1,442 @@
+"""The surge (issue 24 item 4): the demo's worst ten minutes at ten times their real rate, on two
+server processes over PostgreSQL and Redis, with one process killed (SIGKILL) mid-run and started
+again:
+
+- scans at `--scan-rate` (200/s) and reports at `--entry-rate` (20/s) concentrated on the blocks
+  of three zones (so flashpoint scoring runs), as bench/faults.py offers them (the same clients:
+  Retry-After honoured and jittered, offline decisions uploaded, entries retried with their key);
+- a broadcast to every steward every `--broadcast-every` s (30), acknowledged by the demo's
+  steward (posted to one of the three zones) from their own session;
+- `--viewers` (2,000) sockets on the match, half on each process, in two client processes
+  (bench/bench_live.py's clients), and the same number on the plain `websockets` reference server
+  (bench_live's), which is sent the same frame, at the same size, after each report is answered.
+
+Measured: scans' answer p99; from just before each report's POST to its frame on every viewer
+socket (report_to_screen, over the sockets of the process that stayed up, so the kill's own
+closed sockets are not counted as late) and the same for the reference (plain); lost and
+duplicated as bench/faults.py counts them (from the database, and its reconnecting live clients)
+plus frames a surviving viewer never got or got twice; shed = scans answered 503 or 429. Last line:
+
+    surge scan_p99_ms=A report_to_screen_p99_ms=B acked=N lost=0 duplicated=0 shed=S plain_p99_ms=P
+
+    flock /tmp/bench.lock .venv/bin/python bench/bench_surge.py --pg-db sg_me_bench_surge \\
+        --redis-url redis://127.0.0.1:6379/7 --port 19600
+    .venv/bin/python bench/bench_surge.py --seconds 30 --viewers 500      # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import bench_live, faults
+
+STEWARD = "steward"  # the demo's (safeground demo prints them)
+ZONES = 3
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=90.0, help="of load (default 90)")
+    parser.add_argument("--scan-rate", type=float, default=200.0)
+    parser.add_argument("--entry-rate", type=float, default=20.0)
+    parser.add_argument("--broadcast-every", type=float, default=30.0)
+    parser.add_argument("--viewers", type=int, default=2000, help="sockets on Safeground")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres",
+    )
+    parser.add_argument(
+        "--pg-db",
+        default=os.environ.get("BENCH_SURGE_PG_DB", "sg_bench_surge"),
+        help="made and dropped",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("BENCH_SURGE_REDIS_URL")
+        or os.environ.get("REDIS_URL")
+        or "redis://127.0.0.1:6379/0",
+    )
+    parser.add_argument(
+        "--port", type=int, default=18650, help="servers PORT, +1; proxy +2; reference +3, +4"
+    )
+    parser.add_argument("--no-kill", action="store_true")
+    return parser.parse_args()
+
+
+def surge_setup(fixture_id: int, out: str) -> None:
+    """Inside Django: three zones' blocks of the match and the demo steward posted to the
+    first of them."""
+    import django
+
+    django.setup()
+    from safeground.accounts.models import User
+    from safeground.incidents.services import steward_post_assign
+    from safeground.matches.models import Fixture, FixtureZone
+    from safeground.venues.models import ZoneBlock
+
+    fixture = Fixture.objects.get(pk=fixture_id)
+    zones = list(
+        FixtureZone.objects.filter(fixture=fixture)
+        .order_by("zone__code")
+        .values_list("zone_id", "zone__code")[:ZONES]
+    )
+    blocks = sorted(
+        set(
+            ZoneBlock.objects.filter(zone_id__in=[z for z, _ in zones]).values_list(
+                "block__code", flat=True
+            )
+        )
+    )
+    steward = User.objects.get(username=STEWARD)
+    steward_post_assign(
+        fixture=fixture,
+        steward=steward,
+        assigned_by=User.objects.get(username=faults.LOGGIST),
+        zone=zones[0][1],
+    )
+    Path(out).write_text(json.dumps({"blocks": blocks, "zones": [c for _, c in zones]}))
+
+
+class SurgeLoad(faults.Load):
+    """faults.Load with reports spread over three zones' blocks, each text marked for the
+    viewers (bench_live.MARK) and its POST time kept; each answered report is sent on to the
+    reference server at the same frame size."""
+
+    def __init__(self, cluster: faults.Cluster, blocks: list[str], **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        self.blocks = blocks
+        self.posted: dict[int, float] = {}  # mark -> monotonic time just before its first POST
+        self.plain_posted: dict[int, float] = {}
+        self.plain: bench_live.TriggerPublisher | None = None
+        self.plain_turn = asyncio.Lock()  # one trigger line: one frame at a time on it
+
+    def new_entry(self, i: int) -> faults.Sent:
+        item = super().new_entry(i)
+        body = json.loads(item.body)
+        body["block"] = self.blocks[i % len(self.blocks)]
+        body["text"] = f"surge bench-{i}- coin thrown towards the buffer"
+        item.body = json.dumps(body).encode()
+        self.posted[i] = time.monotonic()
+        return item
+
+    async def send(self, item: faults.Sent) -> None:
+        await super().send(item)
+        if item.kind == "entry" and item.acked is not None and self.plain is not None:
+            i = int(bench_live.MARK.search(json.loads(item.body)["text"])[1])  # type: ignore[index]
+            if i not in self.plain_posted:
+                self.plain_posted[i] = time.monotonic()
+                async with self.plain_turn:
+                    await asyncio.to_thread(self.plain.publish, i)
+
+
+async def broadcasts(load: SurgeLoad, steward: dict[str, str], every: float, stop: float) -> int:
+    """A broadcast from the control room every `every` s, each acknowledged by the steward."""
+    acked = 0
+    fixture = load.setup.fixture_id
+    proxy = faults.ReverseProxy(load.cluster.ports)
+    while time.monotonic() < stop:
+        await asyncio.sleep(min(every, max(0.0, stop - time.monotonic())))
+        if time.monotonic() >= stop:
+            break
+        headers = {
+            "Content-Type": "application/json",
+            "Cookie": load.cookie_header(),
+            "X-CSRFToken": load.cookies["csrftoken"],
+        }
+        body = json.dumps({"script": "hold", "text": "Hold at the gates: surge"}).encode()
+        try:
+            _, answer = await proxy.request(
+                "POST", f"/api/fixtures/{fixture}/broadcasts", headers, body, 10
+            )
+        except faults.NoAnswer:
+            continue
+        if answer.status != 201:
+            continue
+        sent = answer.json()["id"]
+        ack_headers = {"Cookie": steward["cookie"], "X-CSRFToken": steward["csrftoken"]}
+        for _attempt in range(5):  # the steward's phone retries its acknowledgement
+            try:
+                _, answer = await proxy.request(
+                    "POST", f"/api/fixtures/{fixture}/broadcasts/{sent}/ack", ack_headers, b"", 10
+                )
+            except faults.NoAnswer:
+                await asyncio.sleep(faults.jittered(1.0))
+                continue
+            if answer.status == 200:
+                acked += 1
+                break
+            await asyncio.sleep(faults.jittered(float(faults.asked_wait(answer) or 1.0)))
+    return acked
+
+
+async def steward_session(port: int) -> dict[str, str]:
+    """The demo steward logged in through the login page (as faults.Load.log_in does)."""
+    import urllib.parse
+
+    upstream = faults.Upstream(port)
+    answer = await upstream.request("GET", "/login/", {}, b"", 30)
+    cookies: dict[str, str] = {}
+
+    def keep(answer: faults.Answer) -> None:
+        for value in answer.cookies:
+            key, _, val = value.partition(";")[0].partition("=")
+            cookies[key.strip()] = val
+
+    keep(answer)
+    form = urllib.parse.urlencode(
+        {
+            "username": STEWARD,
+            "password": faults.PASSWORD,
+            "csrfmiddlewaretoken": cookies["csrftoken"],
+        }
+    ).encode()
+    cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    answer = await upstream.request(
+        "POST",
+        "/login/",
+        {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie},
+        form,
+        30,
+    )
+    keep(answer)
+    upstream.drop_all()
+    if "sessionid" not in cookies:
+        raise RuntimeError(f"login as {STEWARD} failed ({answer.status})")
+    return {
+        "cookie": "; ".join(f"{k}={v}" for k, v in cookies.items()),
+        "csrftoken": cookies["csrftoken"],
+    }
+
+
+def viewers_start(urls: list[tuple[str, str]], cookie: str, count: int) -> list[Any]:
+    """`count` sockets on each URL, from a client process each (bench_live's clients)."""
+    started = []
+    for url, origin in urls:
+        parent, child = multiprocessing.Pipe()
+        process = multiprocessing.Process(
+            target=bench_live.client_process, args=(url, origin, cookie, count, child)
+        )
+        process.start()
+        started.append((process, parent))
+    for _, pipe in started:
+        pipe.recv()  # connected
+    return started
+
+
+def viewers_stop(started: list[Any]) -> list[tuple[Any, ...]]:
+    results = []
+    for _, pipe in started:
+        pipe.send("stop")
+    for process, pipe in started:
+        results.append(pipe.recv())
+        process.join(timeout=30)
+    return results
+
+
+def delays(result: tuple[Any, ...], posted: dict[int, float]) -> tuple[list[float], dict[int, int]]:
+    ids, times, _duplicates, _closed, _ = result
+    got: dict[int, int] = {}
+    out = []
+    for i, at in zip(ids, times, strict=True):
+        if i in posted:
+            out.append(at - posted[i])
+            got[i] = got.get(i, 0) + 1
+    return out, got
+
+
+def p99_ms(values: list[float]) -> int:
+    if not values:
+        return -1
+    values = sorted(values)
+    return round(1000 * values[min(len(values) - 1, int(len(values) * 0.99))])
+
+
+async def run(
+    args: argparse.Namespace, cluster: faults.Cluster, blocks: list[str]
+) -> dict[str, Any]:
+    load = SurgeLoad(cluster, blocks, scan_rate=args.scan_rate, entry_rate=args.entry_rate)
+    await load.log_in()
+    steward = await steward_session(cluster.ports[1])
+    live = faults.LiveClients(cluster, 10, load.cookie_header())
+    await live.start()
+    plain_port, trigger_port = args.port + 3, args.port + 4
+    plain = subprocess.Popen(
+        [
+            faults.PYTHON,
+            bench_live.__file__,
+            "--serve-plain",
+            f"--port={plain_port}",
+            f"--trigger-port={trigger_port}",
+        ]
+    )
+    faults.wait_for_port(trigger_port, plain)
+    fixture = load.setup.fixture_id
+    per = args.viewers // 2
+    surviving, victim = cluster.ports[1], cluster.ports[0]
+    viewers = await asyncio.to_thread(
+        viewers_start,
+        [
+            (f"ws://127.0.0.1:{port}/ws/fixtures/{fixture}/", f"http://127.0.0.1:{port}")
+            for port in (surviving, victim)
+        ],
+        load.cookie_header(),
+        per,
+    )
+    plain_viewers = await asyncio.to_thread(  # in two processes, as Safeground's
+        viewers_start, [(f"ws://127.0.0.1:{plain_port}/", "http://127.0.0.1")] * 2, "", per
+    )
+    load.plain = bench_live.TriggerPublisher(trigger_port)
+    load.plain.frame_bytes = 600  # about a report's log.entry frame
+    cpu_before = os.times()
+    clients = [process.pid for process, _ in viewers + plain_viewers]
+    clients_before = sum(bench_live.cpu_seconds(pid) for pid in clients)
+    load.t0 = time.monotonic()
+    marks: dict[str, float] = {}
+
+    async def kill_and_restart() -> None:
+        if args.no_kill:
+            return
+        await asyncio.sleep(args.seconds * 0.4)
+        cluster.kill(victim)
+        marks["kill"] = time.monotonic() - load.t0
+        await asyncio.sleep(3.0)
+        cluster.start_server(victim)
+        marks["restart"] = time.monotonic() - load.t0
+
+    stop = time.monotonic() + args.seconds
+    faults_task = asyncio.create_task(kill_and_restart())
+    broadcaster = asyncio.create_task(broadcasts(load, steward, args.broadcast_every, stop))
+    await load.offer(args.seconds)
+    await faults_task
+    acked = await broadcaster
+    drained = await load.drain(30)  # a default run stays within about 3 minutes
+    cpu_after = os.times()
+    load_cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
+    clients_cpu = sum(bench_live.cpu_seconds(pid) for pid in clients) - clients_before
+    elapsed = max(1.0, time.monotonic() - load.t0)
+    await asyncio.sleep(5)  # the last frames reach the sockets
+    results = await asyncio.to_thread(viewers_stop, viewers)
+    plain_results = await asyncio.to_thread(viewers_stop, plain_viewers)
+    plain.terminate()
+    plain.wait(timeout=10)
+    expected = await asyncio.to_thread(faults.entries_expected, cluster)
+    await live.settle(expected, timeout=15)
+    await live.stop()
+    report = faults.Report()
+    plan = faults.Timeline(0, 0, args.seconds, args.seconds, args.seconds)
+    faults.count(report, cluster, load, live, expected, marks, plan)
+
+    # The surviving process's viewers: every report posted while they were open, once each.
+    answered = {
+        int(bench_live.MARK.search(json.loads(i.body)["text"])[1])  # type: ignore[index]
+        for i in load.sent
+        if i.kind == "entry" and i.acked is not None
+    }
+    screen, got = delays(results[0], load.posted)
+    viewers_up = per - results[0][3]  # closed before the stop: not counted as lost
+    missed = max(0, viewers_up * len(answered) - sum(min(n, viewers_up) for n in got.values()))
+    twice = results[0][2]
+    plain_delays = [d for result in plain_results for d in delays(result, load.plain_posted)[0]]
+    shed = sum(1 for a in load.attempts if a.kind == "scan" and a.status in (503, 429))
+    return {
+        "report": report,
+        "drained": drained,
+        "acked_broadcasts": acked,
+        "scan_p99_ms": report.scans.get("p99_ms", -1),
+        "report_to_screen_p99_ms": p99_ms(screen),
+        "plain_p99_ms": p99_ms(plain_delays),
+        "viewer_missed": missed,
+        "viewer_twice": twice,
+        "viewers_up": viewers_up,
+        "shed": shed,
+        "load_cpu_percent": round(100 * load_cpu / elapsed),
+        "viewers_cpu_percent": round(100 * clients_cpu / elapsed),
+        "marks": marks,
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    print(
+        f"surge: two processes on ports {args.port}, {args.port + 1}; {args.viewers} viewers and"
+        f" as many on the reference; scans {args.scan_rate:.0f}/s, reports"
+        f" {args.entry_rate:.0f}/s on {ZONES} zones, a broadcast every {args.broadcast_every:.0f}"
+        f" s; {args.seconds:.0f} s; load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    cluster = faults.Cluster(
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        db_name=args.pg_db,
+        port=args.port,
+        tickets=int(args.seconds * args.scan_rate * 1.1) + 100,
+        log=lambda line: print(line, flush=True),
+    )
+    try:
+        cluster.direct = True  # no database cut here: the servers straight to PostgreSQL
+        setup = cluster.prepare(template=True)
+        out = cluster.workdir / "surge.json"
+        done = subprocess.run(
+            [faults.PYTHON, __file__, "setup", str(setup.fixture_id), str(out)],
+            env=cluster.env(proxied=False),
+            cwd=faults.ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"the surge's setup failed: {done.stderr[-3000:]}")
+        zones = json.loads(out.read_text())
+        print(f"  reports on zones {', '.join(zones['zones'])} ({len(zones['blocks'])} blocks)")
+        cluster.start()
+        try:
+            import uvloop
+
+            result = uvloop.run(run(args, cluster, zones["blocks"]))
+        except ImportError:
+            result = asyncio.run(run(args, cluster, zones["blocks"]))
+    finally:
+        cluster.close()
+    report: faults.Report = result["report"]
+    for line in report.lines():
+        print(line)
+    print(
+        f"  broadcasts acknowledged={result['acked_broadcasts']}; viewers on the surviving process"
+        f" {result['viewers_up']}: missed={result['viewer_missed']} twice={result['viewer_twice']};"
+        f" drained={result['drained']}; kill/restart at {result['marks']}"
+    )
+    print(
+        f"  load generator CPU, % of one core over the load and its drain: requests and 20"
+        f" reconnecting sockets {result['load_cpu_percent']}%, viewer processes (Safeground's"
+        f" and the reference's) {result['viewers_cpu_percent']}%"
+    )
+    print(f"  load average {os.getloadavg()[0]:.1f}")
+    lost = report.lost + result["viewer_missed"]
+    duplicated = report.duplicated + result["viewer_twice"]
+    print(
+        f"surge scan_p99_ms={result['scan_p99_ms']}"
+        f" report_to_screen_p99_ms={result['report_to_screen_p99_ms']}"
+        f" acked={report.acked} lost={lost} duplicated={duplicated} shed={result['shed']}"
+        f" plain_p99_ms={result['plain_p99_ms']}"
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["setup"]:
+        surge_setup(int(sys.argv[2]), sys.argv[3])
+    else:
+        main()
