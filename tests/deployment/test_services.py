@@ -68,7 +68,7 @@ def test_each_item_is_made_once_at_each_place_of_the_match(cup) -> None:
 def test_a_bad_checklist_makes_no_checks(cup, settings, tmp_path) -> None:
     (tmp_path / f"{cup.ground.code}.yaml").write_text(yaml.safe_dump({"items": [{"code": "x"}]}))
     settings.SAFEGROUND_CHECKLIST_DIR = str(tmp_path)
-    with pytest.raises(ChecklistRefused, match=r"items\.0\.name"):
+    with pytest.raises(ChecklistRefused, match=r"items\[0\]\.name"):
         checks_prepare(fixture=cup)
     assert not MatchCheck.objects.exists()
 

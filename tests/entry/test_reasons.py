@@ -142,6 +142,11 @@ def test_the_table_names_every_reason_a_scan_may_store_once() -> None:
     assert set(codes) == set(Scan.Reason.values)
 
 
+def test_a_scans_reasons_are_the_tables_codes_and_words_in_its_order() -> None:
+    # Reports, exports and forms name a reason by these choices: the table's words, no others.
+    assert Scan.Reason.choices == [(reason.code, reason.label) for reason in REASONS]
+
+
 def test_the_statement_decides_in_the_table_order() -> None:
     assert sql_disagreements(REASONS, decision.DECIDE_SQL) == []
 

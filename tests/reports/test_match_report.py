@@ -6,11 +6,13 @@ from collections import Counter
 import pytest
 from pypdf import PdfReader
 
+from safeground.entry import rules
 from safeground.entry.models import Scan
+from safeground.entry.rules import REASONS
+from safeground.entry.selectors import PREVENTING
 from safeground.incidents.models import LogCheckpoint, LogEntry
 from safeground.incidents.services import log_checkpoint_make
 from safeground.reports.selectors import (
-    PREVENTING,
     TIMELINE_STEP,
     match_report,
     match_report_for,
@@ -33,6 +35,18 @@ def test_the_gates_figures_are_the_scans(played: Played) -> None:
     assert report.denied_total == sum(expected.values())
     kept_out = {code for _, code, r in played.scans if r.reason in PREVENTING} - in_once
     assert report.prevented == len(kept_out) > 0
+
+
+def test_denials_are_named_in_the_reason_tables_words(
+    played: Played, client_for, no_second_factor
+) -> None:
+    report = match_report(played.cup)
+
+    assert [(row["code"], row["label"]) for row in report.denied] == [
+        (reason.code, reason.label) for reason in REASONS
+    ]
+    page = client_for("safety").get(f"/fixtures/{played.cup.pk}/report/").content.decode()
+    assert f'<tr data-reason="flagged"><td>{rules.label("flagged")}</td>' in page
 
 
 def test_the_timeline_counts_admissions_per_step_from_kick_off(played: Played) -> None:

@@ -10,6 +10,8 @@ from safeground.bans.models import Ban
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Gate, Turnstile
 
+from . import rules
+
 
 class Ticket(models.Model):
     class End(models.TextChoices):
@@ -86,13 +88,15 @@ class Scan(AppendOnlyModel):
         DENY = "deny", "Deny"
 
     class Reason(models.TextChoices):
-        BANNED = "banned", "Banned"
-        ALREADY_INSIDE = "already_inside", "Already inside"
-        WRONG_END = "wrong_end", "Wrong end of the ground"
-        WRONG_MATCH = "wrong_match", "Ticket for another match"
-        CANCELLED = "cancelled", "Ticket cancelled"
-        UNKNOWN_TICKET = "unknown_ticket", "Unknown ticket"
-        FLAGGED = "flagged", "Check identity (flagged)"
+        # The codes a scan may store, in the reason table's order; their words are the table's
+        # (entry/rules.py), never written here. tests/entry/test_reasons.py checks both.
+        WRONG_MATCH = "wrong_match", rules.label("wrong_match")
+        UNKNOWN_TICKET = "unknown_ticket", rules.label("unknown_ticket")
+        BANNED = "banned", rules.label("banned")
+        CANCELLED = "cancelled", rules.label("cancelled")
+        FLAGGED = "flagged", rules.label("flagged")
+        WRONG_END = "wrong_end", rules.label("wrong_end")
+        ALREADY_INSIDE = "already_inside", rules.label("already_inside")
 
     # No index of its own for device or fixture: (device, nonce) and (fixture, decision) lead with
     # them; none for turnstile or gate, which nothing looks scans up by (the counts are the

@@ -1,7 +1,9 @@
 """Why a turnstile refuses a scan: the reasons, in the order they are checked, each with its code
 and what the steward reads. Declared once, here (docs/adr/0005-turnstile-decisions.md).
 
-The first reason that holds is the scan's. Generated from this table: the order of the decision's
+The first reason that holds is the scan's. Each reason has its words here and nowhere else: the
+`message` the steward reads, and the `label` a report or a form names it by (`Scan.Reason`'s
+choices are the labels, entry.models). Generated from this table: the order of the decision's
 SQL statement and of its ORM path (entry.decision), the ticket states of an offline bundle
 (entry.bundle), and the order and messages the scanner page decides with offline (the page's
 config, entry.views). tests/entry/test_reasons.py fails when any of them disagrees with it.
@@ -25,6 +27,7 @@ class Reason:
     code: str
     stage: Stage
     message: str
+    label: str  # what the reason is called where scans are counted (reports, exports, forms)
     bundle_state: bool = False  # an offline bundle carries it as the ticket's state
     offline: bool = True  # a scanner decides it from its bundle (it cannot tell wrong_match)
 
@@ -34,6 +37,7 @@ REASONS: tuple[Reason, ...] = (
         "wrong_match",
         "no_ticket",
         "Do not admit: this ticket is for another match. Send the holder to the ticket office.",
+        label="Ticket for another match",
         offline=False,
     ),
     Reason(
@@ -41,18 +45,21 @@ REASONS: tuple[Reason, ...] = (
         "no_ticket",
         "Do not admit: this ticket is not on this match's list. Send the holder to the ticket"
         " office.",
+        label="Unknown ticket",
     ),
     Reason(
         "banned",
         "ticket",
         "Do not admit: the holder is banned from this match. Keep them at the turnstile and call"
         " your supervisor.",
+        label="Banned",
         bundle_state=True,
     ),
     Reason(
         "cancelled",
         "ticket",
         "Do not admit: this ticket has been cancelled. Send the holder to the ticket office.",
+        label="Ticket cancelled",
         bundle_state=True,
     ),
     Reason(
@@ -60,18 +67,21 @@ REASONS: tuple[Reason, ...] = (
         "ticket",
         "Do not admit yet: check identity. The holder's name is close to someone on the banned"
         " list. Ask for photo ID and call your supervisor.",
+        label="Flagged: name close to the banned list",
         bundle_state=True,
     ),
     Reason(
         "wrong_end",
         "ticket",
         "Do not admit: {end} ticket, and this gate does not serve that end.{go}",
+        label="Wrong end of the ground",
     ),
     Reason(
         "already_inside",
         "admission",
         "Do not admit: this ticket was already used{where}. A copied ticket, or someone who has"
         " left: call your supervisor.",
+        label="Already inside",
     ),
 )
 
@@ -96,6 +106,11 @@ def first(holds: dict[str, bool]) -> str:
         if holds.get(code):
             return code
     return ""
+
+
+def label(code: str) -> str:
+    """What a reason is called where scans are counted ("Banned", "Already inside")."""
+    return BY_CODE[code].label
 
 
 def message(code: str, **slots: str) -> str:

@@ -40,6 +40,25 @@ PREVENTING = (Reason.BANNED, Reason.FLAGGED, Reason.CANCELLED)
 CONFLICTS_LISTED = 50  # the newest conflicts in the counts; the total counts them all
 
 
+def prevented_from_attending(fixture_ids: Collection[int]) -> dict[int, int]:
+    """fixture id -> the tickets "prevented from attending": denied as banned, flagged or
+    cancelled and never admitted (no `entered_at`), each ticket once, in one query.
+
+    The one definition (docs/adr/0009-reports.md): the control room's live counts, the
+    post-match report, the season dashboard and the exports all read it. "Never admitted", not
+    "not inside now": a holder turned away, admitted later and gone out again was not prevented."""
+    counts = dict(
+        Scan.objects.filter(
+            fixture_id__in=fixture_ids, reason__in=PREVENTING, ticket__entered_at__isnull=True
+        )
+        .values_list("fixture_id")
+        .annotate(n=Count("ticket_id", distinct=True))
+        .values_list("fixture_id", "n")
+        .order_by()
+    )
+    return {pk: counts.get(pk, 0) for pk in fixture_ids}
+
+
 def entry_counts_for(user: Any, fixture_id: int) -> dict[str, Any]:
     """The counts of a match, for someone who may open its control room."""
     fixture = fixture_for(user, fixture_id)
@@ -162,12 +181,7 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
     for gate_id, reason, n in denied:
         denied_at[gate_id] += n
         by_reason[reason] += n
-    prevented = (
-        Scan.objects.filter(fixture=fixture, reason__in=PREVENTING, ticket__inside=False)
-        .values("ticket_id")
-        .distinct()
-        .count()
-    )
+    prevented = prevented_from_attending([fixture.pk])[fixture.pk]
     return {
         "fixture": fixture.pk,
         "at": timezone.now().isoformat(),

@@ -2,7 +2,8 @@
 
 It holds the category labels and their thresholds, each factor's weight and the tables behind
 them (rivalries, competitions, stages). A file with a mistake is refused whole, every problem
-named as `FILE:LINE: KEY: message` (as venue files are, venues/venue_file.py), because a wrong
+named as `FILE:LINE: KEY: message` (read and checked by safeground/yaml_file.py, as venue files
+and checklists are), because a wrong
 weight silently lowers a match's category. The file's SHA-256 is stored with each assessment, so
 a category always says which policy gave it.
 """
@@ -14,11 +15,10 @@ from datetime import time
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.conf import settings
 
 from safeground.errors import FileRefused
-from safeground.venues.venue_file import _LineLoader, _Mapping, _Sequence
+from safeground.yaml_file import Check, Mapping, Sequence, yaml_load, yaml_text
 
 # The factors a policy must weigh, in the order the page lists them.
 FACTORS = (
@@ -139,22 +139,14 @@ def policy_current() -> Policy:
 
 
 def policy_read(*, path: Path) -> Policy:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise PolicyFileError([f"{path}: cannot read the file: {error}"]) from error
+    text = yaml_text(path=path, refused=PolicyFileError, what="a risk policy")
     return policy_parse(text=text, filename=str(path))
 
 
 def policy_parse(*, text: str, filename: str) -> Policy:
-    try:
-        document = yaml.load(text, Loader=_LineLoader)  # a SafeLoader that keeps line numbers
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark else 1
-        raise PolicyFileError([f"{filename}:{line}: not valid YAML: {error.problem}"]) from error
-    except yaml.YAMLError as error:
-        raise PolicyFileError([f"{filename}:1: not valid YAML: {error}"]) from error
+    document = yaml_load(
+        text=text, filename=filename, refused=PolicyFileError, what="a risk policy"
+    )
     check = _Check(filename)
     policy = _policy(check, document, filename, hashlib.sha256(text.encode()).hexdigest())
     if check.errors or policy is None:
@@ -162,52 +154,16 @@ def policy_parse(*, text: str, filename: str) -> Policy:
     return policy
 
 
-class _Check:
-    """Collects every problem with its line and key; readers return None for a bad value."""
+class _Check(Check):
+    """The shared check, with the policy's two kinds of value: a number that is not negative
+    (a weight, a threshold) and a table of names to such numbers."""
 
-    def __init__(self, filename: str) -> None:
-        self.filename = filename
-        self.errors: list[str] = []
-
-    def error(self, line: int, key: str, message: str) -> None:
-        self.errors.append(f"{self.filename}:{line}: {key}: {message}")
-
-    def mapping(
-        self, value: Any, line: int, key: str, allowed: tuple[str, ...] | None = None
-    ) -> _Mapping | None:
-        if not isinstance(value, _Mapping):
-            self.error(line, key or "(file)", f"must be a mapping, got {value!r}")
+    def amount(self, value: Any, line: int, key: str, *, whole: bool = False) -> float | None:
+        number = self.number_value(value, line, key, whole=whole)
+        if number is not None and number < 0:
+            self.error(line, key, f"must not be negative, got {number}")
             return None
-        for name in value:
-            if allowed is not None and name not in allowed:
-                self.error(
-                    value.key_lines[name],
-                    f"{key}.{name}" if key else str(name),
-                    f"unknown key; expected one of {', '.join(allowed)}",
-                )
-        return value
-
-    def get(self, m: _Mapping, name: str, key: str) -> tuple[Any, int] | None:
-        if name not in m:
-            self.error(m.line, f"{key}.{name}" if key else name, "missing")
-            return None
-        return m[name], m.key_lines[name]
-
-    def number(self, value: Any, line: int, key: str, *, whole: bool = False) -> float | None:
-        kinds = int if whole else int | float
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            self.error(line, key, f"must be a {'whole ' if whole else ''}number, got {value!r}")
-            return None
-        if value < 0:
-            self.error(line, key, f"must not be negative, got {value}")
-            return None
-        return float(value)
-
-    def text(self, value: Any, line: int, key: str) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
-            self.error(line, key, f"must be text, got {value!r} (put it in quotes)")
-            return None
-        return str(value).strip()
+        return None if number is None else float(number)
 
     def weights(self, value: Any, line: int, key: str) -> dict[str, float]:
         """A mapping of names to numbers (category codes, competitions, stages)."""
@@ -216,15 +172,15 @@ class _Check:
             return {}
         found = {}
         for name, item in m.items():
-            number = self.number(item, m.key_lines[name], f"{key}.{name}")
+            number = self.amount(item, m.key_lines[name], f"{key}.{name}")
             if number is not None:
                 found[str(name)] = number
         return found
 
 
 def _section(
-    check: _Check, top: _Mapping, name: str, allowed: tuple[str, ...] | None = None
-) -> _Mapping | None:
+    check: _Check, top: Mapping, name: str, allowed: tuple[str, ...] | None = None
+) -> Mapping | None:
     got = check.get(top, name, "")
     return None if got is None else check.mapping(got[0], got[1], name, allowed)
 
@@ -250,7 +206,7 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
     season_starts = _season_starts(check, top)
     half_life = None
     if (got := check.get(top, "recency_half_life_days", "")) is not None:
-        half_life = check.number(*got, "recency_half_life_days")
+        half_life = check.amount(*got, "recency_half_life_days")
         if half_life == 0:
             check.error(got[1], "recency_half_life_days", "must be more than 0")
     factors = _section(check, top, "factors", FACTORS)
@@ -276,7 +232,7 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         for name in ("free_up_to", "per"):
             key = f"away_allocation.{name}"
             if (got := check.get(allocation, name, "away_allocation")) is not None:
-                number = check.number(*got, key, whole=True)
+                number = check.amount(*got, key, whole=True)
                 if number is not None and name == "per" and number == 0:
                     check.error(got[1], key, "must be more than 0")
                 elif number is not None:
@@ -316,17 +272,17 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
     )
 
 
-def _whole(check: _Check, m: _Mapping, name: str, key: str, minimum: int = 0) -> int | None:
+def _whole(check: _Check, m: Mapping, name: str, key: str, minimum: int = 0) -> int | None:
     if (got := check.get(m, name, key)) is None:
         return None
-    number = check.number(*got, f"{key}.{name}", whole=True)
+    number = check.amount(*got, f"{key}.{name}", whole=True)
     if number is not None and number < minimum:
         check.error(got[1], f"{key}.{name}", f"must be at least {minimum}, got {number:g}")
         return None
     return None if number is None else int(number)
 
 
-def _first_aid(check: _Check, top: _Mapping) -> FirstAidPolicy | None:
+def _first_aid(check: _Check, top: Mapping) -> FirstAidPolicy | None:
     names = ("spectators_per_first_aider", "up_to", "then_per", "crowd_doctor_over")
     if (m := _section(check, top, "first_aid", names)) is None:
         return None
@@ -339,7 +295,7 @@ def _first_aid(check: _Check, top: _Mapping) -> FirstAidPolicy | None:
 
 
 def _plans(
-    check: _Check, top: _Mapping, categories: tuple[CategoryLevel, ...]
+    check: _Check, top: Mapping, categories: tuple[CategoryLevel, ...]
 ) -> dict[str, PlanPolicy]:
     if (m := _section(check, top, "plans")) is None:
         return {}
@@ -374,7 +330,7 @@ def _plans(
             mm = check.mapping(*got, f"{key}.measures", names)
             for name in names if mm is not None else ():
                 if (item := check.get(mm, name, f"{key}.measures")) is not None:  # type: ignore[arg-type]
-                    text = check.text(*item, f"{key}.measures.{name}")
+                    text = check.label(*item, f"{key}.measures.{name}")
                     if text is not None:
                         measures[name] = text
         comms: dict[str, str] = {}
@@ -382,7 +338,7 @@ def _plans(
             cm = check.mapping(*got, f"{key}.communications", ("primary", "fallback"))
             for name in ("primary", "fallback") if cm is not None else ():
                 if (item := check.get(cm, name, f"{key}.communications")) is not None:  # type: ignore[arg-type]
-                    text = check.text(*item, f"{key}.communications.{name}")
+                    text = check.label(*item, f"{key}.communications.{name}")
                     if text is not None:
                         comms[name] = text
         if len(ratios) == len(ZONE_USES) and len(measures) == len(names) and len(comms) == 2:
@@ -404,7 +360,7 @@ _FACTOR_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _factor(check: _Check, factors: _Mapping, name: str) -> dict[str, Any] | None:
+def _factor(check: _Check, factors: Mapping, name: str) -> dict[str, Any] | None:
     key = f"factors.{name}"
     extra = _FACTOR_KEYS.get(name, ())
     got = check.get(factors, name, "factors")
@@ -420,18 +376,18 @@ def _factor(check: _Check, factors: _Mapping, name: str) -> dict[str, Any] | Non
         if part == "categories":
             spec[part] = check.weights(*value, f"{key}.categories")
         else:
-            number = check.number(*value, f"{key}.{part}", whole=part != "weight")
+            number = check.amount(*value, f"{key}.{part}", whole=part != "weight")
             if number is not None:
                 spec[part] = number if part == "weight" else int(number)
     return spec if len(spec) == 1 + len(extra) else None
 
 
-def _categories(check: _Check, top: _Mapping) -> tuple[CategoryLevel, ...] | None:
+def _categories(check: _Check, top: Mapping) -> tuple[CategoryLevel, ...] | None:
     got = check.get(top, "categories", "")
     if got is None:
         return None
     value, line = got
-    if not isinstance(value, _Sequence) or not value:
+    if not isinstance(value, Sequence) or not value:
         check.error(line, "categories", f"must be a list of categories, got {value!r}")
         return None
     levels: list[CategoryLevel] = []
@@ -442,22 +398,22 @@ def _categories(check: _Check, top: _Mapping) -> tuple[CategoryLevel, ...] | Non
             continue
         label = start = None
         if (got := check.get(m, "label", key)) is not None:
-            label = check.text(*got, f"{key}.label")
+            label = check.label(*got, f"{key}.label")
         if (got := check.get(m, "from", key)) is not None:
-            start = check.number(*got, f"{key}.from")
+            start = check.amount(*got, f"{key}.from")
             if start is not None and levels and start <= levels[-1].start:
                 check.error(got[1], f"{key}.from", "must be above the category before it")
             elif start is not None and not levels and start != 0:
                 check.error(got[1], f"{key}.from", "the first category must start from 0")
         meaning = ""
         if "meaning" in m:
-            meaning = check.text(m["meaning"], m.key_lines["meaning"], f"{key}.meaning") or ""
+            meaning = check.label(m["meaning"], m.key_lines["meaning"], f"{key}.meaning") or ""
         if label is not None and start is not None:
             levels.append(CategoryLevel(label=label, start=start, meaning=meaning))
     return tuple(levels) if len(levels) == len(value) else None
 
 
-def _season_starts(check: _Check, top: _Mapping) -> tuple[int, int] | None:
+def _season_starts(check: _Check, top: Mapping) -> tuple[int, int] | None:
     got = check.get(top, "season_starts", "")
     if got is None:
         return None
@@ -473,7 +429,7 @@ def _season_starts(check: _Check, top: _Mapping) -> tuple[int, int] | None:
     return month, day
 
 
-def _clock(check: _Check, m: _Mapping, name: str, key: str) -> time | None:
+def _clock(check: _Check, m: Mapping, name: str, key: str) -> time | None:
     got = check.get(m, name, key.rsplit(".", 1)[0])
     if got is None:
         return None
@@ -485,12 +441,12 @@ def _clock(check: _Check, m: _Mapping, name: str, key: str) -> time | None:
     return time(int(found[1]), int(found[2]))
 
 
-def _rivalries(check: _Check, top: _Mapping) -> tuple[Rivalry, ...]:
+def _rivalries(check: _Check, top: Mapping) -> tuple[Rivalry, ...]:
     got = check.get(top, "rivalries", "")
     if got is None:
         return ()
     value, line = got
-    if not isinstance(value, _Sequence):
+    if not isinstance(value, Sequence):
         check.error(line, "rivalries", f"must be a list, got {value!r}")
         return ()
     found: list[Rivalry] = []
@@ -503,7 +459,7 @@ def _rivalries(check: _Check, top: _Mapping) -> tuple[Rivalry, ...]:
         if (got := check.get(m, "clubs", key)) is not None:
             names = got[0]
             if (
-                not isinstance(names, _Sequence)
+                not isinstance(names, Sequence)
                 or len(names) != 2
                 or not all(isinstance(n, str) and n.strip() for n in names)
                 or names[0] == names[1]
@@ -512,9 +468,9 @@ def _rivalries(check: _Check, top: _Mapping) -> tuple[Rivalry, ...]:
             else:
                 clubs = frozenset(n.strip() for n in names)
         if (got := check.get(m, "name", key)) is not None:
-            name = check.text(*got, f"{key}.name")
+            name = check.label(*got, f"{key}.name")
         if (got := check.get(m, "level", key)) is not None:
-            level = check.number(*got, f"{key}.level")
+            level = check.amount(*got, f"{key}.level")
         if clubs is not None and name is not None and level is not None:
             found.append(Rivalry(clubs=clubs, name=name, level=level))
     return tuple(found)

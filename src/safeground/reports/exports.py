@@ -194,7 +194,7 @@ def ban_rows(*, user: Any, ground: Ground, reason: str = "") -> tuple[tuple[str,
 # --- the season summary ----------------------------------------------------------------------
 
 SEASON_COLUMNS = (
-    "date", "opponent", "competition", "incidents", "arrests", "ejections", "denied",
+    "date", "opponent", "competition", "incidents", "arrests", "ejections", "denied", "prevented",
     "median_to_assignment", "median_to_resolution",
 )  # fmt: skip
 

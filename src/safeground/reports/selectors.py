@@ -14,7 +14,9 @@ Which entries count:
   `arrests_and_ejections`; `arrests_by_offence` and `arrests_by_club` split the arrests by the
   Home Office's offence groups and by the arrested person's club, as far as the cases say;
 - *admitted* is the number of tickets admitted at least once (a ticket's first admission, its
-  `entered_at`), so a re-entry does not count a person twice; *denied* is every refused scan;
+  `entered_at`), so a re-entry does not count a person twice; *denied* is every refused scan,
+  by reason in the reason table's order and words (entry/rules.py); *prevented from attending*
+  is entry's one definition, `entry.selectors.prevented_from_attending`;
 - a *home-only* entry counts for the home club's staff only, as it shows only to them in the log.
 """
 
@@ -41,6 +43,7 @@ from safeground.bans.models import Ban
 from safeground.casework.models import Outcome
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.rules import REASONS
+from safeground.entry.selectors import prevented_from_attending
 from safeground.incidents.checkpoints import checkpoints_for
 from safeground.incidents.models import Broadcast, Category, LogEntry
 from safeground.incidents.selectors import place_label
@@ -67,11 +70,7 @@ TIMELINE_FROM, TIMELINE_TO = -240, 180
 DEBRIEF_ROLE = "safety_officer"
 NOT_INCIDENTS = ("decision",)
 RESOLVED = (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED)
-# Scans refused for these reasons keep the holder out: "prevented from attending" counts each
-# such ticket once, unless it was admitted in the end (entry/selectors.PREVENTING).
-PREVENTING = ("banned", "flagged", "cancelled")
 BUSIEST_BLOCKS = 10
-REASON_LABELS = dict(Scan.Reason.choices)
 
 
 def _reports(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[LogEntry]:
@@ -302,14 +301,7 @@ def match_report(
         admitted=Ticket.objects.filter(fixture=fixture, entered_at__isnull=False).count(),
         denied=denied,
         denied_total=denied_total,
-        prevented=(
-            Scan.objects.filter(
-                fixture=fixture, reason__in=PREVENTING, ticket__entered_at__isnull=True
-            )
-            .values("ticket_id")
-            .distinct()
-            .count()
-        ),
+        prevented=prevented_from_attending(ids)[fixture.pk],
         timeline=admissions_timeline(fixture),
         incidents=incidents,
         incidents_total=incidents_total,
@@ -333,10 +325,7 @@ def _denials(fixture: Fixture) -> tuple[list[dict[str, Any]], int]:
         .values_list("reason", "n")
         .order_by()
     )
-    rows = [
-        {"code": r.code, "label": REASON_LABELS.get(r.code, r.code), "count": counts.get(r.code, 0)}
-        for r in REASONS
-    ]
+    rows = [{"code": r.code, "label": r.label, "count": counts.get(r.code, 0)} for r in REASONS]
     return rows, sum(counts.values())
 
 
@@ -617,6 +606,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         .values_list("fixture_id", "n")
         .order_by()
     )
+    prevented = prevented_from_attending(ids)
     assigned: dict[int, list[float]] = defaultdict(list)
     resolved: dict[int, list[float]] = defaultdict(list)
     for fixture_id, at, first_assigned, first_resolved in response_times(
@@ -649,6 +639,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
                 "arrests": outcomes[f.pk]["arrests"],
                 "ejections": outcomes[f.pk]["ejections"],
                 "denied": denied.get(f.pk, 0),
+                "prevented": prevented[f.pk],
                 "median_to_assignment": _median(assigned.get(f.pk, [])),
                 "median_to_resolution": _median(resolved.get(f.pk, [])),
             }
@@ -672,6 +663,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         "arrests": arrests,
         "ejections": sum(m["ejections"] for m in matches),
         "denied": sum(m["denied"] for m in matches),
+        "prevented": sum(m["prevented"] for m in matches),
         "bans_issued": bans[-1]["issued"] if bans else 0,
         "bans_in_force": bans[-1]["in_force"] if bans else 0,
         "median_to_assignment": _median(all_to_assignment),
