@@ -3,7 +3,7 @@
 A report names a category and a place by code (block S-L1, zone away-se-cup); its live frame and
 its flashpoint check need the match's zones (which zones a block, gate or concourse lies in) and
 which zones touch which. Read from the database for every report, these cost more than the chain
-itself (docs/adr/0012-the-worst-minute.md). They change a few times a season (a venue file
+itself (docs/adr/0013-the-cheap-append.md). They change a few times a season (a venue file
 imported, a category edited in the admin, a fixture's zones set), so each is kept for
 `SAFEGROUND_LOG_CACHE_SECONDS` (default 5): a change takes effect in every process within that
 time, as the turnstiles' caches do (entry/runtime/lookups.py). Only found things are kept: an

@@ -110,7 +110,7 @@ SAFEGROUND_CHECKPOINT_STORAGE = {
         )
     },
 }
-# The log's append (docs/adr/0012-the-worst-minute.md): the categories, the ground's places by
+# The log's append (docs/adr/0013-the-cheap-append.md): the categories, the ground's places by
 # code, each match's zone map and which zones touch which are kept this many seconds in each
 # process (incidents/places.py), so an edit in the admin or a new venue file takes effect within
 # it. Flashpoint scoring runs on a thread of its own after each report has committed
