@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 
 from safeground.matches.models import Fixture
 from safeground.venues.models import BlockAdjacency
@@ -594,6 +595,10 @@ class Watcher:
                 fixture_id, lambda: Fixture.objects.select_related("ground").get(pk=fixture_id)
             )
             self.watch(fixture_id).advance(fixture, first_id, last_id)
+        except DatabaseError as error:  # an outage: logged once by safeground.outage
+            logger.warning(
+                "flashpoint scoring of fixture %s waits for the database: %s", fixture_id, error
+            )
         except Exception:
             # The reports stand; the next report scores the zone again.
             logger.exception("flashpoint scoring of fixture %s failed", fixture_id)
