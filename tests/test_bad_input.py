@@ -163,7 +163,7 @@ def test_a_number_too_big_for_the_database_is_a_400_naming_it(day, settings) -> 
     if connection.vendor == "sqlite":
         refused(answer, 400, "out_of_range", "entries[1]")
     else:  # PostgreSQL compares it as a numeric and finds no such entry
-        refused(answer, 400, "casework_refused", "entries")
+        refused(answer, 404, "casework_refused", "entries")
     refused(safety.get(f"/api/fixtures/{huge}/log"), 404, "not_found", "")
 
 
@@ -205,7 +205,7 @@ def test_an_unreadable_body_is_a_400_in_the_one_shape_on_every_route(
         assert b"Traceback" not in answer.content
         readable_as_a_form = kind in ("cut short", "JSON as multipart", "unknown charset")
         if url.endswith("check-in") and readable_as_a_form:
-            refused(answer, 400, "deployment_refused", "post")  # the steward has no post yet
+            refused(answer, 409, "deployment_refused", "post")  # the steward has no post yet
         elif url.endswith("photo") and readable_as_a_form:
             refused(answer, 422, "invalid_request", "photo")  # a form without its photo
         else:
@@ -225,3 +225,20 @@ def test_the_second_factor_step_answers_the_api_in_the_one_shape(day, settings) 
     settings.SAFEGROUND_REQUIRE_2FA = True
     safety = factories.logged_in(day.cast["safety"])  # a privileged role, no second factor yet
     refused(safety.get("/api/fixtures"), 403, "second_factor_required", "")
+
+
+def test_a_body_that_is_not_an_object_and_a_repeated_parameter_are_refused(
+    day, no_second_factor
+) -> None:
+    """Found by the schema fuzzing: a bare number as the body was read as an object with every
+    field at its default (a checkpoint signed), and `limit=1&limit=9` took the last."""
+    safety = factories.logged_in(day.cast["safety"])
+    base = f"/api/fixtures/{day.cup_tie.pk}"
+    factories.report(day.cup_tie)
+    for body in ("5", "[]", '"full_time"'):
+        answer = safety.post(f"{base}/log/checkpoints", body, content_type="application/json")
+        refused(answer, 400, "refused", "")
+        assert "JSON object" in answer.json()["detail"] or "parse" in answer.json()["detail"]
+    twice = safety.get(f"/api/reports/fixtures/{day.cup_tie.pk}/scans?limit=1&limit=9")
+    refused(twice, 400, "refused", "")
+    assert "limit" in twice.json()["detail"]

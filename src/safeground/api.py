@@ -7,6 +7,7 @@ person over their rate of calls (429 with Retry-After, `PerPerson`) and a databa
 reached (503 with Retry-After), never a 500 or a traceback.
 """
 
+import copy
 import json
 import threading
 from typing import Any
@@ -16,8 +17,10 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import RawPostDataException
+from django.utils.datastructures import MultiValueDict
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
+from ninja.parser import Parser
 from ninja.throttling import SimpleRateThrottle
 
 from safeground.accounts.api import router as accounts_router
@@ -26,6 +29,7 @@ from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
 from safeground.errors import (
+    WITHOUT_NUL,
     OutOfRange,
     SafegroundError,
     TooLarge,
@@ -50,6 +54,8 @@ ERROR_ANSWERS = {
     "401": "No login or device key",
     "403": "Your role may not do this",
     "404": "No such object, or not one you may see",
+    "409": "Well formed, but refused by the state of things (an incident already closed, more "
+    "than the away zone holds, a plan changed since): `field` and `detail` say which",
     "413": "The request body is over the size limit",
     "429": "Too many calls from you (SAFEGROUND_API_RATE): try again after Retry-After",
     "422": "The body or query does not fit the schema",
@@ -57,13 +63,37 @@ ERROR_ANSWERS = {
 }
 
 
+class StrictParser(Parser):
+    """A request is read as its schema says: a JSON body is an object (ninja would otherwise read
+    a bare number or list as an object whose fields all take their defaults), and a query
+    parameter that is not a list comes once (ninja would take the last of several)."""
+
+    def parse_querydict(
+        self, data: MultiValueDict, list_fields: list[str], request: HttpRequest
+    ) -> dict[str, Any]:
+        for key, values in data.lists():
+            if key not in list_fields and len(values) > 1:
+                raise HttpError(400, f"{key}: give it once, not {len(values)} times")
+        return super().parse_querydict(data, list_fields, request)
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        data = super().parse_body(request)
+        if not isinstance(data, dict):
+            raise ValueError("the body must be a JSON object")
+        return data
+
+
 class SafegroundAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs: Any) -> Any:
         """Every operation documents the error answers, all with the one error shape."""
         schema = super().get_openapi_schema(**kwargs)
+        # The paths copied: the routes' `openapi_extra` bodies are in them by reference, and
+        # moving their `$defs` out would leave the next call's schema without those definitions.
+        schema["paths"] = copy.deepcopy(schema["paths"])
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         components["Error"] = ErrorOut.model_json_schema()
         _defs_to_components(schema, components)
+        _what_the_database_holds(schema)
         ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
@@ -86,11 +116,31 @@ def _defs_to_components(node: Any, components: dict[str, Any]) -> None:
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             node["$ref"] = "#/components/schemas/" + ref.removeprefix("#/$defs/")
+        mapping = node.get("discriminator", {}).get("mapping", {})
+        for value, target in mapping.items():  # a discriminated union's kinds
+            mapping[value] = target.replace("#/$defs/", "#/components/schemas/")
         for value in list(node.values()):
             _defs_to_components(value, components)
     elif isinstance(node, list):
         for value in node:
             _defs_to_components(value, components)
+
+
+def _what_the_database_holds(node: Any) -> None:
+    """Every free string says it holds no NUL (errors.WITHOUT_NUL; one with a format, a pattern or
+    a list of values already says more), and every integer is one a 64-bit column holds (more is
+    refused as `out_of_range`)."""
+    if isinstance(node, dict):
+        if node.get("type") == "string" and not {"format", "pattern", "enum", "const"} & set(node):
+            node["pattern"] = WITHOUT_NUL
+        if node.get("type") == "integer":
+            node.setdefault("maximum", 2**63 - 1)
+            node.setdefault("minimum", -(2**63))
+        for value in node.values():
+            _what_the_database_holds(value)
+    elif isinstance(node, list):
+        for value in node:
+            _what_the_database_holds(value)
 
 
 class PerPerson(SimpleRateThrottle):
@@ -137,6 +187,7 @@ api = SafegroundAPI(
     description=DESCRIPTION,
     urls_namespace="api",
     throttle=[PerPerson()],
+    parser=StrictParser(),
 )
 api.add_router("/", accounts_router)
 api.add_router("/", matches_router)

@@ -26,12 +26,17 @@ class SafegroundError(Exception):
     """Refused input or a refused request: nothing was written."""
 
     code: ClassVar[str] = "invalid"
-    status: ClassVar[int] = 400
+    status: int = 400
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, *, status: int | None = None) -> None:
+        """`status`: the refusal's own, where the request is well formed and the state of things
+        refuses it: 409 (an incident already closed, more than the zone holds), 404 (what it names
+        is not there), 403 (not yours to do). The code stays the class's."""
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
         self.message = message
+        if status is not None:
+            self.status = status
 
     def to_json(self) -> dict[str, Any]:
         return error_body(self.code, self.field, self.message)
@@ -106,6 +111,19 @@ def answers(*errors: type[SafegroundError]) -> dict[str, Any]:
         description = " ".join((error.__doc__ or error.code).split())
         documented[str(error.status)] = {"description": f"`{error.code}`: {description}", **ref}
     return {"responses": documented}
+
+
+# Every body and parameter is refused with a NUL character in it (RequestChecks: PostgreSQL's text
+# cannot hold one), so every free string of the API's schema says so (safeground/api.py).
+WITHOUT_NUL = r"^[^\x00]*$"
+
+
+def said(least: int = 1) -> str:
+    """A schema pattern for text the service reads stripped of the spaces at its ends: at least
+    `least` characters once stripped, and no NUL (a reason, a note that must say something)."""
+    if least == 1:
+        return r"^[^\x00]*[^\s\x00][^\x00]*$"
+    return rf"^\s*[^\s\x00][^\x00]{{{least - 2},}}[^\s\x00]\s*$"
 
 
 def error_body(code: str, field: str, detail: str) -> dict[str, Any]:

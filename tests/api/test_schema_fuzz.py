@@ -67,17 +67,13 @@ from tests import factories
 # Generated requests per operation; each is sent once per credential (12), so 42 operations make
 # about 42 * EXAMPLES * 12 requests. SCHEMA_FUZZ_EXAMPLES=200 for a deeper run by hand.
 EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "6"))
-# SCHEMA_FUZZ_STRICT=1 adds positive_data_acceptance: the refusals that depend on the state of
-# the world (an incident already closed, a task not assigned to you, a category the ground does
-# not have) are still 400s and fail it; see the report on branch apihonest.
-STRICT = os.environ.get("SCHEMA_FUZZ_STRICT") == "1"
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
     negative_data_rejection,
-    *([positive_data_acceptance] if STRICT else []),
+    positive_data_acceptance,
 ]
 # What a request the schema calls valid may get: never a 400/422 (the schema should have said),
 # nor a 5xx (not_a_server_error says so too).
@@ -92,6 +88,10 @@ SETTINGS = hypothesis.settings(
 )
 
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", wsgi_app)
+# Every string the schema declares says it holds no NUL; this keeps NULs out of what it does not
+# declare too (the extra properties a positive request may carry, which the server ignores but
+# its NUL check refuses with the rest of the body). tests/test_bad_input.py sends them on purpose.
+schema.config.generation.update(allow_x00=False)
 schema.config.checks.positive_data_acceptance = PositiveDataAcceptanceConfig(
     expected_statuses=ACCEPTED
 )
@@ -187,11 +187,20 @@ def _world() -> World:
         "ground": day.ground.code,
         "competition": factories.LEAGUE,
         "layout": "league",
+        # a day the calendar has (the schema's pattern states the form, not 31 November)
+        "kickoff": "2030-08-10 15:00",
         "assignee": "steward",
         "steward": "steward",
         "category": "missile",
         "turnstile": "F03",
         "zone": "away-south-cup",
+        "block": "S-L2",
+        "first_row": "B",
+        "last_row": "C",
+        "gate": "F",
+        "concourse": "S-L",
+        # a time the turnstile's clock has passed (one from the future is refused)
+        "scanned_at": scan["scanned_at"],
     }
     csrf = secrets.token_hex(16)
     world.callers["anonymous"] = {"headers": {}, "cookies": {}}
@@ -211,21 +220,36 @@ def _cases(operation: Any, world: World) -> st.SearchStrategy:
     (the only way past a 404 to the body's checks); a valid one names what exists."""
     names = re.findall(r"{(\w+)}", operation.path)
     real = {name: world.ids[name] for name in names if name in world.ids}
-    strategies = []
+    by_mode = {}
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-        strategies.append(operation.as_strategy(generation_mode=mode))
+        by_mode[mode] = [operation.as_strategy(generation_mode=mode)]
         if real:
-            strategies.append(operation.as_strategy(generation_mode=mode, path_parameters=real))
-    positive = st.one_of(strategies[::2]).map(lambda case: _naming_what_exists(case, world))
-    return st.one_of(positive, *strategies[1::2])
+            by_mode[mode].append(operation.as_strategy(generation_mode=mode, path_parameters=real))
+    positive = st.one_of(by_mode[GenerationMode.POSITIVE])
+    return st.one_of(
+        positive.map(lambda case: _naming_what_exists(case, world)),
+        *by_mode[GenerationMode.NEGATIVE],
+    )
 
 
 def _naming_what_exists(case: Any, world: World) -> Any:
-    if isinstance(case.body, dict):
-        case.body = {key: world.names.get(key, value) for key, value in case.body.items()}
+    case.body = _named(case.body, world)
     if case.query and "turnstile" in case.query:
         case.query = {**case.query, "turnstile": world.names["turnstile"]}
     return case
+
+
+def _named(body: Any, world: World) -> Any:
+    """The body with each field that names something (at any depth: an offline upload's scans
+    name their turnstile) naming what exists; an empty one names nothing and stays."""
+    if isinstance(body, dict):
+        return {
+            key: world.names[key] if key in world.names and value else _named(value, world)
+            for key, value in body.items()
+        }
+    if isinstance(body, list):
+        return [_named(value, world) for value in body]
+    return body
 
 
 def _well_formed(operation: Any, world: World) -> Any:
@@ -287,12 +311,23 @@ def _send_as_everyone(world: World, case: Any, send: Callable[..., Any]) -> None
         TALLY.statuses[response.status_code] += 1
         TALLY.pairs.add((_label(case.operation), caller))
         checks = CHECKS
-        if _only_credentials_negated(case):
+        if _only_credentials_negated(case) or _not_negated(case):
             checks = [check for check in CHECKS if check is not negative_data_rejection]
         try:
             case.validate_response(response, checks=checks, headers=headers)
         except FailureGroup as failure:
             raise AssertionError(f"as {caller}: {failure}") from failure
+
+
+def _not_negated(case: Any) -> bool:
+    """A case marked negative that schemathesis could not make invalid: no mutation, described as
+    a positive test case (a multipart body, whose extra fields all go as text, can come out so):
+    the request is a valid one, which the server rightly accepts."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_negative:
+        return False
+    data = meta.phase.data
+    return not getattr(data, "mutations", True) and data.description == "Positive test case"
 
 
 def _only_credentials_negated(case: Any) -> bool:

@@ -69,7 +69,7 @@ def test_bad_results_and_check_ins_are_refused_in_the_error_shape(
 ) -> None:
     phone = client_for("steward")
     no_post = phone.post(reverse("api:deployment_check_in", args=[cup.pk]))
-    assert no_post.status_code == 400
+    assert no_post.status_code == 409
     assert (no_post.json()["code"], no_post.json()["field"]) == ("deployment_refused", "post")
     factories.post(cup, match_day.cast["steward"])
     away = cup.zones.get(use="away").zone

@@ -120,7 +120,7 @@ def post(client, url, body):
         ({"category": "missile", "block": "S-L1", "first_row": "ZZ"}, 400, "first_row"),
         ({"category": "missile", "block": "S-L1", "severity": 9}, 422, "severity"),
         ({"category": "missile", "block": "S-L1", "text": "x" * 2001}, 422, "text"),
-        ({"category": "missile", "block": "S-L1", "links": [99]}, 400, "links"),
+        ({"category": "missile", "block": "S-L1", "links": [99]}, 404, "links"),
         ({"block": "S-L1"}, 422, "category"),
     ],
 )
@@ -157,7 +157,7 @@ def test_acting_on_an_entry_of_another_match_is_refused(cup_tie, league_match, l
     entry = report(league_match)
     url = f"/api/fixtures/{cup_tie.pk}/log/{entry.pk}/escalate"
     response = post(loggist, url, {"to": "police"})
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert response.json() == {
         "code": "log_entry_refused",
         "field": "entry_id",
@@ -168,7 +168,7 @@ def test_acting_on_an_entry_of_another_match_is_refused(cup_tie, league_match, l
 
 def test_correcting_an_entry_that_does_not_exist_is_refused(cup_tie, loggist) -> None:
     response = post(loggist, f"/api/fixtures/{cup_tie.pk}/log/424242/correct", {"note": "typo"})
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert response.json()["field"] == "entry_id"
 
 

@@ -143,7 +143,7 @@ def test_the_api_adds_changes_shares_and_unshares_a_fixture(match_day, client_fo
         == 204
     )
     again = safety.delete(f"/api/fixtures/{fixture_id}/shares/riverside-constabulary")
-    assert again.status_code == 400 and again.json()["field"] == "shared_with"
+    assert again.status_code == 404 and again.json()["field"] == "shared_with"
     assert ShareRecord.objects.filter(fixture_id=fixture_id).count() == 2
 
 
@@ -157,7 +157,7 @@ def test_an_allocation_past_what_the_database_holds_is_refused_not_a_500(
     refused = client_for("safety").patch(
         f"/api/fixtures/{league.pk}", {"away_allocation": 2**40}, content_type="application/json"
     )
-    assert refused.status_code == 400 and refused.json()["field"] == "away_allocation"
+    assert refused.status_code == 422 and refused.json()["field"] == "body.away_allocation"
     league.refresh_from_db()
     assert league.away_allocation == 1500
 

@@ -113,11 +113,11 @@ def test_the_api_answers_with_the_report_and_pages_the_scans(
     assert len(first["scans"]) + len(rest["scans"]) == len(played.scans)
     assert rest["next_after"] is None
     refused = client.get(f"/api/reports/fixtures/{played.cup.pk}/scans", {"limit": 0})
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     assert refused.json() == {
-        "code": "export_refused",
+        "code": "invalid_request",
         "field": "limit",
-        "detail": "from 1 to 5000",
+        "detail": "limit: Input should be greater than or equal to 1",
     }
 
 

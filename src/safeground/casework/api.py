@@ -8,24 +8,24 @@ from ninja import Field, Router, Schema
 from ninja.security import django_auth
 
 from safeground.bans.selectors import MAX_REASON, MIN_REASON
+from safeground.errors import said
 
 from . import selectors
 from .who import MAX_ROWS
-
-# As the register checks a reason: MIN_REASON characters once the spaces round it are gone.
-WORDS = rf"\S[\s\S]{{{MIN_REASON - 2},}}\S"
 
 router = Router(tags=["casework"], auth=django_auth)
 
 
 class WhoIn(Schema):
-    entries: list[int] = Field(description="ids of log entries of the match (each with a block)")
+    entries: list[int] = Field(
+        min_length=1, description="ids of log entries of the match (each with a block)"
+    )
     rows: int = Field(2, ge=0, le=MAX_ROWS, description="rows either side")
     adjacent: bool = Field(True, description="include the blocks the venue file says touch")
     reason: str = Field(
         min_length=MIN_REASON,
         max_length=MAX_REASON,
-        pattern=WORDS,
+        pattern=said(MIN_REASON),  # as the register checks a reason
         description=f"why you need the names (recorded): {MIN_REASON} characters at least",
     )
 

@@ -128,7 +128,7 @@ def who_was_there(
         .order_by("seq")
     )
     if len(entries) != len(set(entry_ids)):
-        raise CaseworkError("entries", "an entry is not in this match's log")
+        raise CaseworkError("entries", "an entry is not in this match's log", status=404)
     # The log's rule: a home-only entry (or an action on one) is the home club's staff's alone.
     if not _home_staff(user, fixture):
         hidden = {e.pk for e in entries if e.home_only} | set(

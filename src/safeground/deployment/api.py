@@ -2,19 +2,20 @@
 ready. The same services as the pages; refusals in the one error shape (a 409 `plan_not_ready`
 names the critical checks still open)."""
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
+from pydantic import ConfigDict
 
 from safeground.accounts.permissions import can_view_deployment, require
-from safeground.errors import answers
+from safeground.errors import answers, said
 from safeground.matches.selectors import fixture_for
 
 from . import services
-from .models import CheckResult, MatchCheck, PlanReady
+from .models import MatchCheck, PlanReady
 from .selectors import Board, deployment_board
 
 router = Router(tags=["deployment"], auth=django_auth)
@@ -99,8 +100,17 @@ def check_in(request: HttpRequest, fixture_id: int) -> Status[Any]:
 
 
 class ResultIn(Schema):
-    outcome: CheckResult.Outcome = Field(description="pass or fail (recheck: the board's)")
+    # Only the board sends a check back (recheck): a post records a pass or a failure.
+    outcome: Literal["pass", "fail"] = Field(description="pass or fail")
     note: str = Field("", max_length=2000, description="what is wrong, for a failure")
+
+    # A failure says what is wrong (stated for clients, checked by the service).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"outcome": {"const": "fail"}}},
+            "then": {"required": ["note"], "properties": {"note": {"pattern": said()}}},
+        }
+    )
 
 
 @router.post(

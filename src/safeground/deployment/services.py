@@ -55,7 +55,9 @@ def steward_check_in(*, fixture: Fixture, steward: User) -> CheckIn:
         raise Forbidden("steward", "only stewards and supervisors check in")
     post = steward_post(fixture, steward)
     if post is None:
-        raise DeploymentError("post", "you have no post at this match yet: ask the control room")
+        raise DeploymentError(
+            "post", "you have no post at this match yet: ask the control room", status=409
+        )
     existing = CheckIn.objects.filter(post=post).first()
     if existing is not None:
         return existing
@@ -233,9 +235,11 @@ def plan_mark_ready(*, fixture: Fixture, by: User, override_reason: str = "") ->
     Fixture.objects.select_for_update().filter(pk=fixture.pk).first()  # one mark at a time
     plan = plan_current(fixture)
     if plan is None:
-        raise DeploymentError("plan", "there is no plan yet")
+        raise DeploymentError("plan", "there is no plan yet", status=409)
     if not plan_is_signed_off(plan):
-        raise DeploymentError("plan", f"version {plan.number} is not signed off by both yet")
+        raise DeploymentError(
+            "plan", f"version {plan.number} is not signed off by both yet", status=409
+        )
     done = completion(check_states(fixture))
     reason = override_reason.strip()
     if len(reason) > 2000:

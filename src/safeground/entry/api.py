@@ -7,7 +7,7 @@ cache (entry/runtime/lookups.py), and the decision is one SQL statement (entry/d
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
@@ -17,6 +17,7 @@ from ninja.security import django_auth
 from safeground.accounts.devices import DeviceKey
 from safeground.errors import NulCharacter, SafegroundError
 
+from . import rules
 from .bundle import bundle_for, public_key_json
 from .models import Scan
 from .runtime import lookups
@@ -45,7 +46,10 @@ class CachedDeviceKey(DeviceKey):
 
 
 class ScanIn(Schema):
-    barcode: str = Field(min_length=1, max_length=64, description="as read from the ticket")
+    barcode: str = Field(
+        pattern=rules.BARCODE_PATTERN,
+        description="as read from the ticket: 1 to 64 printable ASCII characters, no spaces",
+    )
     turnstile: str = Field(
         min_length=1, max_length=20, description="the turnstile's code at its ground, e.g. F03"
     )
@@ -196,13 +200,20 @@ def entry_bundle_key(request: HttpRequest) -> dict[str, str]:
     return public_key_json()
 
 
-class OfflineScanIn(ScanIn):
-    decision: Literal["admit", "deny"] = Field(description="what the scanner decided offline")
-    reason: Scan.Reason | None = Field(description="its reason code; null when admitted")
+class OfflineAdmitIn(ScanIn):
+    decision: Literal["admit"] = Field(description="the scanner admitted the holder offline")
+    reason: None = Field(description="null: an admission has no reason")
+
+
+class OfflineDenyIn(ScanIn):
+    decision: Literal["deny"] = Field(description="the scanner refused the holder offline")
+    reason: Scan.Reason = Field(description="why (its reason code)")
 
 
 class OfflineScansIn(Schema):
-    scans: list[OfflineScanIn] = Field(min_length=1, max_length=MAX_OFFLINE_SCANS)
+    scans: list[Annotated[OfflineAdmitIn | OfflineDenyIn, Field(discriminator="decision")]] = Field(
+        min_length=1, max_length=MAX_OFFLINE_SCANS
+    )
 
 
 class OfflineResultOut(Schema):

@@ -17,6 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# A ticket's barcode: 1 to 64 printable ASCII characters, no spaces (the ticket file's, a scan's
+# and the API schema's, which states it so a client cannot send what is refused).
+BARCODE_PATTERN = r"^[!-~]{1,64}$"
+
 # When a reason is decided: before the ticket is found (no ticket of this match), on the ticket
 # (its flags, status and end), or by the admission itself (the conditional UPDATE admitted nothing).
 Stage = Literal["no_ticket", "ticket", "admission"]

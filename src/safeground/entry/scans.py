@@ -26,7 +26,7 @@ from .models import EntryConflict, Scan, Ticket
 from .runtime import live_counts, lookups
 from .selectors import banned_tickets, entry_conflicts, ticket_seat
 
-BARCODE = re.compile(r"[\x21-\x7e]{1,64}")  # printable ASCII, no spaces, at most 64
+BARCODE = re.compile(rules.BARCODE_PATTERN)
 DIRECTIONS = frozenset(Scan.Direction.values)  # `.values` builds a new list at every use
 Reason = Scan.Reason
 

@@ -26,6 +26,8 @@ from typing import NamedTuple
 from safeground.bans.dates import parse_date
 from safeground.errors import FileRefused
 
+from .rules import BARCODE_PATTERN
+
 Progress = Callable[[str, int, int], None]
 
 ALIASES: dict[str, str] = {
@@ -57,7 +59,7 @@ ALIASES: dict[str, str] = {
     "stand_end": "end",
 }
 ENDS = {"home": "home", "h": "home", "away": "away", "a": "away"}
-BARCODE = re.compile(r"^[!-~]{1,64}$")  # printable ASCII, no spaces
+BARCODE = re.compile(BARCODE_PATTERN)
 PROGRESS_EVERY = 5000
 
 

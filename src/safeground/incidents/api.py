@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.http import FileResponse, HttpRequest
 from ninja import Field, File, Query, Router, Schema, Status, UploadedFile
 from ninja.security import django_auth
+from pydantic import ConfigDict, JsonValue
 
 from safeground.accounts.permissions import (
     can_acknowledge_broadcast,
@@ -20,7 +21,7 @@ from safeground.accounts.permissions import (
     can_write_log,
     require,
 )
-from safeground.errors import answers, erased_by_retention
+from safeground.errors import answers, erased_by_retention, said
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
@@ -42,6 +43,19 @@ from .selectors import (
 router = Router(tags=["log"], auth=django_auth)
 
 
+# Stated for clients, checked by the service: rows are a block's.
+ROWS_NEED_A_BLOCK: list[JsonValue] = [
+    {
+        "if": {"required": [row], "properties": {row: {"pattern": said()}}},
+        "then": {
+            "required": ["block"],
+            "properties": {"block": {"type": "string", "pattern": said()}},
+        },
+    }
+    for row in ("first_row", "last_row")
+]
+
+
 class EntryIn(Schema):
     category: str = Field(min_length=1, max_length=40)
     text: str = Field("", max_length=services.MAX_TEXT)
@@ -57,6 +71,18 @@ class EntryIn(Schema):
     links: list[int] = []
     idempotency_key: str = Field("", max_length=80)
     home_only: bool = False
+
+    # Stated for clients, checked by the service: a report is somewhere, and its rows are a
+    # block's.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"pattern": said()}}}
+                for name in ("block", "zone", "gate", "concourse", "outside")
+            ],
+            "allOf": ROWS_NEED_A_BLOCK,
+        }
+    )
 
 
 class AssignIn(Schema):
@@ -75,13 +101,31 @@ class StatusIn(Schema):
 
 
 class CorrectIn(Schema):
-    note: str = Field(max_length=services.MAX_TEXT, description="why the entry is corrected")
+    note: str = Field(
+        max_length=services.MAX_TEXT, pattern=said(), description="why the entry is corrected"
+    )
     text: str | None = Field(None, max_length=services.MAX_TEXT)
     category: str | None = Field(None, min_length=1, max_length=40)
     severity: int | None = Field(None, ge=1, le=5)
-    block: str | None = None
+    block: str | None = Field(None, pattern=said(), description="the corrected place")
     first_row: str = ""
     last_row: str = ""
+
+    # A correction corrects something (stated for clients, checked by the service).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "required": ["text"],
+                    "properties": {"text": {"type": "string", "pattern": said()}},
+                },
+                {"required": ["category"], "properties": {"category": {"type": "string"}}},
+                {"required": ["severity"], "properties": {"severity": {"type": "integer"}}},
+                {"required": ["block"], "properties": {"block": {"type": "string"}}},
+            ],
+            "allOf": ROWS_NEED_A_BLOCK,
+        }
+    )
 
 
 class LogPage(Schema):
@@ -106,9 +150,11 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
         LogEntry.objects.select_related("fixture__ground", "concerns").filter(pk=entry_id).first()
     )
     if entry is None:
-        raise services.LogEntryError("entry_id", f"no log entry {entry_id}")
+        raise services.LogEntryError("entry_id", f"no log entry {entry_id}", status=404)
     if entry.fixture_id != fixture.pk:
-        raise services.LogEntryError("entry_id", f"entry {entry_id} belongs to another match")
+        raise services.LogEntryError(
+            "entry_id", f"entry {entry_id} belongs to another match", status=404
+        )
     return entry
 
 
@@ -340,6 +386,16 @@ class PostIn(Schema):
     zone: str = ""
     gate: str = ""
     concourse: str = ""
+
+    # A post is exactly one place (stated for clients, checked by the service).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"pattern": said()}}}
+                for name in ("zone", "gate", "concourse")
+            ]
+        }
+    )
 
 
 @router.post(

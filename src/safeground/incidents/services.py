@@ -279,7 +279,9 @@ def log_checkpoint_make(
         log_chain_lock(fixture)
         head = LogEntry.objects.filter(fixture=fixture).order_by("-seq").first()
         if head is None:
-            raise LogEntryError("match", f"the log of {fixture} is empty: nothing to sign")
+            raise LogEntryError(
+                "match", f"the log of {fixture} is empty: nothing to sign", status=409
+            )
         return _checkpoint(fixture, head, timezone.now(), reason)
 
 
@@ -383,7 +385,7 @@ def _report_append(
         )
     missing = sorted(set(links) - known)
     if missing:
-        raise LogEntryError("links", f"no entries {missing} in this match")
+        raise LogEntryError("links", f"no entries {missing} in this match", status=404)
     entry = _append(
         fixture=fixture,
         author=author,
@@ -411,7 +413,9 @@ def _report_of(entry: LogEntry) -> LogEntry:
 def _move(report: LogEntry, to: str) -> None:
     current = incident_state(report).status
     if to not in TRANSITIONS[current]:
-        raise LogEntryError("status", f"incident #{report.seq} is {current}; it cannot become {to}")
+        raise LogEntryError(
+            "status", f"incident #{report.seq} is {current}; it cannot become {to}", status=409
+        )
 
 
 def _action(
@@ -512,7 +516,7 @@ def log_entry_correct(
     """A correction: a new entry carrying the corrected fields; the original stays as it was."""
     report = _report_of(entry)
     if incident_state(report).status == Status.CLOSED:
-        raise LogEntryError("entry", f"incident #{report.seq} is closed")
+        raise LogEntryError("entry", f"incident #{report.seq} is closed", status=409)
     if not note.strip():
         raise LogEntryError("note", "say why the entry is corrected")
     fields: dict[str, Any] = {}
@@ -560,14 +564,14 @@ def log_entry_task(*, entry: LogEntry, author: User, task: str) -> LogEntry:
     report = _report_of(entry)
     state = incident_state(report)
     if state.status == Status.CLOSED:
-        raise LogEntryError("entry", f"incident #{report.seq} is closed")
+        raise LogEntryError("entry", f"incident #{report.seq} is closed", status=409)
     assignment = (
         LogEntry.objects.filter(concerns=report, kind=LogEntry.Kind.ASSIGNMENT)
         .order_by("-seq")
         .first()
     )
     if assignment is None or assignment.assignee_id != author.pk:
-        raise LogEntryError("entry", f"incident #{report.seq} is not assigned to you")
+        raise LogEntryError("entry", f"incident #{report.seq} is not assigned to you", status=403)
     return _action(report, author, "", kind=LogEntry.Kind.TASK, task=task)
 
 
@@ -672,7 +676,7 @@ def broadcast_send(
     recipients = broadcast_recipients(fixture, target)
     if not recipients:
         where = f" in {target.name}" if target else " for this match"
-        raise LogEntryError("recipients", f"no steward is posted{where} yet")
+        raise LogEntryError("recipients", f"no steward is posted{where} yet", status=409)
     broadcast = Broadcast.objects.create(
         fixture=fixture,
         script=script,

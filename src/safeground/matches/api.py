@@ -12,10 +12,10 @@ from safeground.accounts.permissions import (
     plan_sign_roles,
     require,
 )
-from safeground.errors import NotFound, answers
+from safeground.errors import NotFound, answers, said
 from safeground.venues.selectors import ground_for_planning
 
-from .fixture_fields import FixtureError, fixture_fields_read, shares_check
+from .fixture_fields import ALLOCATION_MAX, FixtureError, fixture_fields_read, shares_check
 from .forms import fixture_initial
 from .models import Fixture, PlanVersion, RiskAssessment
 from .selectors import (
@@ -67,25 +67,25 @@ class FixtureOut(Schema):
 class FixtureIn(Schema):
     """A new fixture at a ground (matches/fixture_fields.py describes each field)."""
 
-    ground: str = Field(min_length=1)
-    opponent: str = Field(min_length=1)
-    competition: str = Field(min_length=1)
+    ground: str = Field(pattern=said())
+    opponent: str = Field(pattern=said())
+    competition: str = Field(pattern=said())
     stage: str = ""
     kickoff: str = Field(pattern=KICKOFF, description=KICKOFF_HELP)
-    layout: str = Field(min_length=1)
-    away_allocation: int = Field(0, ge=0)
+    layout: str = Field(pattern=said())
+    away_allocation: int = Field(0, ge=0, le=ALLOCATION_MAX)
     shared_with: list[str] = []
 
 
 class FixturePatch(Schema):
     """The fields to change; shared_with, when given, is the whole new list."""
 
-    opponent: str | None = None
-    competition: str | None = None
+    opponent: str | None = Field(None, pattern=said())
+    competition: str | None = Field(None, pattern=said())
     stage: str | None = None
     kickoff: str | None = Field(None, pattern=KICKOFF, description=KICKOFF_HELP)
     layout: str | None = None
-    away_allocation: int | None = Field(None, ge=0)
+    away_allocation: int | None = Field(None, ge=0, le=ALLOCATION_MAX)
     shared_with: list[str] | None = None
 
 

@@ -65,7 +65,11 @@ def fixture_fields_read(
     """The checked fields, or FixtureError naming the first problem."""
     fields, problems = fixture_fields_check(ground=ground, data=data, keep_zones=keep_zones)
     if fields is None:
-        raise FixtureError(*problems[0])
+        field, message = problems[0]
+        # The API's schema has checked the allocation is a whole number within ALLOCATION_MAX:
+        # what is left is what the ground's away zone holds, the state of things (409), not the
+        # request's form.
+        raise FixtureError(field, message, status=409 if field == "away_allocation" else None)
     return fields
 
 

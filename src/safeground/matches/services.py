@@ -122,7 +122,9 @@ def fixture_unshare(*, fixture: Fixture, organisation: Organisation, by: User | 
     """The organisation no longer sees the fixture; recorded."""
     share = FixtureShare.objects.filter(fixture=fixture, organisation=organisation).first()
     if share is None:
-        raise FixtureError("shared_with", f"{fixture} is not shared with {organisation.name}")
+        raise FixtureError(
+            "shared_with", f"{fixture} is not shared with {organisation.name}", status=404
+        )
     share.delete()
     ShareRecord.objects.create(
         fixture=fixture,

@@ -3,15 +3,18 @@
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
 from ninja.security import django_auth
 
+from safeground.bans.selectors import MIN_REASON
+from safeground.errors import said
+
 from .exports import (
+    SCAN_PAGE,
     ban_rows,
     fixture_for_export,
     ground_for_export,
     log_rows,
-    page_size_check,
     scan_rows,
 )
 from .selectors import SeasonFilter, match_report_for, season_for
@@ -86,11 +89,14 @@ def report_log(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]]:
 
 @router.get("/reports/fixtures/{fixture_id}/scans", response=ScanPage, url_name="report_scans")
 def report_scans(
-    request: HttpRequest, fixture_id: int, after: int = 0, limit: int = 1000
+    request: HttpRequest,
+    fixture_id: int,
+    after: int = 0,
+    limit: int = Query(1000, ge=1, le=SCAN_PAGE, description="rows a page"),
 ) -> dict[str, Any]:
     """The match's scans by id, a page at a time: pass the last id as `after` for the next."""
     fixture = fixture_for_export(request.user, fixture_id)
-    rows = list(scan_rows(fixture, after=after, limit=page_size_check(limit)))
+    rows = list(scan_rows(fixture, after=after, limit=limit))
     return {"scans": rows, "next_after": rows[-1]["id"] if len(rows) == limit else None}
 
 
@@ -103,7 +109,15 @@ def report_season(
 
 
 @router.get("/reports/grounds/{code}/bans", response=list[BanOut], url_name="report_bans")
-def report_bans(request: HttpRequest, code: str, reason: str = "") -> list[dict[str, Any]]:
+def report_bans(
+    request: HttpRequest,
+    code: str,
+    reason: str = Query(
+        "",
+        pattern="^$|" + said(MIN_REASON),  # none, or as the register checks a reason
+        description="why you need the names (recorded)",
+    ),
+) -> list[dict[str, Any]]:
     """The club's bans; with a `reason`, for the register's readers only, each person's name and
     date of birth too, and an access record for each person named."""
     ground = ground_for_export(request.user, code)

@@ -127,12 +127,6 @@ def scan_rows(fixture: Fixture, *, after: int = 0, limit: int | None = None) -> 
         yield values
 
 
-def page_size_check(limit: int) -> int:
-    if not 1 <= limit <= SCAN_PAGE:
-        raise ExportError("limit", f"from 1 to {SCAN_PAGE}")
-    return limit
-
-
 # --- bans ------------------------------------------------------------------------------------
 
 BAN_COLUMNS = (
