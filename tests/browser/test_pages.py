@@ -111,3 +111,32 @@ def test_safety_officer_sets_up_the_second_factor_and_gets_in(site, new_page, lo
     page.get_by_role("button", name="Confirm").click()
     expect(page).to_have_url(f"{site}/")
     expect(page.locator("[data-grounds] a")).to_have_count(1)
+
+
+def test_the_capacity_page_starts_with_the_figures_and_folds_the_working(site, new_page, log_in):
+    """Found by a newcomer: 17,000 px of working with no summary, numbers without separators
+    and "660/h per hour"."""
+    from safeground.venues.capacity import stand_capacities
+    from safeground.venues.models import Ground
+
+    stands = stand_capacities(Ground.objects.get(code="london-stadium"))
+    whole = sum(capacity.safe for _, capacity in stands)
+    assert whole >= 1000  # so the separator is there to see
+    page = log_in(new_page({"width": 390, "height": 844}), "safety")
+    page.goto(f"{site}/grounds/london-stadium/")
+    page.get_by_role("link", name=re.compile("Safe capacity")).click()
+    expect(page.locator("[data-ground-safe]")).to_have_text(f"{whole:,}")
+    rows = page.locator("[data-capacity-summary] tbody tr")
+    expect(rows).to_have_count(len(stands))
+    stand, capacity = stands[0]
+    row = page.locator(f'[data-capacity-summary] [data-stand="{stand.code}"]')
+    expect(row).to_contain_text(f"{capacity.safe:,}")
+    expect(row).to_contain_text(capacity.limited_by)
+    # The summary is on the first screen; the working is folded until asked for.
+    assert page.locator("[data-capacity-summary]").bounding_box()["y"] < 844
+    working = page.locator(f'[data-capacity-of="{stand.code}"]').first
+    expect(working.locator("dl")).to_be_hidden()
+    working.locator("summary").click()
+    expect(working.locator("dl")).to_be_visible()
+    expect(working).to_contain_text("× 1 h")
+    expect(page.locator("body")).not_to_contain_text("per hour =")

@@ -54,7 +54,7 @@ def test_a_stands_capacity_is_the_lowest_of_the_four_figures(ground) -> None:
     assert north.exit.value == int((1.5 * 66 + 1.2 * 82) * 8) == 1579
     assert north.evacuation.value == int((1.5 * 66 + 1.2 * 82 + 2.0 * 82) * 8) == 2891
     assert (north.safe, north.limited_by) == (660, "Entry capacity")
-    assert north.entry.working == ["Gate A: 1 turnstiles × 660/h per hour = 660"]
+    assert north.entry.working == ["Gate A: 1 turnstiles × 660/h × 1 h = 660"]
 
 
 def test_a_zone_of_some_rows_takes_its_share_of_the_gates_and_exits(ground) -> None:
@@ -85,7 +85,7 @@ def test_the_capacity_page_shows_the_working(ground, no_second_factor) -> None:
     page = client.get(reverse("ground_capacity", args=["brook-lane"]) + "?evacuation=2.5")
     assert page.status_code == 200
     text = page.content.decode()
-    assert "North vomitory: 1.5 m stairway × 66/m/min × 2.5 min evacuation = 248" in text
+    assert "North vomitory: 1.5 m stairway × 66/m/min × 2.5 min evacuation = 247" in text
     assert "safe capacity <strong data-safe>660</strong>" in text
     bad = client.get(reverse("ground_capacity", args=["brook-lane"]) + "?evacuation=12")
     assert bad.status_code == 400

@@ -15,7 +15,8 @@ For a set of seats (whole blocks, or rows of a block by their share of its rows)
 - safe capacity: the lowest of them. A figure the venue file gives nothing for (no gates, no
   exits) is shown as not assessed and left out of the lowest.
 
-Each figure is rounded down once, at the end, so the working adds up as shown.
+Each line of the working is rounded down and its figure is the sum of its lines, so the working
+adds up to the figure shown.
 """
 
 import math
@@ -142,7 +143,7 @@ def capacity_of(
             data,
             seats,
             1.0,
-            "per hour",
+            "× 1 h",
             "no gate serves these blocks",
             "the venue file has no gates",
         ),
@@ -169,17 +170,21 @@ def capacity_of(
     )
 
 
+def _down(people: float) -> int:
+    """Rounded down, after the float error of a product (1.2 x 82 x 2.5 is 245.99999...)."""
+    return math.floor(round(people, 6))
+
+
 def _holding(data: GroundData, seats: Mapping[int, float]) -> Figure:
     by_factors: dict[tuple[float, float], float] = defaultdict(float)
     for pk, n in seats.items():
         block = data.blocks[pk]
         by_factors[block.p_factor, block.s_factor] += n
-    value = sum(n * p * s for (p, s), n in by_factors.items())
+    lines = [(p, s, n, _down(n * p * s)) for (p, s), n in sorted(by_factors.items())]
     working = [
-        f"{math.floor(n):,} seats × (P) {p:.2f} × (S) {s:.2f} = {n * p * s:,.0f}"
-        for (p, s), n in sorted(by_factors.items())
+        f"{math.floor(n):,} seats × (P) {p:.2f} × (S) {s:.2f} = {held:,}" for p, s, n, held in lines
     ]
-    return Figure("Holding capacity", math.floor(value), working)
+    return Figure("Holding capacity", sum(held for *_, held in lines), working)
 
 
 def _through(
@@ -195,20 +200,22 @@ def _through(
     routes = list(routes)
     if not routes:
         return Figure(name, None, [f"Not assessed: {none_at_all}."])
-    value = 0.0
+    value = 0
     working = []
     for route in routes:
         mine = sum(seats.get(pk, 0.0) for pk in route.blocks)
         if not mine:
             continue
         served = sum(data.blocks[pk].seats for pk in route.blocks if pk in data.blocks)
-        part = route.per_hour_or_minute * minutes * mine / served
+        # Each route's people rounded down, and the figure their sum: the working adds up to
+        # the figure shown, and no route is counted above what it passes.
+        part = _down(route.per_hour_or_minute * minutes * mine / served)
         value += part
         share = "" if mine == served else f" × {mine:,.0f} of its {served:,} seats"
-        working.append(f"{route.name}: {route.detail} {unit}{share} = {part:,.0f}")
+        working.append(f"{route.name}: {route.detail} {unit}{share} = {part:,}")
     if not working:
         working = [f"0: {none_serve}."]
-    return Figure(name, math.floor(value), working)
+    return Figure(name, value, working)
 
 
 def zone_parts(zone_ids: Iterable[int], data: GroundData) -> dict[int, dict[int, float]]:

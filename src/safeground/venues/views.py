@@ -43,6 +43,7 @@ def capacity(request: HttpRequest, code: str) -> HttpResponse:
             minutes = ground.evacuation_minutes
     zones = list(ground.zones.all())
     by_zone = zone_capacities(ground, [z.pk for z in zones], evacuation_minutes=minutes)
+    stands = stand_capacities(ground, evacuation_minutes=minutes)
     return render(
         request,
         "venues/capacity.html",
@@ -50,7 +51,10 @@ def capacity(request: HttpRequest, code: str) -> HttpResponse:
             "ground": ground,
             "minutes": minutes,
             "problem": problem,
-            "stands": stand_capacities(ground, evacuation_minutes=minutes),
+            "stands": stands,
+            # Every seat is in one stand: the ground's figures are its stands' sums.
+            "ground_safe": sum(capacity.safe for _, capacity in stands),
+            "ground_seats": sum(capacity.seats for _, capacity in stands),
             "zones": [(zone, by_zone[zone.pk]) for zone in zones if zone.pk in by_zone],
             "rate": settings.SAFEGROUND_TURNSTILE_RATE,
         },
