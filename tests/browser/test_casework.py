@@ -97,6 +97,11 @@ def test_from_a_missile_entry_to_a_banned_holder_turned_away_at_the_next_fixture
     row.get_by_role("button", name=f"Identify {target.holder_name}").click()
     expect(officer.locator("[data-subjects]")).to_contain_text(target.holder_name)
 
+    # The outcome's kind is named by its label (axe: `select-name`).
+    outcome = officer.locator("[data-outcome-form]").get_by_label("Outcome", exact=True)
+    expect(outcome).to_have_count(1)
+    assert outcome.evaluate("e => e.tagName") == "SELECT"
+
     # A CCTV still as evidence of the holder: its SHA-256 is shown.
     officer.locator("[data-evidence-details] summary").click()
     form = officer.locator("[data-evidence-form]")

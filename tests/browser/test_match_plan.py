@@ -29,10 +29,13 @@ def test_the_safety_officer_and_the_police_commander_sign_off_the_cup_tie(site, 
     field = away.locator("input")
     computed = int(field.input_value())
     field.fill(str(computed + 12))
+    # Each text box is found by its label, as a screen reader names it (axe: `label`).
+    page.get_by_label("When it fails").fill("Landline to the police control box")
     page.locator("[name=note]").fill("Twelve more stewards at the away end")
     page.locator("[data-plan-save]").click()
     expect(page.locator("[data-plan]")).to_have_attribute("data-plan-version", "2")
     expect(away.locator("input")).to_have_value(str(computed + 12))
+    expect(page.get_by_label("When it fails")).to_have_value("Landline to the police control box")
     page.locator("[data-plan-sign]").click()
     expect(page.locator("[data-signatures]")).to_contain_text("Safety officer: signed by")
     expect(page.locator("[data-plan-status]")).to_contain_text("Not signed off")
