@@ -176,3 +176,18 @@ def test_evidence_of_a_home_only_entry_stays_with_the_home_club(
     assert f'data-evidence-item="{shared.pk}"' in locker
     assert f'data-evidence-item="{private.pk}"' not in locker
     assert client_for("safety").get(reverse("evidence_file", args=[private.pk])).status_code == 200
+
+
+def test_evidence_on_a_home_only_entry_without_a_case_stays_with_the_home_club(
+    match_day, client_for, no_second_factor
+):
+    cup = match_day.cup_tie
+    private = evidence_add(
+        by=match_day.cast["safety"], fixture=cup, entry=factories.report(cup, home_only=True),
+        kind="photo", upload=factories.upload(),
+    )  # fmt: skip
+    police = client_for("police")
+    assert police.get(reverse("evidence_file", args=[private.pk])).status_code == 403
+    locker = police.get(reverse("evidence_locker", args=[cup.pk])).text
+    assert f'data-evidence-item="{private.pk}"' not in locker
+    assert client_for("safety").get(reverse("evidence_file", args=[private.pk])).status_code == 200

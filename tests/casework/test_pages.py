@@ -161,6 +161,21 @@ def test_a_case_about_a_home_only_entry_stays_with_the_home_club(
     assert client_for("safety").get(reverse("case", args=[private.pk])).status_code == 200
 
 
+def test_a_home_only_report_is_not_offered_to_the_police_to_open_a_case_from(
+    match_day, client_for, no_second_factor
+):
+    cup = match_day.cup_tie
+    private, shared = factories.report(cup, home_only=True), factories.report(cup)
+    url = reverse("casework_fixture", args=[cup.pk])
+    police = client_for("police")
+    listed = police.get(url).text
+    assert f'data-report="{shared.seq}"' in listed
+    assert f'data-report="{private.seq}"' not in listed
+    refused = police.post(url, {"entries": [private.pk], "title": "Ours"})
+    assert refused.status_code == 400 and not Case.objects.exists()
+    assert f'data-report="{private.seq}"' in client_for("safety").get(url).text
+
+
 def test_naming_a_register_person_is_for_register_readers_and_is_recorded(
     match_day, client_for, no_second_factor
 ):

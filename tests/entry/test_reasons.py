@@ -77,9 +77,26 @@ def bundle_disagreements(table: Table, states: dict[tuple[str, str | None], str]
     return problems
 
 
+# What fills a message's slots and the place an admission names, by the page config's key.
+SLOT_WORDS: dict[str, object] = {
+    "end": rules.END_WORDS,
+    "go": rules.GO,
+    "gatesJoinedBy": rules.GATES_JOINED_BY,
+    "whereThisScanner": rules.WHERE_THIS_SCANNER,
+    "whereBeforeBundle": rules.WHERE_BEFORE_BUNDLE,
+    "seat": rules.SEAT,
+}
+
+
+def slot_word_pieces() -> set[str]:
+    """The fixed text of each of those words (between their own slots: "block ", ", row ")."""
+    texts = [*rules.END_WORDS.values()] + [w for w in SLOT_WORDS.values() if isinstance(w, str)]
+    return {piece for text in texts for piece in re.split(r"\{\w+\}", text) if piece.strip()}
+
+
 def page_disagreements(table: Table, config: dict) -> list[str]:
     """The page's config carries the reasons a scanner decides offline, in order, in the table's
-    words, and the admit and exit messages."""
+    words, the admit and exit messages, and the words that fill the messages' slots."""
     wanted = [{"code": r.code, "message": r.message} for r in table if r.offline]
     problems = [] if config["reasons"] == wanted else ["the page's reasons are not the table's"]
     for key, text in (
@@ -89,6 +106,9 @@ def page_disagreements(table: Table, config: dict) -> list[str]:
     ):
         if config.get(key) != text:
             problems.append(f"the page's {key} message is not the table's")
+    for key, words in SLOT_WORDS.items():
+        if config.get(key) != words:
+            problems.append(f"the page's {key} words are not entry/rules.py's")
     return problems
 
 
@@ -107,6 +127,11 @@ def script_disagreements(table: Table, script: str) -> list[str]:
             problems.append(f"scanner-1.js holds its own words for {reason.code}")
     if "Do not admit" in script or "Exit recorded" in script:
         problems.append("scanner-1.js holds a steward message of its own")
+    # The words around a message: none written out (a short one, " or ", as a string literal).
+    for piece in slot_word_pieces():
+        quoted = (f"{mark}{piece}{mark}" for mark in "\"'`")
+        if (len(piece.strip()) >= 4 and piece in script) or any(q in script for q in quoted):
+            problems.append(f"scanner-1.js holds its own words {piece!r} (entry/rules.py's)")
     return problems
 
 
@@ -194,12 +219,38 @@ def test_the_page_checker_catches_other_words_or_order() -> None:
     assert page_disagreements(swapped(REASONS, "wrong_end", "already_inside"), config)
 
 
+@pytest.mark.django_db
+def test_the_page_checker_catches_other_words_around_a_message() -> None:
+    config = scanner_config()
+    assert page_disagreements(REASONS, {**config, "go": " Send the holder to {gates}."})
+    assert page_disagreements(REASONS, {**config, "end": {"home": "a home", "away": "a visiting"}})
+    assert page_disagreements(REASONS, {**config, "seat": "{block} {row} {seat}"})
+    without = dict(config)
+    del without["whereThisScanner"]
+    assert page_disagreements(REASONS, without)
+
+
 def test_the_script_checker_catches_another_order_or_its_own_words() -> None:
     script = SCRIPT.read_text()
     assert script_disagreements(swapped(REASONS, "wrong_end", "already_inside"), script)
     assert script_disagreements(REASONS, script.replace("flagged: (row)", "flaged: (row)"))
     own_words = script + '\nconst SAY_BANNED = "Do not admit: the holder is banned";'
     assert script_disagreements(REASONS, own_words)
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        'const END = row[1] === "a" ? "an away" : "a home";',
+        "const GO = ` Direct the holder to ${gates}.`;",
+        'const GATES = gates.join(" or ");',
+        "const PLACE = `block ${block}, row ${row}, seat ${seat}`;",
+        'const WHERE = " by this scanner";',
+        'const WHERE = " before the ticket list was made";',
+    ],
+)
+def test_the_script_checker_catches_its_own_words_around_a_message(own: str) -> None:
+    assert script_disagreements(REASONS, SCRIPT.read_text() + "\n" + own)
 
 
 # --- and so does what the decision does -----------------------------------------------------------

@@ -342,9 +342,11 @@ def can_export_people(user: Any, organisation_id: int) -> bool:
     return can_read_person(user, organisation_id)
 
 
-def sees_home_only(user: Any, fixture: Fixture) -> bool:
-    """A home-only log entry counts in the figures of the home club's staff only."""
-    return bool(roles_at(user, fixture.ground.organisation_id))
+def is_home_staff(user: Any, fixture: Fixture) -> bool:
+    """A member of the home club (the ground's organisation), in any role: who sees the log's
+    home-only entries (incidents.selectors.home_only_entries), live and in casework, reports and
+    exports, and in whose figures they count."""
+    return fixture.ground.organisation_id in organisation_ids(user)
 
 
 # Steward deployment, pre-match checks and the briefing (the deployment app). The control room

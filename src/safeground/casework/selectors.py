@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -15,7 +15,7 @@ from django.urls import reverse
 from safeground.accounts.permissions import (
     can_identify,
     can_work_cases,
-    organisation_ids,
+    is_home_staff,
     require,
 )
 from safeground.bans.hooks import Holds
@@ -25,7 +25,11 @@ from safeground.bans.services import access_record_write
 from safeground.entry.selectors import subject_ticket_ids
 from safeground.errors import erased_by_retention
 from safeground.incidents.models import LogEntry, Photo
-from safeground.incidents.selectors import logged_entry_audience
+from safeground.incidents.selectors import (
+    entries_seen_by,
+    home_only_entries,
+    logged_entry_audience,
+)
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
@@ -49,8 +53,8 @@ def case_for(user: Any, case_id: int) -> Case:
     )  # fmt: skip
     require(can_work_cases(user, case.fixture))
     # A case about a home-only entry stays with the home club's staff, as the entry does.
-    if not _home_staff(user, case.fixture):
-        require(not case.entries.filter(home_only=True).exists())
+    if not is_home_staff(user, case.fixture):
+        require(not case.entries.filter(home_only_entries()).exists())
     return case
 
 
@@ -80,21 +84,22 @@ def case_detail(case: Case) -> dict[str, Any]:
 def cases_of(user: Any, fixture: Fixture) -> list[Case]:
     require(can_work_cases(user, fixture))
     cases = fixture.cases.select_related("opened_by")
-    if not _home_staff(user, fixture):
-        cases = cases.exclude(entries__home_only=True)
+    if not is_home_staff(user, fixture):
+        cases = cases.exclude(entries__in=_home_only())
     return list(cases.distinct())
 
 
-def _home_staff(user: Any, fixture: Fixture) -> bool:
-    return fixture.ground.organisation_id in organisation_ids(user)
+def _home_only() -> QuerySet[LogEntry]:
+    """The entries the log keeps to the home club's staff (its one rule: home_only_entries)."""
+    return LogEntry.objects.filter(home_only_entries())
 
 
 def reports_of(user: Any, fixture: Fixture) -> list[LogEntry]:
     """The match's reports the user may see, newest first, for choosing what a case is about
     (a home-only entry stays with the home club's staff, as in the log)."""
-    reports = LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
-    if not _home_staff(user, fixture):
-        reports = reports.filter(home_only=False)
+    reports = entries_seen_by(
+        user, fixture, LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
+    )
     return list(reports.select_related("category", "block", "zone", "gate").order_by("-seq"))
 
 
@@ -130,12 +135,8 @@ def who_was_there(
     if len(entries) != len(set(entry_ids)):
         raise CaseworkError("entries", "an entry is not in this match's log", status=404)
     # The log's rule: a home-only entry (or an action on one) is the home club's staff's alone.
-    if not _home_staff(user, fixture):
-        hidden = {e.pk for e in entries if e.home_only} | set(
-            LogEntry.objects.filter(pk__in=[e.concerns_id for e in entries if e.concerns_id],
-                                    home_only=True).values_list("pk", flat=True)
-        )  # fmt: skip
-        require(not hidden)
+    if not is_home_staff(user, fixture):
+        require(not _home_only().filter(pk__in=[e.pk for e in entries]).exists())
     unplaced = [e for e in entries if e.block is None]
     if unplaced:
         raise CaseworkError("entries", f"entry #{unplaced[0].seq} names no block: nobody is "
@@ -249,7 +250,7 @@ def subject_access_cases(person: Any) -> dict[str, Any]:
 
 def _home_only_evidence() -> Q:
     """Evidence of a home-only entry, or of a case about one: the home club's staff's alone."""
-    return Q(entry__home_only=True) | Q(case__entries__home_only=True)
+    return Q(entry__in=_home_only()) | Q(case__entries__in=_home_only())
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ def locker(user: Any, fixture: Fixture) -> Locker:
     may see (the log's one visibility rule)."""
     require(can_work_cases(user, fixture))
     found = Evidence.objects.filter(fixture=fixture)
-    if not _home_staff(user, fixture):
+    if not is_home_staff(user, fixture):
         found = found.exclude(_home_only_evidence())
     evidence = list(found.select_related("case", "entry", "uploaded_by").distinct())
     viewer = viewer_for(user, fixture)
@@ -282,7 +283,7 @@ def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     """A piece of evidence, checked, its viewing or download recorded in its chain of custody."""
     evidence = get_object_or_404(Evidence.objects.select_related("fixture__ground"), pk=evidence_id)
     require(can_work_cases(user, evidence.fixture))
-    if not _home_staff(user, evidence.fixture):
+    if not is_home_staff(user, evidence.fixture):
         require(not Evidence.objects.filter(_home_only_evidence(), pk=evidence.pk).exists())
     if evidence.erased_at is not None:  # nothing to view: no custody record
         raise FileErased(

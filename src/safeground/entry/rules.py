@@ -9,11 +9,15 @@ SQL statement and of its ORM path (entry.decision), the ticket states of an offl
 config, entry.views). tests/entry/test_reasons.py fails when any of them disagrees with it.
 
 A message may hold `{slots}` the answer fills: `{where}` (the gate and time of the earlier
-admission; empty offline), `{end}` ("a home" or "an away") and `{go}` (the gates that serve the
-ticket's block). This module imports nothing of the project: everything else reads it.
+admission; offline, only whether this scanner let the ticket in), `{end}` ("a home" or "an away")
+and `{go}` (the gates that serve the ticket's block). The words that fill them, and the place an
+admission names, are declared here too: the server's answer (entry.scans) and the scanner page
+offline (its config) both say them from here. This module imports nothing of the project:
+everything else reads it.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -94,6 +98,17 @@ ADMIT = "Admit: {place}."
 EXIT_REENTRY = "Exit recorded. The ticket may be used to come back in."
 EXIT_NO_REENTRY = "Exit recorded. No re-entry at this match: the ticket will not admit again."
 
+# The words that fill a message's slots and the place an admission names.
+END_WORDS = {"home": "a home", "away": "an away"}  # {end}: the ticket's end
+GO = " Direct the holder to {gates}."  # {go}, when the gates serving the block are known
+GATES_JOINED_BY = " or "
+WHERE = " at {gate}{time}"  # {where} online: the earlier admission's gate, and time if known
+WHERE_TIME = " at {time}"
+WHERE_UNKNOWN_GATE = "another gate"
+WHERE_THIS_SCANNER = " by this scanner"  # {where} offline: this scanner let the ticket in
+WHERE_BEFORE_BUNDLE = " before the ticket list was made"  # offline: the bundle says it is inside
+SEAT = "block {block}, row {row}, seat {seat}"  # {place} of a seated ticket (else its area)
+
 CODES: tuple[str, ...] = tuple(reason.code for reason in REASONS)
 BY_CODE: dict[str, Reason] = {reason.code: reason for reason in REASONS}
 SLOT = re.compile(r"\{(\w+)\}")
@@ -122,13 +137,35 @@ def message(code: str, **slots: str) -> str:
     return SLOT.sub(lambda found: slots.get(found.group(1), ""), BY_CODE[code].message)
 
 
+def end_words(end: str) -> str:
+    """{end}: "an away" for an away ticket, else "a home"."""
+    return END_WORDS["away" if end == "away" else "home"]
+
+
+def go_words(gates: Sequence[str]) -> str:
+    """{go}: where to send the holder; nothing when no gate serves their block."""
+    return GO.format(gates=GATES_JOINED_BY.join(gates)) if gates else ""
+
+
+def where_words(gate: str | None, time: str | None) -> str:
+    """{where} online: the gate of the earlier admission ("another gate" when it is not known)
+    and its time ("HH:MM", when known)."""
+    at = WHERE_TIME.format(time=time) if time else ""
+    return WHERE.format(gate=WHERE_UNKNOWN_GATE if gate is None else gate, time=at)
+
+
+def seat_place(block: str, row: str, seat: str) -> str:
+    return SEAT.format(block=block, row=row, seat=seat)
+
+
 def bundle_states(reasons: tuple[Reason, ...] = REASONS) -> tuple[str, ...]:
     """The reasons a bundle carries as a ticket's state, in order (the first that holds wins)."""
     return tuple(reason.code for reason in reasons if reason.bundle_state)
 
 
 def for_scanner() -> dict[str, Any]:
-    """What the scanner page decides with offline: the reasons in order, with their messages."""
+    """What the scanner page decides with offline: the reasons in order, with their messages,
+    and the words that fill their slots (the page has no words of its own)."""
     return {
         "reasons": [
             {"code": reason.code, "message": reason.message} for reason in REASONS if reason.offline
@@ -136,4 +173,10 @@ def for_scanner() -> dict[str, Any]:
         "admit": ADMIT,
         "exitReentry": EXIT_REENTRY,
         "exitNoReentry": EXIT_NO_REENTRY,
+        "end": END_WORDS,
+        "go": GO,
+        "gatesJoinedBy": GATES_JOINED_BY,
+        "whereThisScanner": WHERE_THIS_SCANNER,
+        "whereBeforeBundle": WHERE_BEFORE_BUNDLE,
+        "seat": SEAT,
     }

@@ -193,7 +193,7 @@ def _place(outcome: decision.Outcome, ground: lookups.GroundInfo) -> str:
     if outcome.block_id is None:
         return outcome.area
     block = ground.block_codes.get(outcome.block_id, "?")
-    return f"block {block}, row {outcome.row}, seat {outcome.seat}"
+    return rules.seat_place(block, outcome.row, outcome.seat)
 
 
 def scan_message(
@@ -208,16 +208,12 @@ def scan_message(
             return rules.EXIT_REENTRY if reentry else rules.EXIT_NO_REENTRY
         return rules.ADMIT.format(place=_place(outcome, ground))
     if reason == Reason.ALREADY_INSIDE:
-        gate = ground.gate_names.get(outcome.entered_gate_id or 0, "another gate")
-        when = f" at {timezone.localtime(outcome.entered_at):%H:%M}" if outcome.entered_at else ""
-        return rules.message(reason, where=f" at {gate}{when}")
+        gate = ground.gate_names.get(outcome.entered_gate_id or 0)
+        when = f"{timezone.localtime(outcome.entered_at):%H:%M}" if outcome.entered_at else None
+        return rules.message(reason, where=rules.where_words(gate, when))
     if reason == Reason.WRONG_END:
         gates = ground.block_gates.get(outcome.block_id or 0, ())
-        return rules.message(
-            reason,
-            end="an away" if outcome.end == Ticket.End.AWAY else "a home",
-            go=f" Direct the holder to {' or '.join(gates)}." if gates else "",
-        )
+        return rules.message(reason, end=rules.end_words(outcome.end), go=rules.go_words(gates))
     return rules.message(reason)
 
 

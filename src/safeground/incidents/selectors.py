@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 
-from safeground.accounts.permissions import can_read_checkpoints, require
+from safeground.accounts.permissions import can_read_checkpoints, is_home_staff, require
 from safeground.live.events import Audience
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
@@ -267,6 +267,19 @@ def entry_audience(
         zone_ids=frozenset(entry_zone_ids(report, zones)) or None,
         user_ids=frozenset(addressed_to(before, after) | authors_of(entry, report)),
     )
+
+
+def home_only_entries() -> Q:
+    """The log's home-only rule (entry_audience's) as a query: a home-only report and every entry
+    on it are for the home club's staff alone (accounts.permissions.is_home_staff), in casework,
+    reports and exports as in the log. An action carries its report's flag
+    (incidents.services._action); the report's own is read too, as entry_audience reads it."""
+    return Q(home_only=True) | Q(concerns__home_only=True)
+
+
+def entries_seen_by(user: Any, fixture: Fixture, entries: QuerySet[LogEntry]) -> QuerySet[LogEntry]:
+    """`entries` (of this fixture) but those the home-only rule keeps from this user."""
+    return entries if is_home_staff(user, fixture) else entries.exclude(home_only_entries())
 
 
 def authors_of(entry: LogEntry, report: LogEntry) -> set[int]:

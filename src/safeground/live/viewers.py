@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from safeground.accounts.permissions import memberships
+from safeground.accounts.permissions import is_home_staff, memberships
 
 from .events import Viewer
 from .providers import viewer_zones
@@ -31,7 +31,7 @@ def viewers_for(users: Sequence[Any], fixture: Any) -> list[Viewer]:
                 user_id=user.pk,
                 organisation_ids=organisation_ids,
                 roles=frozenset(role for _, role in mine),
-                home_staff=home in organisation_ids,
+                home_staff=is_home_staff(user, fixture),
                 zone_ids=zones.get(user.pk, frozenset()),
             )
         )

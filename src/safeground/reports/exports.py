@@ -20,7 +20,6 @@ from safeground.accounts.permissions import (
     can_read_match_report,
     can_read_season,
     require,
-    sees_home_only,
 )
 from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.selectors import reason_check
@@ -28,7 +27,7 @@ from safeground.bans.services import access_record_write
 from safeground.entry.models import Scan
 from safeground.errors import SafegroundError
 from safeground.incidents.models import LogEntry
-from safeground.incidents.selectors import place_label
+from safeground.incidents.selectors import entries_seen_by, place_label
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Ground
@@ -74,9 +73,7 @@ LOG_COLUMNS = (
 
 def log_rows(user: Any, fixture: Fixture) -> Iterator[dict[str, Any]]:
     """The match's whole log, oldest first; home-only entries for the home club's staff only."""
-    entries = LogEntry.objects.filter(fixture=fixture)
-    if not sees_home_only(user, fixture):
-        entries = entries.filter(home_only=False)
+    entries = entries_seen_by(user, fixture, LogEntry.objects.filter(fixture=fixture))
     for e in entries.select_related(
         "category", "block", "zone", "gate", "concourse", "concerns"
     ).order_by("seq"):

@@ -36,8 +36,8 @@ from django.utils import timezone
 from safeground.accounts.permissions import (
     can_read_match_report,
     can_read_season,
+    is_home_staff,
     require,
-    sees_home_only,
 )
 from safeground.bans.models import Ban
 from safeground.casework.models import Outcome
@@ -286,7 +286,7 @@ def match_report_for(user: Any, fixture_id: int) -> MatchReport:
     """The post-match report of one fixture, for a user who may read it."""
     fixture = fixture_for(user, fixture_id)
     require(can_read_match_report(user, fixture))
-    return match_report(fixture, home_only=sees_home_only(user, fixture))
+    return match_report(fixture, home_only=is_home_staff(user, fixture))
 
 
 def match_report(

@@ -249,8 +249,8 @@
 
   // ---- deciding ----------------------------------------------------------------------------
   const decisionBox = document.querySelector("[data-decision]");
-  // The reasons in the order the server checks them, with the steward's words: entry/rules.py,
-  // through the page's config. Only what each reason checks offline is written here, in the same
+  // The reasons in the order the server checks them, with the steward's words and those that
+  // fill their slots: entry/rules.py, through the page's config. Only what each reason checks offline is written here, in the same
   // order; tests/entry/test_reasons.py fails when these and the table disagree.
   const RULES = config.rules;
   const SAY = Object.fromEntries(RULES.reasons.map(({ code, message }) => [code, message]));
@@ -277,9 +277,10 @@
     decisionBox.querySelector("[data-decision-mode]").textContent = offline ? `OFFLINE · queued (${queued})` : "";
   }
 
-  function place(row) {
-    const [, , , where, seatRow, seat] = row;
-    return seatRow || seat ? `block ${where}, row ${seatRow}, seat ${seat}` : where;
+  // A seated ticket's place in RULES.seat's words; else the area it admits to.
+  function place(ticket) {
+    const [, , , blockOrArea, seatRow, seatNumber] = ticket;
+    return seatRow || seatNumber ? fill(RULES.seat, { block: blockOrArea, row: seatRow, seat: seatNumber }) : blockOrArea;
   }
 
   function exitMessage() {
@@ -303,10 +304,10 @@
     if (!reason) return { decision: "admit", reason, message: fill(RULES.admit, { place: place(row) }), hash };
     const gates = row ? bundle.payload.gates_for_block[row[3]] || [] : [];
     const message = fill(SAY[reason], {
-      end: row && row[1] === "a" ? "an away" : "a home",
-      go: gates.length ? ` Direct the holder to ${gates.join(" or ")}.` : "",
+      end: RULES.end[row && row[1] === "a" ? "away" : "home"],
+      go: gates.length ? fill(RULES.go, { gates: gates.join(RULES.gatesJoinedBy) }) : "",
       // offline the steward learns only whether this scanner let it in itself
-      where: mine.has(hash) ? " by this scanner" : " before the ticket list was made",
+      where: mine.has(hash) ? RULES.whereThisScanner : RULES.whereBeforeBundle,
     });
     return { decision: "deny", reason, message, hash };
   }
