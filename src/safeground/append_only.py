@@ -24,12 +24,9 @@ class AppendOnlyError(Exception):
     """An append-only record was about to be changed or deleted: write a new record instead."""
 
 
-class AppendOnlyQuerySet[M: models.Model](models.QuerySet[M]):
-    def update(self, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError(f"{self.model._meta.verbose_name_plural} are append-only")
-
-    def delete(self) -> NoReturn:
-        raise AppendOnlyError(f"{self.model._meta.verbose_name_plural} are never deleted")
+class ErasableQuerySet[M: models.Model](models.QuerySet[M]):
+    """`erase()`: retention's one write, limited to the columns the model names `erasable`. An
+    ordinary model with a file retention deletes (the log's photos) has it too."""
 
     def erase(self, **fields: Any) -> int:
         """Retention only: overwrite personal data in the model's `erasable` columns."""
@@ -37,7 +34,15 @@ class AppendOnlyQuerySet[M: models.Model](models.QuerySet[M]):
         refused = sorted(set(fields) - set(allowed))
         if refused:
             raise AppendOnlyError(f"{', '.join(refused)}: not erasable on {self.model.__name__}")
-        return super().update(**fields)
+        return models.QuerySet.update(self, **fields)
+
+
+class AppendOnlyQuerySet[M: models.Model](ErasableQuerySet[M]):
+    def update(self, **kwargs: Any) -> NoReturn:
+        raise AppendOnlyError(f"{self.model._meta.verbose_name_plural} are append-only")
+
+    def delete(self) -> NoReturn:
+        raise AppendOnlyError(f"{self.model._meta.verbose_name_plural} are never deleted")
 
 
 class AppendOnlyModel(models.Model):

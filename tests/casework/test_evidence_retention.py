@@ -16,7 +16,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from safeground.bans.services import ban_appeal, ban_appeal_decide, ban_approve, register_daily
+from safeground.bans.services import ban_appeal, ban_appeal_decide, ban_approve
 from safeground.casework.bundle import bundle_verify
 from safeground.casework.models import Case, CustodyRecord, Evidence
 from safeground.casework.services import (
@@ -27,6 +27,7 @@ from safeground.casework.services import (
     subject_add,
 )
 from safeground.incidents.services import Place
+from safeground.privacy.services import register_daily
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -183,10 +183,10 @@ def test_a_photo_erased_by_retention_is_not_sent_to_a_screen_catching_up(day) ->
 
     from django.utils import timezone
 
-    from safeground.bans.services import retention_apply
     from safeground.incidents.catch_up import folds_forget, live_catch_up
     from safeground.incidents.services import log_entry_photo_add
     from safeground.live.viewers import viewer_for
+    from safeground.privacy.services import retention_apply
 
     photos = [
         log_entry_photo_add(

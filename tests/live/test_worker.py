@@ -12,14 +12,14 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from safeground.bans.models import Ban
-from safeground.bans.tasks import register_daily_task
 from safeground.live.schedule import daily_tasks_schedule, next_run
+from safeground.privacy.tasks import register_daily_task
 from tests import factories
 
 # The worker checks its connection between tasks as a request would (close_old_connections), which
 # a test wrapped in a transaction cannot survive: the tests that run it commit for real.
 commits = pytest.mark.django_db(transaction=True)
-DAILY = "safeground.bans.tasks.register_daily_task"
+DAILY = "safeground.privacy.tasks.register_daily_task"
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
-from django.utils import timezone
 
 from safeground.accounts.permissions import (
     access_record_organisation_ids,
@@ -169,21 +168,16 @@ def access_records_search(
     return records
 
 
-# --- subject access (UK GDPR Art. 15) ---------------------------------------------------------
-
-SUBJECT_ACCESS_FORMAT = "safeground-subject-access/1"
+# --- subject access (UK GDPR Art. 15): the register's part of safeground.privacy's export ------
 
 
 def _at(value: date | datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-@transaction.atomic
-def subject_access_export(*, user: Any, person_id: int, reason: str) -> dict[str, Any]:
-    """Everything held about one person on the register: the record, their bans and each ban's
-    history, and what the other apps hold (their tickets by name and date of birth with the
-    scans, the flags, the cases naming them: bans.hooks), with every access record about them.
-    Checked and recorded (with the stated reason) before anything is read."""
+def subject_access_open(*, user: Any, person_id: int, reason: str) -> tuple[Person, AccessRecord]:
+    """A subject-access export's checks and its access record (with the stated reason), before
+    anything about the person is read: the person, and the record."""
     person = Person.objects.filter(pk=person_id).first()
     if person is None:
         raise Http404("no such person")
@@ -200,15 +194,13 @@ def subject_access_export(*, user: Any, person_id: int, reason: str) -> dict[str
         person=person,
         reason=reason_check(reason),
     )
-    bans = list(Ban.objects.filter(person=person).prefetch_related("steps").order_by("pk"))
-    records = AccessRecord.objects.filter(Q(person=person) | Q(ban__in=bans)).order_by("at", "pk")
-    export: dict[str, Any] = {
-        "format": SUBJECT_ACCESS_FORMAT,
-        "exported_at": _at(timezone.now()),
-        "exported_by": user.get_username(),
-        "reason": record.reason,
-        "access_record": record.pk,
-        "controller": str(person.organisation),
+    return person, record
+
+
+def subject_access_register(person: Person) -> dict[str, Any]:
+    """The person's record on the register and their bans, each with its history."""
+    bans = Ban.objects.filter(person=person).prefetch_related("steps").order_by("pk")
+    return {
         "person": {
             "id": person.pk,
             "first_names": person.first_names,
@@ -248,8 +240,12 @@ def subject_access_export(*, user: Any, person_id: int, reason: str) -> dict[str
             for ban in bans
         ],
     }
-    export |= hooks.subject_access(person)
-    export["access_records"] = [
+
+
+def subject_access_records(person: Person) -> list[dict[str, Any]]:
+    """Every access record about the person or their bans, the export's own included."""
+    records = AccessRecord.objects.filter(Q(person=person) | Q(ban__person=person))
+    return [
         {
             "id": r.pk,
             "at": _at(r.at),
@@ -259,6 +255,5 @@ def subject_access_export(*, user: Any, person_id: int, reason: str) -> dict[str
             "reason": r.reason,
             "detail": r.detail,
         }
-        for r in records
+        for r in records.order_by("at", "pk")
     ]
-    return export

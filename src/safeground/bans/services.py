@@ -1,15 +1,13 @@
-"""Every write to the register: proposing, approving, appealing, activating and expiring bans,
-and retention. One transaction each; each leaves a ban step (for a change of status) and an access
-record (docs/adr/0004-ban-register.md). Flagging tickets and deciding flags are entry's: the
-register tells it of a ban in force or revoked through bans.hooks.
+"""Every write to the register: proposing, approving, appealing, activating and expiring bans
+(its retention is bans.retention). One transaction each; each leaves a ban step (for a change of
+status) and an access record (docs/adr/0004-ban-register.md). Flagging tickets and deciding flags
+are entry's: the register tells it of a ban in force or revoked through bans.hooks.
 """
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q
 from django.utils import timezone
 
 from safeground.accounts.models import Organisation, User
@@ -18,7 +16,7 @@ from safeground.venues.models import Ground
 
 from . import hooks
 from .matching import name_key
-from .models import ENDED, IN_FORCE, AccessRecord, Ban, BanStep, Person
+from .models import IN_FORCE, AccessRecord, Ban, BanStep, Person
 
 Status = Ban.Status
 Action = AccessRecord.Action
@@ -329,66 +327,3 @@ def bans_roll_forward(*, today: date | None = None) -> RollForward:
         )  # fmt: skip
         expired += 1
     return RollForward(activated=activated, expired=expired, flagged=flagged)
-
-
-@dataclass(frozen=True)
-class RetentionReport:
-    people_erased: int
-    bans_anonymised: int
-    people_kept: int
-    people_held: int = 0  # due, but named in an open case (a legal hold)
-    # The other apps' steps (ticket holders, photos), in the order they registered.
-    steps: tuple[hooks.Erased, ...] = ()
-
-
-@transaction.atomic
-def retention_apply(*, today: date | None = None, days: int | None = None) -> RetentionReport:
-    """Erase the people whose every ban ended more than the retention period ago.
-
-    Names, date of birth, supporter number, photo and the free text of their bans and ban steps
-    go; the bans stay (type, scope, dates, status, organisation) so the statistics still count.
-    Anyone with a ban still in force, proposed or approved, or ended within the period, is kept;
-    so is anyone an open case names (a legal hold). Then the other apps' registered steps erase
-    ticket holders and photos by their own periods, under the same holds (bans.hooks).
-    """
-    today = today or timezone.localdate()
-    days = settings.SAFEGROUND_BAN_RETENTION_DAYS if days is None else days
-    cutoff = today - timedelta(days=days)
-    live = Q(bans__status__in=set(Status.values) - ENDED)
-    people = Person.objects.filter(erased_at__isnull=True).annotate(last_end=Max("bans__ended_on"))
-    due = people.exclude(live).filter(last_end__lte=cutoff)
-    erased = bans = 0
-    now = timezone.now()
-    holds = hooks.legal_holds()
-    ids = list(due.values_list("pk", flat=True))
-    held = sum(1 for pk in ids if pk in holds.people)
-    ids = [pk for pk in ids if pk not in holds.people]
-    # Locked by id: PostgreSQL allows no FOR UPDATE with the GROUP BY of the query above.
-    for person in Person.objects.select_for_update().filter(pk__in=ids, erased_at__isnull=True):
-        if person.photo:
-            person.photo.delete(save=False)
-        Person.objects.filter(pk=person.pk).update(
-            first_names="", last_name="", date_of_birth=None, supporter_number="", photo="",
-            erased_at=now,
-        )  # fmt: skip
-        their_bans = Ban.objects.filter(person=person)
-        bans += their_bans.update(grounds="", reporting_conditions="", control_periods="")
-        BanStep.objects.filter(ban__person=person).erase(reason="(erased by retention)")
-        access_record_write(
-            user=None, action=Action.ERASE, organisation=person.organisation_id, person=person,
-            reason=f"retention: every ban ended on or before {cutoff.isoformat()} ({days} days)",
-        )  # fmt: skip
-        erased += 1
-    kept = Person.objects.filter(erased_at__isnull=True).count()
-    return RetentionReport(
-        people_erased=erased,
-        bans_anonymised=bans,
-        people_kept=kept,
-        people_held=held,
-        steps=tuple(hooks.retention_steps(today, holds)),
-    )
-
-
-def register_daily(*, today: date | None = None) -> tuple[RollForward, RetentionReport]:
-    """The scheduled job (and `safeground apply-retention`): roll bans forward, then retention."""
-    return bans_roll_forward(today=today), retention_apply(today=today)

@@ -6,11 +6,6 @@ urlpatterns = [
     path("register/", views.register, name="register"),
     path("register/propose/", views.propose, name="ban_propose"),
     path("register/people/<int:person_id>/", views.person, name="person"),
-    path(
-        "register/people/<int:person_id>/subject-access/",
-        views.subject_access,
-        name="subject_access",
-    ),
     path("register/bans/<int:ban_id>/decide/", views.decide, name="ban_decide"),
     path("register/bans/<int:ban_id>/appeal/", views.appeal, name="ban_appeal"),
     path("register/bans/<int:ban_id>/appeal/decide/", views.appeal_decide, name="appeal_decide"),

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 
 from safeground.accounts.models import Organisation, User
@@ -183,33 +183,6 @@ def person(request: HttpRequest, person_id: int) -> HttpResponse:
         )
 
     return reason_gate(request, f"person:{summary.pk}", f"Person #{summary.pk}", show)
-
-
-@login_required
-def subject_access(request: HttpRequest, person_id: int) -> HttpResponse:
-    """A subject-access export of one person: a JSON download, recorded with its reason."""
-    summary = selectors.person_summary(request.user, person_id)
-    require(can_export_subject_access(request.user, summary.organisation_id))
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    form = SubjectAccessForm(request.POST)
-    if form.is_valid():
-        try:
-            export = selectors.subject_access_export(
-                user=request.user, person_id=summary.pk, reason=form.cleaned_data["reason"]
-            )
-        except services.BanError as error:
-            messages.error(request, f"{error.field}: {error.message}")
-        else:
-            response = JsonResponse(export, json_dumps_params={"indent": 2, "ensure_ascii": False})
-            name = f"subject-access-person-{summary.pk}.json"
-            response["Content-Disposition"] = f'attachment; filename="{name}"'
-            response["Cache-Control"] = "no-store"  # criminal-offence data: no copy in caches
-            return response
-    else:
-        for field, errors in form.errors.items():
-            messages.error(request, f"{field}: {' '.join(str(e) for e in errors)}")
-    return redirect("person", summary.pk)
 
 
 def _ban_action(

@@ -170,7 +170,7 @@ class Evidence(AppendOnlyModel):
     """A piece of evidence attached to a case and/or a log entry: a file kept with the SHA-256
     computed as it arrived, or a reference to CCTV footage (camera, start and end; no file).
 
-    Retention (services.evidence_retention_apply, ADR 0011) may delete the file: `file` is
+    Retention (retention.evidence_retention_apply, ADR 0011) may delete the file: `file` is
     blanked and `erased_at` set; the row, its SHA-256 and its custody stay."""
 
     erasable = ("file", "erased_at")

@@ -18,7 +18,6 @@ from safeground.accounts.permissions import (
     is_home_staff,
     require,
 )
-from safeground.bans.hooks import Holds
 from safeground.bans.models import AccessRecord
 from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
@@ -181,22 +180,7 @@ def ban_grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
     return found
 
 
-# --- legal holds and subject access (bans.hooks) -----------------------------------------------
-
-
-def legal_holds() -> Holds:
-    """What every open case names: its people and ticket holders, and the stewards' photos of its
-    log entries. Retention leaves them until the case is closed."""
-    open_cases = Case.objects.filter(status=Case.Status.OPEN)
-    subjects = Subject.objects.filter(case__in=open_cases)
-    people = subjects.filter(person__isnull=False).values_list("person_id", flat=True)
-    tickets = subjects.filter(ticket__isnull=False).values_list("ticket_id", flat=True)
-    photos = Photo.objects.filter(entry__cases__in=open_cases).values_list("pk", flat=True)
-    return Holds(
-        people=frozenset(p for p in people if p is not None),
-        tickets=frozenset(t for t in tickets if t is not None),
-        log_photos=frozenset(photos),
-    )
+# --- subject access (safeground.privacy) -------------------------------------------------------
 
 
 def _at(value: Any) -> str | None:

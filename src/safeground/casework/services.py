@@ -7,18 +7,16 @@ check what may be written.
 
 import hashlib
 from collections.abc import Sequence
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 from typing import IO, Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from safeground.accounts.models import User
-from safeground.bans.hooks import Erased, Holds
-from safeground.bans.models import ENDED, AccessRecord, Ban, Person
+from safeground.bans.models import AccessRecord, Ban, Person
 from safeground.bans.services import SCHEDULED, access_record_write, ban_propose
 from safeground.entry.models import Ticket
 from safeground.errors import SafegroundError
@@ -480,78 +478,3 @@ def case_bundle_export(*, case: Case, by: User) -> IO[bytes]:
            f"{len(detail['photos'])} stewards' photos, SHA-256 "
            f"{digest.hexdigest()}")  # fmt: skip
     return data
-
-
-# --- retention (ADR 0011) ------------------------------------------------------------------------
-
-
-def _day_start(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
-
-
-def evidence_retention_apply(today: date, holds: Holds) -> Erased:
-    """bans.hooks, in the register's daily retention: delete the evidence files no longer needed.
-
-    A closed case's files go SAFEGROUND_EVIDENCE_RETENTION_DAYS after it closed (six years: the
-    limitation period for a civil claim), unless a ban proposed from the case has not ended (the
-    file is what the ban stands on). A file on a log entry only goes with the log's photos,
-    SAFEGROUND_PHOTO_RETENTION_DAYS after the match, unless a case on that entry still keeps its
-    own files (open, closed within the period, or a ban from it not ended). An open case holds
-    its files. Each erased file keeps its row, SHA-256 and custody, gains `erased_at`
-    and a custody record of its destruction. Held counts every file kept only by a hold: an open
-    case's (its period has not begun) and those past their period."""
-    days = settings.SAFEGROUND_EVIDENCE_RETENTION_DAYS
-    entry_days = settings.SAFEGROUND_PHOTO_RETENTION_DAYS
-    case_cutoff = _day_start(today - timedelta(days=days))
-    match_cutoff = _day_start(today - timedelta(days=entry_days))
-    files = Evidence.objects.exclude(file="").filter(erased_at__isnull=True)
-    # The day a case closed is its "closed" event (a case is never reopened).
-    closed = Case.objects.filter(status=Case.Status.CLOSED).annotate(
-        closed_at=Max("events__at", filter=Q(events__action="closed"))
-    )
-    past = closed.filter(closed_at__lt=case_cutoff).values("pk")
-    candidates = files.filter(
-        Q(case__status=Case.Status.OPEN)
-        | Q(case__in=past)
-        | Q(case__isnull=True, fixture__kickoff__lt=match_cutoff)
-    ).select_related("case")
-    banned_cases = set(
-        Outcome.objects.filter(ban__isnull=False)
-        .exclude(ban__status__in=ENDED)
-        .values_list("case_id", flat=True)
-    )
-    # A log entry's files stand with every case the entry is in: kept while any of them keeps
-    # its own (open, closed within the period, or a ban from it not ended).
-    keeping = Case.entries.through.objects.exclude(case__in=past) | (
-        Case.entries.through.objects.filter(case__in=banned_cases)
-    )
-    held_entries = set(keeping.values_list("logentry_id", flat=True))
-    held = erased = 0
-    now = timezone.now()
-    for evidence in candidates.order_by("pk"):
-        case = evidence.case
-        if (
-            (case is not None and case.status == Case.Status.OPEN)
-            or evidence.entry_id in held_entries
-            or (case is not None and case.pk in banned_cases)
-        ):
-            held += 1
-            continue
-        evidence.file.delete(save=False)
-        Evidence.objects.filter(pk=evidence.pk).erase(file="", erased_at=now)
-        rule = (
-            f"case #{case.pk} closed more than {days} days ago"
-            if case is not None
-            else f"match more than {entry_days} days ago, no case"
-        )
-        custody_record_write(user=None, action=CustodyRecord.Action.DESTROY, evidence=evidence,
-                             case=case, detail=f"file destroyed by retention: {rule}")  # fmt: skip
-        erased += 1
-    return Erased(
-        what="evidence files",
-        days=days,
-        erased=erased,
-        held=held,
-        after=f"after the case closed; a log entry's only, {entry_days} after the match",
-        held_by="by an open case or a ban not ended",
-    )

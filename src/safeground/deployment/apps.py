@@ -14,9 +14,3 @@ class DeploymentConfig(AppConfig):
 
         panels.register_steward_panel(steward_panel_for)
         panels.register_control_room_panel(control_room_panel_for)
-        # The register's daily retention erases old check photos (bans.hooks).
-        from safeground.bans import hooks
-
-        from .services import check_photos_retention_apply
-
-        hooks.on_retention(check_photos_retention_apply)

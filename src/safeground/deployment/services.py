@@ -7,10 +7,8 @@ Each is one transaction; each change others must see goes out live on commit.
 from __future__ import annotations
 
 import hashlib
-from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -21,7 +19,6 @@ from safeground.accounts.permissions import (
     can_record_any_check,
     can_send_check_back,
 )
-from safeground.bans.hooks import Erased, Holds
 from safeground.errors import Forbidden, SafegroundError
 from safeground.incidents.selectors import current_posts, post_label, steward_post
 from safeground.incidents.services import PHOTO_MAX_BYTES, PHOTO_TYPES
@@ -265,22 +262,3 @@ def plan_mark_ready(*, fixture: Fixture, by: User, override_reason: str = "") ->
         override_reason=reason if overriding else "",  # nothing to override: no reason kept
         open_critical=problems,
     )
-
-
-def check_photos_retention_apply(today: date, holds: Holds) -> Erased:
-    """bans.hooks, in the register's daily retention: delete the files of check photos of
-    matches that kicked off more than SAFEGROUND_PHOTO_RETENTION_DAYS ago. The result stays, with
-    the photo's SHA-256 and the time of the erasure (the one change its triggers allow). No case
-    holds a check photo: a photo wanted as evidence is uploaded to the case's locker."""
-    days = settings.SAFEGROUND_PHOTO_RETENTION_DAYS
-    cutoff = timezone.make_aware(datetime.combine(today - timedelta(days=days), time.min))
-    due = CheckResult.objects.filter(
-        match_check__fixture__kickoff__lt=cutoff, photo_erased_at__isnull=True
-    ).exclude(photo="")
-    erased = 0
-    now = timezone.now()
-    for result in due.order_by("pk"):
-        result.photo.delete(save=False)
-        CheckResult.objects.filter(pk=result.pk).erase(photo="", photo_erased_at=now)
-        erased += 1
-    return Erased(what="check photos", days=days, erased=erased, held=0)

@@ -14,8 +14,6 @@ class EntryConfig(AppConfig):
         hooks.on_ban_in_force(flagging.ban_in_force)
         hooks.on_ban_revoked(services.flags_clear_revoked)
         hooks.on_flags_awaiting(selectors.flags_awaiting)
-        hooks.on_retention(services.tickets_retention_apply)
-        hooks.on_subject_access(selectors.subject_access_tickets)
         # Risk assessment (matches) reads the history through a registered source.
         from safeground.matches.risk import register_history
 

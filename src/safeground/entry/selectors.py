@@ -395,8 +395,9 @@ def subject_ticket_ids(person: Any) -> set[int]:
 
 
 def subject_access_tickets(person: Any) -> dict[str, Any]:
-    """bans.hooks: the person's tickets (subject_ticket_ids), each with its scans, and the flags
-    on them or against the person's bans. The caller checks and records the access."""
+    """Entry's part of a subject-access export (safeground.privacy): the person's tickets
+    (subject_ticket_ids), each with its scans, and the flags on them or against the person's
+    bans. The caller checks and records the access."""
     ids = subject_ticket_ids(person)
     found = (
         Ticket.objects.filter(pk__in=ids)

@@ -1,18 +1,16 @@
 """The writes other apps and pages call: importing a ticketing system's export, cancelling a
-ticket, deciding a ban flag on a ticket, and erasing holders by retention. A turnstile's scans are
-recorded by entry.scans."""
+ticket and deciding a ban flag on a ticket. A turnstile's scans are recorded by entry.scans; the
+erasing of holders by retention is entry.retention's."""
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from safeground.accounts.models import User
-from safeground.bans.hooks import Erased, Holds
 from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.services import BanError, access_record_write, text_check
 from safeground.matches.models import Fixture
@@ -214,20 +212,3 @@ def flags_clear_revoked(ban: Ban, by: User, at: datetime) -> None:
         decided_at=at,
         decision_note=f"Ban #{ban.pk} revoked on appeal.",
     )
-
-
-def tickets_retention_apply(today: date, holds: Holds) -> Erased:
-    """bans.hooks, in the register's daily retention: blank the holder's name and date of birth
-    on the tickets of matches that kicked off more than SAFEGROUND_TICKET_RETENTION_DAYS ago.
-
-    The ticket rows stay (their scans, flags and case subjects point at them); a ticket an open
-    case names is held. One UPDATE per match's worth of rows, not a row at a time."""
-    days = settings.SAFEGROUND_TICKET_RETENTION_DAYS
-    cutoff = timezone.make_aware(datetime.combine(today - timedelta(days=days), time.min))
-    due = Ticket.objects.filter(fixture__kickoff__lt=cutoff, holder_erased_at__isnull=True)
-    held = due.filter(pk__in=holds.tickets).count() if holds.tickets else 0
-    # By id: SQLite and PostgreSQL both refuse an UPDATE through the fixture join.
-    erased = Ticket.objects.filter(pk__in=due.exclude(pk__in=holds.tickets).values("pk")).update(
-        holder_name="", holder_dob=None, holder_erased_at=timezone.now()
-    )
-    return Erased(what="ticket holders", days=days, erased=erased, held=held)

@@ -21,9 +21,3 @@ class IncidentsConfig(AppConfig):
         from .risk_history import log_history
 
         register_history(log_history)
-        # The register's daily retention erases the log's old photos (bans.hooks).
-        from safeground.bans import hooks
-
-        from .services import photos_retention_apply
-
-        hooks.on_retention(photos_retention_apply)

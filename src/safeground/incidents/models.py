@@ -5,10 +5,12 @@ Assignment, escalation, status and corrections are new entries that point at the
 concern; an incident's current state is derived from them (selectors.incident_state).
 """
 
+from typing import Any, ClassVar
+
 from django.conf import settings
 from django.db import models
 
-from safeground.append_only import AppendOnlyModel
+from safeground.append_only import AppendOnlyModel, ErasableQuerySet
 from safeground.matches.models import Fixture
 from safeground.venues.models import ONE_PLACE, Block, Concourse, Gate, Zone
 
@@ -192,6 +194,9 @@ class BroadcastAck(models.Model):
 
 class Photo(models.Model):
     """A photo attached to a log entry (a steward's phone camera), kept with its SHA-256."""
+
+    erasable: ClassVar[tuple[str, ...]] = ("image", "erased_at")  # retention's, through erase()
+    objects: ClassVar[Any] = ErasableQuerySet.as_manager()
 
     entry = models.ForeignKey(LogEntry, on_delete=models.PROTECT, related_name="photos")
     image = models.FileField(upload_to="log-photos/%Y/%m/")

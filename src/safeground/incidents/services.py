@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import memberships
-from safeground.bans.hooks import Erased, Holds
 from safeground.errors import SafegroundError
 from safeground.live.catalogue import BROADCAST, BROADCAST_ACK, LOG_ENTRY, LOG_PHOTO, STEWARD_POST
 from safeground.live.events import Audience, publish
@@ -763,24 +762,3 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
         chain_seq=record.seq,
     )
     return photo
-
-
-def photos_retention_apply(today: date, holds: Holds) -> Erased:
-    """bans.hooks, in the register's daily retention: delete the files of the log's photos of
-    matches that kicked off more than SAFEGROUND_PHOTO_RETENTION_DAYS ago, keeping each row with
-    its SHA-256 and the erasure's time. The log's chain hashes the SHA-256 (a PHOTO record), not
-    the file, so it still verifies. Photos of an open case's entries are held."""
-    days = settings.SAFEGROUND_PHOTO_RETENTION_DAYS
-    cutoff = timezone.make_aware(datetime.combine(today - timedelta(days=days), time.min))
-    due = Photo.objects.filter(entry__fixture__kickoff__lt=cutoff, erased_at__isnull=True)
-    held = erased = 0
-    now = timezone.now()
-    for photo in due.order_by("pk"):
-        if photo.pk in holds.log_photos:
-            held += 1
-            continue
-        if photo.image:
-            photo.image.delete(save=False)
-        Photo.objects.filter(pk=photo.pk).update(image="", erased_at=now)
-        erased += 1
-    return Erased(what="log photos", days=days, erased=erased, held=held)

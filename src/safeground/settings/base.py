@@ -38,7 +38,7 @@ if SAFEGROUND_TASKS not in TASK_BACKENDS:
 TASKS = {"default": {"BACKEND": TASK_BACKENDS[SAFEGROUND_TASKS]}}
 # The jobs a worker keeps scheduled once a day, at a local time (HH:MM, TIME_ZONE): each task is
 # enqueued for its next time when a worker starts and again each time it finishes.
-SAFEGROUND_DAILY_TASKS = {"safeground.bans.tasks.register_daily_task": "03:15"}
+SAFEGROUND_DAILY_TASKS = {"safeground.privacy.tasks.register_daily_task": "03:15"}
 # The jobs run every so many seconds (task path -> seconds), in a thread of their own: in each
 # server process when tasks run where they are enqueued (the default install, `make run`), in
 # `safeground worker` when they wait in the database. Each is idempotent, so two processes running
@@ -201,6 +201,7 @@ INSTALLED_APPS = [
     "safeground.casework",
     "safeground.deployment",
     "safeground.backups",
+    "safeground.privacy",
     "safeground.demo",
 ]
 

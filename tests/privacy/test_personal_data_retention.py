@@ -10,7 +10,6 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
-from safeground.bans.services import register_daily
 from safeground.casework.services import case_close, subject_add
 from safeground.deployment.models import CheckResult
 from safeground.deployment.services import check_record
@@ -18,6 +17,7 @@ from safeground.entry.models import Scan, Ticket
 from safeground.incidents.models import LogEntry, Photo
 from safeground.incidents.services import log_entry_photo_add
 from safeground.incidents.verify import log_verify
+from safeground.privacy.services import register_daily
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -242,7 +242,7 @@ def test_a_person_named_in_an_open_case_is_held_past_the_registers_retention(
 
 
 def test_the_scheduled_task_reports_each_step(match_day, periods) -> None:
-    from safeground.bans.tasks import register_daily_task
+    from safeground.privacy.tasks import register_daily_task
 
     factories.ticket(match_day.league_match)
     result = register_daily_task.enqueue().return_value

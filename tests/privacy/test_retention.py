@@ -8,15 +8,10 @@ import pytest
 from django.core.management import call_command
 
 from safeground.bans.models import AccessRecord, Ban, BanStep, Person
-from safeground.bans.services import (
-    ban_approve,
-    ban_reject,
-    bans_roll_forward,
-    retention_apply,
-)
+from safeground.bans.services import ban_approve, ban_reject, bans_roll_forward
+from safeground.privacy.services import retention_apply
 from tests import factories
-
-from .conftest import propose, user
+from tests.bans.conftest import propose, user
 
 pytestmark = pytest.mark.django_db
 TODAY = date(2026, 6, 1)
@@ -115,7 +110,7 @@ def test_the_command_rolls_bans_forward_and_applies_retention(home, historic) ->
 
 
 def test_the_scheduled_task_runs_the_same_job(historic, settings) -> None:
-    from safeground.bans.tasks import register_daily_task
+    from safeground.privacy.tasks import register_daily_task
 
     result = register_daily_task.enqueue()
     assert result.return_value["people_erased"] == 2

@@ -1,6 +1,6 @@
-"""The register's daily job as a Django task (django.tasks; the immediate backend runs it in
-process). Enqueue it once a day from whatever scheduler the installation has, or use the cron line
-in bans/management/commands/apply_retention.py."""
+"""The daily job (bans rolled forward, then retention) as a Django task (django.tasks; the
+immediate backend runs it in process). Enqueue it once a day from whatever scheduler the
+installation has, or use the cron line in privacy/management/commands/apply_retention.py."""
 
 from django.tasks import task
 

@@ -1,4 +1,5 @@
-"""`safeground apply-retention`: the register's daily job, run by hand or from cron.
+"""`safeground apply-retention`: the daily job (bans rolled forward, then retention), run by hand
+or from cron.
 
 15 3 * * *  cd /srv/safeground && .venv/bin/safeground apply-retention
 """
@@ -9,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from safeground.bans.services import register_daily
+from safeground.privacy.services import register_daily
 
 
 class Command(BaseCommand):
