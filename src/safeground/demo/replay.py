@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from safeground.errors import SafegroundError
 from safeground.incidents import services
-from safeground.incidents.flashpoint import watcher as flashpoint_watcher
 from safeground.incidents.models import LogEntry
+from safeground.incidents.services import flashpoint_watcher
 from safeground.matches.models import Fixture
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"

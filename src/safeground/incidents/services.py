@@ -4,10 +4,11 @@ Appends to one match are serialised by locking the fixture row (PostgreSQL) or b
 IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
 """
 
+import atexit
 import hashlib
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -29,8 +30,8 @@ from safeground.venues.models import Concourse, Gate, Zone
 from . import places
 from .chain import GENESIS, entry_hash
 from .checkpoints import checkpoint_due, checkpoint_store
-from .flashpoint import flashpoint_check, warned_zone_ids
-from .flashpoint import watcher as flashpoint_watcher
+from .flashpoint import WarningDue, warned_zone_ids, warnings_due, warnings_write
+from .flashpoint_watch import Watcher
 from .models import Broadcast, BroadcastAck, Category, LogCheckpoint, LogEntry, Photo, StewardPost
 from .selectors import (
     INCIDENT_KINDS,
@@ -320,9 +321,9 @@ def log_entry_append(
     """A new report: something seen, with its place, category and severity.
 
     The report commits (and goes out live) first; the flashpoint check follows on this
-    process's flashpoint thread (flashpoint.Watcher), so no request, screen or other report waits
-    for the scoring. Should the check fail, the stored report stands and the next report scores
-    the zone again. Inside a transaction already begun (a test's, a command's) that thread
+    process's flashpoint thread (flashpoint_watch.Watcher), so no request, screen or other report
+    waits for the scoring. Should the check fail, the stored report stands and the next report
+    scores the zone again. Inside a transaction already begun (a test's, a command's) that thread
     could not see the report yet, so the check runs here, after it."""
     with _one_sqlite_writer():
         entry = _report_append(
@@ -604,6 +605,32 @@ def log_entry_warn(
             text=text[:MAX_TEXT],
             links=sorted(set(links)),
         )
+
+
+def flashpoint_warning_write(fixture: Fixture, due: WarningDue) -> LogEntry | None:
+    """The writer the flashpoint scoring is handed: it never imports this module."""
+    return log_entry_warn(
+        fixture=fixture,
+        zone_id=due.zone_id,
+        at=due.at,
+        severity=due.severity,
+        text=due.text,
+        links=due.links,
+        quiet_since=due.quiet_since,
+    )
+
+
+def flashpoint_check(
+    *, fixture: Fixture, at: datetime, zone_ids: Iterable[int] | None = None
+) -> list[LogEntry]:
+    """Score the zones as of `at` (flashpoint.warnings_due) and write the warnings due."""
+    due = warnings_due(fixture=fixture, at=at, zone_ids=zone_ids)
+    return warnings_write(fixture, due, flashpoint_warning_write)
+
+
+# This process's flashpoint thread, writing through the log's own writer.
+flashpoint_watcher = Watcher(flashpoint_warning_write)
+atexit.register(flashpoint_watcher.settle)  # a command that appends (a replay) waits for it
 
 
 @transaction.atomic
