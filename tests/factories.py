@@ -86,12 +86,12 @@ from safeground.entry.scans import ScanResult, scan_decide
 from safeground.entry.services import flag_clear, flag_confirm
 from safeground.incidents.categories import SEED as CATEGORY_SEED
 from safeground.incidents.models import Category, LogEntry, StewardPost
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import (
     Place,
     categories_seed,
     flashpoint_watcher,
     log_entry_append,
-    steward_post_assign,
 )
 from safeground.matches.models import (
     Club,
