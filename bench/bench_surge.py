@@ -82,7 +82,7 @@ def surge_setup(fixture_id: int, out: str) -> None:
 
     django.setup()
     from safeground.accounts.models import User
-    from safeground.incidents.services import steward_post_assign
+    from safeground.incidents.posts import steward_post_assign
     from safeground.matches.models import Fixture, FixtureZone
     from safeground.venues.models import ZoneBlock
 

@@ -92,11 +92,11 @@ def _log_scored_and_forgotten() -> Iterator[None]:
     """The flashpoint thread has scored every report of a test before its database is emptied,
     and nothing the log keeps in the process (scores, zone maps) outlives the test: ids come
     round again."""
-    from safeground.incidents import flashpoint, places
+    from safeground.incidents import places, services
 
     yield
-    assert flashpoint.watcher.settle(30), "the flashpoint thread did not finish scoring"
-    flashpoint.watcher.forget()
+    assert services.flashpoint_watcher.settle(30), "the flashpoint thread did not finish scoring"
+    services.flashpoint_watcher.forget()
     places.forget()
 
 

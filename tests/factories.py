@@ -85,13 +85,13 @@ from safeground.entry.runtime.lookups import DeviceInfo
 from safeground.entry.scans import ScanResult, scan_decide
 from safeground.entry.services import flag_clear, flag_confirm
 from safeground.incidents.categories import SEED as CATEGORY_SEED
-from safeground.incidents.flashpoint import watcher as flashpoint_watcher
 from safeground.incidents.models import Category, LogEntry, StewardPost
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import (
     Place,
     categories_seed,
+    flashpoint_watcher,
     log_entry_append,
-    steward_post_assign,
 )
 from safeground.matches.models import (
     Club,

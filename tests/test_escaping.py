@@ -16,7 +16,8 @@ from pypdf import PdfReader
 
 from safeground.bans.models import Person
 from safeground.casework.services import case_bundle_export, subject_add
-from safeground.incidents.services import broadcast_send, steward_post_assign
+from safeground.incidents.broadcasting import broadcast_send
+from safeground.incidents.posts import steward_post_assign
 from safeground.matches.models import Club
 from safeground.reports.exports import csv_cell
 from tests import factories

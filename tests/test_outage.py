@@ -23,8 +23,8 @@ from django.test import Client
 from safeground.entry.models import Scan
 from safeground.entry.runtime import asgi, lookups, loop
 from safeground.entry.scans import scan_check
-from safeground.incidents.flashpoint import watcher as flashpoint_watcher
 from safeground.incidents.models import LogEntry
+from safeground.incidents.services import flashpoint_watcher
 from tests import factories
 
 # --- the log API, on either database -----------------------------------------------------------

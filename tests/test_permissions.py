@@ -17,14 +17,10 @@ from safeground.bans.models import Ban
 from safeground.deployment.models import CheckResult, MatchCheck
 from safeground.deployment.services import check_record
 from safeground.entry.models import TicketFlag
+from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import Broadcast, LogEntry
-from safeground.incidents.services import (
-    Place,
-    broadcast_send,
-    log_entry_append,
-    log_entry_assign,
-    steward_post_assign,
-)
+from safeground.incidents.posts import steward_post_assign
+from safeground.incidents.services import Place, log_entry_append, log_entry_assign
 from safeground.matches.models import Fixture, PlanVersion
 from safeground.matches.selectors import plan_current
 from safeground.matches.services import fixture_share, plan_generate, plan_sign
@@ -125,7 +121,7 @@ def a_photo() -> dict:
 
 def a_photo_url(*, block: str) -> str:
     """A photo of a report in this block of the cup tie, the steward posted to the away section."""
-    from safeground.incidents.services import log_entry_photo_add
+    from safeground.incidents.photos import log_entry_photo_add
 
     fixture = stewards_posted()
     report = log_entry_append(

@@ -53,14 +53,10 @@ from schemathesis.specs.openapi.checks import (
 
 from safeground.asgi import application, wsgi_app
 from safeground.entry.runtime import lookups
-from safeground.incidents.services import (
-    Place,
-    broadcast_send,
-    log_entry_append,
-    log_entry_assign,
-    log_entry_photo_add,
-    steward_post_assign,
-)
+from safeground.incidents.broadcasting import broadcast_send
+from safeground.incidents.photos import log_entry_photo_add
+from safeground.incidents.posts import steward_post_assign
+from safeground.incidents.services import Place, log_entry_append, log_entry_assign
 from safeground.matches.services import plan_generate
 from tests import factories
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from safeground.incidents.services import log_entry_photo_add
+from safeground.incidents.photos import log_entry_photo_add
 from tests import factories
 
 

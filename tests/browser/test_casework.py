@@ -25,7 +25,8 @@ from safeground.casework.services import case_close, evidence_add
 from safeground.demo.season import HOME_ORG, rerun_load
 from safeground.entry.models import Ticket, TicketFlag
 from safeground.incidents.models import Photo
-from safeground.incidents.services import Place, log_entry_append, log_entry_photo_add
+from safeground.incidents.photos import log_entry_photo_add
+from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 from tests import factories
 

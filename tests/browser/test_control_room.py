@@ -105,8 +105,8 @@ def test_the_control_room_posts_a_steward_broadcasts_and_sees_who_acknowledged(
     site, new_page, log_in
 ):
     from safeground.accounts.models import User
+    from safeground.incidents.broadcasting import broadcast_ack
     from safeground.incidents.models import Broadcast
-    from safeground.incidents.services import broadcast_ack
 
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
     page = open_control_room(log_in(new_page(), "safety"), site, cup_tie)
@@ -214,7 +214,8 @@ def test_a_stewards_photo_shows_on_its_entry(site, new_page, log_in):
     from django.contrib.auth import get_user_model
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from safeground.incidents.services import Place, log_entry_append, log_entry_photo_add
+    from safeground.incidents.photos import log_entry_photo_add
+    from safeground.incidents.services import Place, log_entry_append
 
     cup_tie = Fixture.objects.get(away_club__name="Chelsea")
     page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)

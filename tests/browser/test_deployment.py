@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 from safeground.accounts.models import User
 from safeground.deployment.models import CheckIn, CheckResult, MatchCheck, PlanReady
 from safeground.deployment.services import check_record, checks_prepare
-from safeground.incidents.services import steward_post_assign
+from safeground.incidents.posts import steward_post_assign
 from safeground.matches.models import Fixture
 from safeground.matches.services import plan_generate, plan_sign
 

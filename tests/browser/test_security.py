@@ -7,13 +7,9 @@ from playwright.sync_api import Page, expect
 
 from safeground.accounts.models import Device, Organisation, User
 from safeground.accounts.services import device_create
-from safeground.incidents.services import (
-    Place,
-    broadcast_send,
-    log_entry_append,
-    log_entry_assign,
-    steward_post_assign,
-)
+from safeground.incidents.broadcasting import broadcast_send
+from safeground.incidents.posts import steward_post_assign
+from safeground.incidents.services import Place, log_entry_append, log_entry_assign
 from safeground.matches.models import Fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

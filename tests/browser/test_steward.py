@@ -9,15 +9,15 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from safeground.accounts.models import User
+from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import BroadcastAck, LogEntry, Photo
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.selectors import RECORD_KINDS
 from safeground.incidents.services import (
     Place,
-    broadcast_send,
     log_entry_append,
     log_entry_assign,
     log_entry_set_status,
-    steward_post_assign,
 )
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block

@@ -15,7 +15,8 @@ from safeground.casework.bundle import bundle_verify
 from safeground.casework.models import CustodyRecord, Evidence
 from safeground.casework.services import case_bundle_export, evidence_add
 from safeground.incidents.models import LogCheckpoint, LogEntry, Photo
-from safeground.incidents.services import log_checkpoint_make, log_entry_photo_add
+from safeground.incidents.photos import log_entry_photo_add
+from safeground.incidents.services import log_checkpoint_make
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -262,7 +262,7 @@ def test_the_database_still_refuses_any_other_change_to_evidence(match_day) -> N
 def test_an_erased_log_photo_in_the_locker_answers_410_not_a_500(
     match_day, periods, client_for, no_second_factor
 ) -> None:
-    from safeground.incidents.services import log_entry_photo_add
+    from safeground.incidents.photos import log_entry_photo_add
 
     cup = match_day.cup_tie
     entry = factories.report(cup)

@@ -1,5 +1,5 @@
 """A scan is never held up by the control room's log: while a report holds its match's chain
-(incidents.services.log_chain_lock, for the whole append), a scan of that match is decided at
+(incidents.chain_lock.log_chain_lock, for the whole append), a scan of that match is decided at
 once. The scan stores a row naming the match, and that foreign key takes a KEY SHARE lock on the
 match's row: the chain's lock must not conflict with it (FOR NO KEY UPDATE, or a lock of its
 own). With FOR UPDATE every scan of the match waited for each report in turn, and at 20 reports/s
@@ -14,7 +14,7 @@ from django.db import OperationalError, connection, connections, transaction
 
 from safeground.entry.runtime import lookups
 from safeground.entry.scans import scan_decide
-from safeground.incidents.services import log_chain_lock
+from safeground.incidents.chain_lock import log_chain_lock
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

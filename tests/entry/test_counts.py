@@ -15,6 +15,8 @@ from safeground.entry.runtime import live_counts
 from safeground.entry.selectors import entry_counts
 from safeground.live import bus
 from safeground.live.events import Viewer, capture_events
+from safeground.live.subscriber import Subscriber
+from safeground.live.transport import redis_client
 from safeground.venues.models import Block
 
 from .conftest import make_ticket
@@ -152,7 +154,7 @@ def control_room_socket(fixture_id: int):
 
         viewer = Viewer(user_id=1, organisation_ids=frozenset(), roles=frozenset({"safety"}),
                         home_staff=True)  # fmt: skip
-        await hub.subscribe(bus.Subscriber(fixture_id=fixture_id, viewer=viewer, send=send))
+        await hub.subscribe(Subscriber(fixture_id=fixture_id, viewer=viewer, send=send))
 
     asyncio.run(open_socket())
     try:
@@ -190,7 +192,7 @@ def test_in_redis_mode_one_process_reads_the_counts_an_interval(
     settings.REDIS_URL = REDIS_URL
     gates.scan("AWAY-1")  # (its own timer is off: SAFEGROUND_ENTRY_COUNTS_EVERY is 0 until now)
     settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 2.0
-    bus.redis_client(REDIS_URL).delete(f"safeground:entry-counts:{gates.fixture.pk}")
+    redis_client(REDIS_URL).delete(f"safeground:entry-counts:{gates.fixture.pk}")
     with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
         first = live_counts.counts_publish(gates.fixture.pk)  # this process takes the interval
         second = live_counts.counts_publish(gates.fixture.pk)  # as another process would

@@ -13,6 +13,7 @@ from django.db import connection
 
 from safeground import signing
 from safeground.accounts.models import Organisation, Role
+from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.chain import entry_hash
 from safeground.incidents.checkpoints import (
     Checkpoint,
@@ -21,13 +22,9 @@ from safeground.incidents.checkpoints import (
     checkpoints_from_path,
 )
 from safeground.incidents.models import LogCheckpoint, LogEntry
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.selectors import RECORD_KINDS, log_visible_to
-from safeground.incidents.services import (
-    LogEntryError,
-    broadcast_send,
-    log_checkpoint_make,
-    steward_post_assign,
-)
+from safeground.incidents.services import LogEntryError, log_checkpoint_make
 from safeground.incidents.verify import chain_verify, log_verify, verify_against
 from tests import factories
 

@@ -68,17 +68,17 @@ def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
 ) -> None:
     # The scoring is held on the flashpoint thread: every report still returns and goes out;
     # the warning follows once the scoring runs.
-    from safeground.incidents import flashpoint
+    from safeground.incidents import flashpoint_watch, services
     from safeground.live.events import capture_events
 
     release = threading.Event()
-    real_advance = flashpoint.MatchWatch.advance
+    real_advance = flashpoint_watch.MatchWatch.advance
 
     def held(self, fixture, first_id, last_id):
         assert release.wait(10)
         return real_advance(self, fixture, first_id, last_id)
 
-    monkeypatch.setattr(flashpoint.MatchWatch, "advance", held)
+    monkeypatch.setattr(flashpoint_watch.MatchWatch, "advance", held)
     with capture_events() as events:
         for n in range(5):  # enough missiles in one block to warn of its zone
             log_entry_append(
@@ -91,7 +91,7 @@ def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
             )
         assert [e.data["entry"]["text"] for e in events] == [f"Coins {n}" for n in range(5)]
         release.set()
-        assert flashpoint.watcher.settle(10)
+        assert services.flashpoint_watcher.settle(10)
     kinds = [e.data["entry"]["kind"] for e in events]
     assert kinds[:5] == ["report"] * 5
     assert set(kinds[5:]) == {"warning"}
@@ -136,9 +136,10 @@ def test_a_report_scores_only_the_zones_it_can_move(cup_tie, monkeypatch) -> Non
     # Trouble builds in the away section with no check, then a report in the North Stand (not
     # touching the away section) is checked: that check leaves the away section alone; a check
     # for a report in the away section warns of it.
-    from safeground.incidents import flashpoint, services
+    from safeground.incidents import services
     from safeground.incidents.selectors import entry_zone_ids, zone_map
 
+    flashpoint_check = services.flashpoint_check  # the check itself, not after each report
     monkeypatch.setattr(services, "flashpoint_check", lambda **kwargs: [])
     loggist = User.objects.get(username="loggist")
     for n in range(5):
@@ -162,9 +163,9 @@ def test_a_report_scores_only_the_zones_it_can_move(cup_tie, monkeypatch) -> Non
     north = entry_zone_ids(far, zones)
     (away,) = zones.blocks[cup_tie.ground.blocks.get(code="S-L1").pk]
     assert away not in north
-    assert flashpoint.flashpoint_check(fixture=cup_tie, at=far.observed_at, zone_ids=north) == []
+    assert flashpoint_check(fixture=cup_tie, at=far.observed_at, zone_ids=north) == []
     assert warnings(cup_tie) == []
-    flashpoint.flashpoint_check(fixture=cup_tie, at=far.observed_at, zone_ids=[away])
+    flashpoint_check(fixture=cup_tie, at=far.observed_at, zone_ids=[away])
     assert [w.zone_id for w in warnings(cup_tie)][:1] == [away]
 
 
@@ -174,9 +175,9 @@ def test_a_report_about_zones_all_warned_within_the_cooldown_costs_one_query(
     # The storm case: reports keep coming about zones already warned; their checks stay cheap.
     from django.utils import timezone
 
-    from safeground.incidents.flashpoint import flashpoint_check, zone_neighbours
+    from safeground.incidents.flashpoint import zone_neighbours
     from safeground.incidents.selectors import zone_map
-    from safeground.incidents.services import log_entry_warn
+    from safeground.incidents.services import flashpoint_check, log_entry_warn
 
     (away,) = zone_map(cup_tie).blocks[cup_tie.ground.blocks.get(code="S-L1").pk]
     at = timezone.now()
@@ -206,7 +207,7 @@ def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
     # and place, and reports leaving the window.
     import random
 
-    from safeground.incidents import flashpoint, services
+    from safeground.incidents import flashpoint, flashpoint_watch, services
     from safeground.incidents.services import log_entry_correct
 
     monkeypatch.setattr(services, "flashpoint_check", lambda **kwargs: [])
@@ -242,7 +243,7 @@ def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
 
     kept: list[tuple[int, dict[int, tuple[float, int, int]]]] = []
 
-    class Recording(flashpoint.MatchWatch):
+    class Recording(flashpoint_watch.MatchWatch):
         def _check(self, fixture, report, conf):
             if report.at >= self.newest:  # a late report is scored from the database anyway
                 scores = (self._score(z, report.at, conf) for z in self.neighbours)
@@ -251,7 +252,9 @@ def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
                 )
             return []
 
-    Recording(league_match.pk).advance(league_match, entries[0].pk, entries[-1].pk)
+    Recording(league_match.pk, services.flashpoint_warning_write).advance(
+        league_match, entries[0].pk, entries[-1].pk
+    )
     assert len(kept) >= 55
     for seq, scores in kept:
         assert scores == {
@@ -268,7 +271,7 @@ def test_a_process_starting_afresh_scores_on_from_the_reports_before_it(
     # Two missiles scored by one process (no warning yet); a process started afresh (a
     # restart) is told of the third: it reads the two from the log without scoring them again,
     # and the three together reach the threshold.
-    from safeground.incidents import flashpoint, services
+    from safeground.incidents import flashpoint_watch, services
 
     loggist = User.objects.get(username="loggist")
 
@@ -283,9 +286,9 @@ def test_a_process_starting_afresh_scores_on_from_the_reports_before_it(
         )
 
     missile(1), missile(2)
-    assert flashpoint.watcher.settle(10)
+    assert services.flashpoint_watcher.settle(10)
     assert warnings(cup_tie) == []
-    restarted = flashpoint.Watcher()
+    restarted = flashpoint_watch.Watcher(services.flashpoint_warning_write)
     monkeypatch.setattr(services, "flashpoint_watcher", restarted)
     third = missile(3)
     assert restarted.settle(10)

@@ -6,13 +6,13 @@ import json
 import pytest
 
 from safeground.accounts.models import User
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.selectors import steward_post
 from safeground.incidents.services import (
     Place,
     log_entry_append,
     log_entry_assign,
     log_entry_set_status,
-    steward_post_assign,
 )
 from safeground.incidents.steward import post_blocks, steward_categories, steward_log
 

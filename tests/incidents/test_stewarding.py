@@ -4,18 +4,17 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from safeground.accounts.models import User
+from safeground.incidents.broadcasting import broadcast_ack, broadcast_send
 from safeground.incidents.models import BroadcastAck, LogEntry, Photo
+from safeground.incidents.photos import log_entry_photo_add
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.selectors import incident_state, post_zone_ids, steward_post
 from safeground.incidents.services import (
     LogEntryError,
     Place,
-    broadcast_ack,
-    broadcast_send,
     log_entry_append,
     log_entry_assign,
-    log_entry_photo_add,
     log_entry_task,
-    steward_post_assign,
 )
 from safeground.live.events import capture_events
 from safeground.venues.models import Zone

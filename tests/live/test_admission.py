@@ -71,7 +71,7 @@ def test_a_logged_out_session_refuses_at_once_while_the_fixture_is_kept(cup_tie,
 def test_a_steward_moved_to_another_post_is_admitted_with_the_new_zones_at_once(
     cup_tie, session_of, kept
 ):
-    from safeground.incidents.services import steward_post_assign
+    from safeground.incidents.posts import steward_post_assign
 
     steward, safety = User.objects.get(username="steward"), User.objects.get(username="safety")
     session = session_of("steward")

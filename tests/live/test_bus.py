@@ -6,8 +6,10 @@ import urllib.parse
 from typing import Any
 
 from safeground.live import bus
-from safeground.live.bus import CLOSE_OVERLOADED, Hub, Subscriber
+from safeground.live.bus import Hub
 from safeground.live.events import EVERYONE, Audience, Event, Viewer, frame_json
+from safeground.live.subscriber import CLOSE_OVERLOADED, Subscriber
+from safeground.live.transport import channel_prefix
 
 from .conftest import REDIS_URL, requires_redis
 
@@ -274,11 +276,9 @@ def test_deployments_on_other_redis_database_numbers_never_hear_each_other(setti
 def test_the_redis_channel_carries_the_database_number() -> None:
     # Pub/sub ignores the number: without it, two installations on one Redis server would hear
     # each other's fixtures.
-    assert bus.channel_prefix("redis://127.0.0.1:6379/5") == "safeground:5:fixture:"
-    assert bus.channel_prefix("redis://127.0.0.1:6379/6") != bus.channel_prefix(
-        "redis://127.0.0.1:6379/5"
-    )
-    assert bus.channel_prefix("redis://127.0.0.1:6379") == "safeground:0:fixture:"
+    assert channel_prefix("redis://127.0.0.1:6379/5") == "safeground:5:fixture:"
+    assert channel_prefix("redis://127.0.0.1:6379/6") != channel_prefix("redis://127.0.0.1:6379/5")
+    assert channel_prefix("redis://127.0.0.1:6379") == "safeground:0:fixture:"
 
 
 # --- the log's order: frames published out of order, or never --------------------------------

@@ -22,6 +22,7 @@ from safeground.incidents.models import Broadcast
 from safeground.live import bus, catalogue
 from safeground.live.catalogue import UndeclaredEvent
 from safeground.live.events import Event, Viewer, capture_events, publish
+from safeground.live.subscriber import Subscriber
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -260,7 +261,7 @@ def test_entry_counts(day, gate_key, sent, settings) -> None:
             roles=frozenset({"safety_officer"}),
             home_staff=True,
         )
-        await hub.subscribe(bus.Subscriber(fixture_id=day.cup_tie.pk, viewer=viewer, send=send))
+        await hub.subscribe(Subscriber(fixture_id=day.cup_tie.pk, viewer=viewer, send=send))
 
     asyncio.run(control_room_open())
     try:

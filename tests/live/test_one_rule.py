@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection
 
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.selectors import RECORD_KINDS
 from safeground.incidents.services import (
     Place,
     log_entry_append,
     log_entry_assign,
     log_entry_set_status,
-    steward_post_assign,
 )
 from tests import factories
 
@@ -147,7 +147,7 @@ def test_a_steward_gets_the_photos_of_the_entries_they_may_see_and_no_others(
 ) -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from safeground.incidents.services import log_entry_photo_add
+    from safeground.incidents.photos import log_entry_photo_add
 
     png = bytes.fromhex(
         "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -184,7 +184,7 @@ def test_a_photo_erased_by_retention_is_not_sent_to_a_screen_catching_up(day) ->
     from django.utils import timezone
 
     from safeground.incidents.catch_up import folds_forget, live_catch_up
-    from safeground.incidents.services import log_entry_photo_add
+    from safeground.incidents.photos import log_entry_photo_add
     from safeground.live.viewers import viewer_for
     from safeground.privacy.services import retention_apply
 

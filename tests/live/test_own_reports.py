@@ -14,6 +14,7 @@ import pytest
 
 from safeground.accounts.models import User
 from safeground.incidents.models import LogEntry
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import (
     Place,
     log_entry_append,
@@ -21,7 +22,6 @@ from safeground.incidents.services import (
     log_entry_correct,
     log_entry_escalate,
     log_entry_set_status,
-    steward_post_assign,
 )
 from tests import factories
 

@@ -5,8 +5,8 @@ import asyncio
 import pytest
 from websockets.frames import Frame, Opcode
 
-from safeground.live.bus import RAW_BUFFER_LIMIT, Subscriber, encode_text_frame
 from safeground.live.events import Viewer
+from safeground.live.subscriber import RAW_BUFFER_LIMIT, Subscriber, encode_text_frame
 
 VIEWER = Viewer(
     user_id=1, organisation_ids=frozenset({1}), roles=frozenset({"safety_officer"}), home_staff=True

@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 from safeground.accounts.models import User
-from safeground.incidents.services import Place, log_entry_append, steward_post_assign
+from safeground.incidents.posts import steward_post_assign
+from safeground.incidents.services import Place, log_entry_append
 
 from .conftest import next_frame, no_frame
 

@@ -15,7 +15,7 @@ from safeground.deployment.models import CheckResult
 from safeground.deployment.services import check_record
 from safeground.entry.models import Scan, Ticket
 from safeground.incidents.models import LogEntry, Photo
-from safeground.incidents.services import log_entry_photo_add
+from safeground.incidents.photos import log_entry_photo_add
 from safeground.incidents.verify import log_verify
 from safeground.privacy.services import register_daily
 from tests import factories

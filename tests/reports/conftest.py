@@ -12,15 +12,14 @@ from safeground.bans.models import Ban
 from safeground.entry.models import Scan
 from safeground.entry.runtime import lookups
 from safeground.entry.scans import ScanResult
+from safeground.incidents.broadcasting import broadcast_ack, broadcast_send
 from safeground.incidents.models import LogEntry
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import (
     Place,
-    broadcast_ack,
-    broadcast_send,
     log_entry_assign,
     log_entry_escalate,
     log_entry_set_status,
-    steward_post_assign,
 )
 from tests import factories
 

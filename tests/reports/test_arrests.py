@@ -7,7 +7,8 @@ from safeground.casework.models import Outcome
 from safeground.casework.services import CaseworkError, outcome_record, subject_add
 from safeground.incidents.models import LogEntry
 from safeground.incidents.services import Place
-from safeground.reports.selectors import NOT_RECORDED, SeasonFilter, season
+from safeground.reports.season import SeasonFilter, season
+from safeground.reports.selectors import NOT_RECORDED
 from tests import factories
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_second_factor")]

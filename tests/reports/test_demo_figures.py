@@ -15,7 +15,8 @@ from safeground.demo.replay import replay, scenario_fixture, scenario_load
 from safeground.demo.season import demo_load
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.selectors import entry_counts
-from safeground.reports.selectors import SeasonFilter, match_report, season
+from safeground.reports.match_report import match_report
+from safeground.reports.season import SeasonFilter, season
 
 pytestmark = pytest.mark.django_db
 

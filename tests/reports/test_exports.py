@@ -9,7 +9,7 @@ from safeground.bans.models import AccessRecord, Ban
 from safeground.entry.models import Scan
 from safeground.incidents.models import LogEntry
 from safeground.incidents.services import Place
-from safeground.reports.selectors import match_report
+from safeground.reports.match_report import match_report
 from tests import factories
 
 from .conftest import Played

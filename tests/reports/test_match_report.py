@@ -12,11 +12,7 @@ from safeground.entry.rules import REASONS
 from safeground.entry.selectors import PREVENTING
 from safeground.incidents.models import LogCheckpoint, LogEntry
 from safeground.incidents.services import log_checkpoint_make
-from safeground.reports.selectors import (
-    TIMELINE_STEP,
-    match_report,
-    match_report_for,
-)
+from safeground.reports.match_report import TIMELINE_STEP, match_report, match_report_for
 
 from .conftest import Played, denied_by_reason
 

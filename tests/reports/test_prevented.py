@@ -13,7 +13,8 @@ import pytest
 from safeground.entry.models import Scan, TicketFlag
 from safeground.entry.selectors import entry_counts
 from safeground.reports.exports import season_rows
-from safeground.reports.selectors import SeasonFilter, match_report, season
+from safeground.reports.match_report import match_report
+from safeground.reports.season import SeasonFilter, season
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from safeground.bans.models import Ban
 from safeground.entry.models import Scan
 from safeground.incidents.services import Place, log_entry_assign, log_entry_set_status
-from safeground.reports.selectors import SeasonFilter, season, season_for
+from safeground.reports.season import SeasonFilter, season, season_for
 from tests import factories
 
 from .conftest import Played

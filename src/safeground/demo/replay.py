@@ -18,9 +18,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from safeground.errors import SafegroundError
-from safeground.incidents import services
-from safeground.incidents.flashpoint import watcher as flashpoint_watcher
+from safeground.incidents import posts, services
 from safeground.incidents.models import LogEntry
+from safeground.incidents.services import flashpoint_watcher
 from safeground.matches.models import Fixture
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -108,7 +108,7 @@ def replay(
 
     for post in scenario.posts:
         steward = user(post.get("steward"), "posts")
-        services.steward_post_assign(
+        posts.steward_post_assign(
             fixture=fixture,
             steward=steward,
             assigned_by=users.get("safety", steward),

@@ -20,8 +20,8 @@ from safeground.accounts.permissions import (
     can_send_check_back,
 )
 from safeground.errors import Forbidden, SafegroundError
+from safeground.incidents.photos import PHOTO_MAX_BYTES, PHOTO_TYPES
 from safeground.incidents.selectors import current_posts, post_label, steward_post
-from safeground.incidents.services import PHOTO_MAX_BYTES, PHOTO_TYPES
 from safeground.live.catalogue import CHECK_RESULT, STEWARD_CHECKIN
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture

@@ -25,8 +25,8 @@ from safeground.accounts.permissions import (
 )
 from safeground.errors import SafegroundError, erased_by_retention
 from safeground.incidents.panels import Panel
+from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.selectors import steward_post
-from safeground.incidents.services import steward_post_assign
 from safeground.live.catalogue import CHECK_RESULT, STEWARD_CHECKIN, STEWARD_POST
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for

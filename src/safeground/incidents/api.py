@@ -26,7 +26,7 @@ from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
-from . import services
+from . import broadcasting, photos, posts, services
 from .checkpoints import checkpoint_read, checkpoints_for
 from .models import Broadcast, LogCheckpoint, LogEntry, Photo
 from .selectors import (
@@ -348,7 +348,7 @@ def log_photo(
     fixture = fixture_for(request.user, fixture_id)
     require(can_write_log(request.user, fixture))
     entry = _entry_in(fixture, entry_id)
-    stored = services.log_entry_photo_add(
+    stored = photos.log_entry_photo_add(
         entry=entry,
         author=request.user,  # type: ignore[arg-type]
         upload=photo,
@@ -410,7 +410,7 @@ def post_assign(request: HttpRequest, fixture_id: int, payload: PostIn) -> Statu
     steward = get_user_model().objects.filter(username=payload.steward).first()
     if steward is None:
         raise services.LogEntryError("steward", f"no one called '{payload.steward}'")
-    post = services.steward_post_assign(
+    post = posts.steward_post_assign(
         fixture=fixture,
         steward=steward,
         assigned_by=request.user,  # type: ignore[arg-type]
@@ -436,7 +436,7 @@ def broadcast_send(request: HttpRequest, fixture_id: int, payload: BroadcastIn) 
     """An urgent message to every steward of the match, or to one zone's."""
     fixture = fixture_for(request.user, fixture_id)
     require(can_send_broadcast(request.user, fixture))
-    sent = services.broadcast_send(
+    sent = broadcasting.broadcast_send(
         fixture=fixture,
         sent_by=request.user,  # type: ignore[arg-type]
         script=payload.script,
@@ -469,7 +469,7 @@ def broadcast_ack(request: HttpRequest, fixture_id: int, broadcast_id: int) -> A
     if found is None:
         raise services.LogEntryError("broadcast_id", f"no broadcast {broadcast_id} in this match")
     require(can_acknowledge_broadcast(request.user, fixture, found.recipient_ids))
-    services.broadcast_ack(broadcast=found, user=request.user)  # type: ignore[arg-type]
+    broadcasting.broadcast_ack(broadcast=found, user=request.user)  # type: ignore[arg-type]
     return {"broadcast": found.pk, "acknowledged": True}
 
 

@@ -220,6 +220,26 @@ def checkpoint_store(
     return checkpoint
 
 
+def checkpoint_at_head(
+    fixture: Fixture, head: LogEntry, now: datetime, reason: str
+) -> LogCheckpoint:
+    """A checkpoint of the chain ending at `head` (the chain locked). One already signed at that
+    length is kept as it is: after newest entries were removed, appends go on and verify-log names
+    the loss, rather than every append failing on the checkpoint's unique length."""
+    existing = LogCheckpoint.objects.filter(fixture=fixture, entries=head.seq).first()
+    if existing is not None:
+        if existing.head != head.hash:
+            logger.error(
+                "fixture %s: a checkpoint of #%s already signed another head; run verify-log",
+                fixture.pk,
+                head.seq,
+            )
+        return existing
+    return checkpoint_store(
+        fixture_id=fixture.pk, entries=head.seq, head=head.hash, at=now, reason=reason
+    )
+
+
 @cache
 def _storage_for(backend: str, options: str) -> Storage:
     return storages.create_storage({"BACKEND": backend, "OPTIONS": json.loads(options)})

@@ -8,18 +8,12 @@ warning entry in the log naming the entries that caused it; then not again for t
 `cooldown_minutes`. All the numbers are settings (SAFEGROUND_FLASHPOINT).
 """
 
-import atexit
-import logging
-import threading
-import time
-from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError
 
 from safeground.matches.models import Fixture
 from safeground.venues.models import BlockAdjacency
@@ -27,8 +21,6 @@ from safeground.venues.models import BlockAdjacency
 from . import places
 from .models import LogEntry
 from .selectors import zone_map
-
-logger = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, float] = {
     "window_minutes": 30,
@@ -182,7 +174,7 @@ def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
     ]
 
 
-def _building(zone: ZoneScore, conf: dict[str, float]) -> str:
+def zone_building(zone: ZoneScore, conf: dict[str, float]) -> str:
     """Why the zone warrants a warning, or '' when it does not."""
     if zone.score >= conf["threshold"]:
         return f"score {zone.score:g} reached the threshold {conf['threshold']:g}"
@@ -206,19 +198,35 @@ def warned_zone_ids(fixture: Fixture, since: datetime, until: datetime) -> set[i
     )
 
 
-def flashpoint_check(
-    *, fixture: Fixture, at: datetime, zone_ids: Iterable[int] | None = None
-) -> list[Any]:
-    """Score the zones as of `at` and write a warning for each zone where trouble is building.
+@dataclass(frozen=True)
+class WarningDue:
+    """A warning the scoring found due: what `log_entry_warn` is asked to write."""
 
-    Called by the log's services once each report has committed, with the report's zones: only
+    zone_id: int
+    at: datetime
+    severity: int
+    text: str
+    links: list[int]
+    quiet_since: datetime
+
+
+# The log's writer of a warning due (services.flashpoint_warning_write, handed in by the log's
+# services, which import this module): the warning written, or None if another got there first.
+WarningWrite = Callable[[Fixture, WarningDue], Any]
+
+
+def warnings_due(
+    *, fixture: Fixture, at: datetime, zone_ids: Iterable[int] | None = None
+) -> list[WarningDue]:
+    """Score the zones as of `at`: a warning due for each zone where trouble is building.
+
+    Asked by the log's services once each report has committed, with the report's zones: only
     those zones and the zones that touch them can have moved (a score only rises when a report
     counts in it), and of those only the ones not warned within the cooldown need scoring, so in
     a storm of reports about a zone already warned the check is one query. `zone_ids=None` scores
     every zone. The scoring reads without holding the match's chain, so the next report need not
-    wait for it; only a zone that warrants a warning and has had none within the cooldown goes
-    on to `log_entry_warn`, which looks again under the chain's lock: two checks at once never
-    warn twice for one zone.
+    wait for it; the writer (`log_entry_warn`) looks again under the chain's lock: two checks at
+    once never warn twice for one zone.
     """
     conf = flashpoint_settings()
     quiet_since = at - timedelta(minutes=conf["cooldown_minutes"])
@@ -232,7 +240,7 @@ def flashpoint_check(
         if not candidates:
             return []
     building = [
-        (zone, _building(zone, conf))
+        (zone, zone_building(zone, conf))
         for zone in zone_scores(fixture, at)
         if candidates is None or zone.zone_id in candidates
     ]
@@ -241,31 +249,23 @@ def flashpoint_check(
         return []
     # The candidates were already read without the zones warned within the cooldown.
     warned = warned_zone_ids(fixture, quiet_since, at) if candidates is None else set()
-    written = []
-    for zone, reason in building:
-        if zone.zone_id in warned:
-            continue
-        warning = _warn(fixture, zone, reason, at, quiet_since=quiet_since, conf=conf)
-        if warning is not None:
-            written.append(warning)
-    return written
+    return [
+        warning_due(zone, reason, at, quiet_since=quiet_since, conf=conf)
+        for zone, reason in building
+        if zone.zone_id not in warned
+    ]
 
 
-def _warn(
-    fixture: Fixture,
+def warning_due(
     zone: ZoneScore,
     reason: str,
     at: datetime,
     *,
     quiet_since: datetime,
     conf: dict[str, float],
-) -> Any:
-    """Write the zone's warning, unless another check got there first (None)."""
-    from .services import log_entry_warn  # services call this module: import here, not above
-
+) -> WarningDue:
     named = ", ".join(f"#{seq}" for seq in zone.causes[:12])
-    return log_entry_warn(
-        fixture=fixture,
+    return WarningDue(
         zone_id=zone.zone_id,
         at=at,
         severity=int(conf["warning_severity"]),
@@ -275,334 +275,11 @@ def _warn(
     )
 
 
-# --- Scoring as reports come, off the request's path ------------------------------------------
-#
-# A report returns as soon as it has committed; this process's flashpoint thread then reads the
-# entries after the last it scored (one query) and scores each new report's zones from the last
-# score. A zone's score is a sum of contributions each halved every half-life, so it is kept
-# scaled to a fixed origin (the sum of c * 2 ** (t / half_life)): bringing it to a later time is
-# one multiplication, and a report leaving the window one subtraction. A correction of a report
-# still in the window, or a report observed before the newest one scored, re-scores the window
-# from the reports kept in memory; only a process starting (or a log that was reset) reads the
-# window from the database. Each process keeps its own scores, as every process sees every
-# entry; `log_entry_warn` looks again under the chain's lock, so two never warn twice.
-
-
-@dataclass
-class _Report:
-    seq: int
-    severity: int
-    at: float  # seconds after the watch's origin
-    zone_ids: frozenset[int]
-
-
-@dataclass
-class _ZoneWindow:
-    """One zone's part of the window, oldest first: (at, seq, contribution) with their sum scaled
-    to the origin; and the times of the reports in the zone itself in the last rate period and
-    the one before it, for the rate rule."""
-
-    items: deque[tuple[float, int, float]] = field(default_factory=deque)
-    scaled: float = 0.0
-    recent: deque[float] = field(default_factory=deque)
-    before: deque[float] = field(default_factory=deque)
-
-
-class MatchWatch:
-    """The window of one match's reports as this process has scored them, advanced by seq."""
-
-    REBASE_HALF_LIVES = 200  # 2 ** 200 is far inside a float; past it the origin moves up
-
-    def __init__(self, fixture_id: int) -> None:
-        self.fixture_id = fixture_id
-        self.lock = threading.Lock()
-        self.loaded = False
-        self._clear()
-
-    def _clear(self) -> None:
-        self.last_seq = 0
-        self.last_id = 0
-        self.origin: datetime | None = None
-        self.shift = 0.0  # the scaled sums' origin, in seconds after `origin`
-        self.newest = float("-inf")
-        self.reports: dict[int, _Report] = {}  # report id -> report, corrections applied
-        self.zones: dict[int, _ZoneWindow] = {}
-        self.warned: dict[int, list[float]] = {}
-
-    def _t(self, when: datetime) -> float:
-        if self.origin is None:
-            self.origin = when
-        return (when - self.origin).total_seconds()
-
-    def _at(self, t: float) -> datetime:
-        assert self.origin is not None
-        return self.origin + timedelta(seconds=t)
-
-    def advance(self, fixture: Fixture, first_id: int, last_id: int) -> list[Any]:
-        """Fold the entries after the last scored, scoring each new report's zones, up to at
-        least `last_id`; the warnings written. `first_id` is the first report committed since
-        the scoring before: a watch starting afresh reads what came before it without scoring
-        it (it was scored when it came, here or by the process that stored it)."""
-        conf = flashpoint_settings()
-        with self.lock:
-            self.zone_map = zone_map(fixture)
-            self.neighbours = zone_neighbours(fixture)
-            if not self.loaded:
-                self._load(fixture, conf, before_id=first_id)
-            written = self._advance(fixture, conf)
-            if last_id > self.last_id:
-                # Entry ids only grow; one not met after the last seq scored belongs to a log
-                # that was emptied and begun again (a restore): start from the database.
-                self._load(fixture, conf, before_id=first_id)
-                written += self._advance(fixture, conf)
-            return written
-
-    def _advance(self, fixture: Fixture, conf: dict[str, float]) -> list[Any]:
-        written: list[Any] = []
-        for row in self._rows(fixture, seq__gt=self.last_seq):
-            report = self._fold(row, conf)
-            if report is not None:
-                written += self._check(fixture, report, conf)
-        return written
-
-    def _rows(self, fixture: Fixture, **where: Any) -> list[dict[str, Any]]:
-        kinds = [LogEntry.Kind.REPORT, LogEntry.Kind.CORRECTION, LogEntry.Kind.WARNING]
-        where.setdefault("kind__in", kinds)
-        return list(
-            LogEntry.objects.filter(fixture=fixture, **where)
-            .order_by("seq")
-            .values("id", "seq", "kind", "concerns_id", "observed_at", *PLACE_FIELDS)
-        )
-
-    def _load(self, fixture: Fixture, conf: dict[str, float], *, before_id: int) -> None:
-        """Start from the database: of the entries before `before_id`, the reports and warnings
-        recent enough to count and the corrections of those reports."""
-        self._clear()
-        self.loaded = True
-        last = (
-            LogEntry.objects.filter(fixture=fixture, id__lt=before_id)
-            .order_by("-seq")
-            .values("seq", "id")
-            .first()
-        )
-        if last is None:
-            return
-        upto = {"seq__lte": last["seq"]}
-        newest = (
-            LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT, **upto)
-            .order_by("-observed_at")
-            .values_list("observed_at", flat=True)
-            .first()
-        )
-        if newest is not None:
-            keep = max(conf["window_minutes"], 2 * conf["rate_minutes"], conf["cooldown_minutes"])
-            since = newest - timedelta(minutes=keep)
-            for row in self._rows(fixture, **upto, observed_at__gte=since):
-                self._fold(row, conf, scoring=False)
-            for row in self._rows(fixture, **upto, kind=LogEntry.Kind.CORRECTION):
-                self._fold(row, conf, scoring=False)
-            self._rescore(conf)
-        self.last_seq, self.last_id = last["seq"], last["id"]
-
-    def _fold(
-        self, row: dict[str, Any], conf: dict[str, float], *, scoring: bool = True
-    ) -> _Report | None:
-        """Fold one entry in; the report to score, if it is a report."""
-        self.last_seq = max(self.last_seq, row["seq"])
-        self.last_id = max(self.last_id, row["id"])
-        t = self._t(row["observed_at"])
-        if row["kind"] == LogEntry.Kind.WARNING:
-            self.warned.setdefault(row["zone_id"], []).append(t)
-            return None
-        if row["kind"] == LogEntry.Kind.CORRECTION:
-            report = self.reports.get(row["concerns_id"])
-            if report is not None:
-                if row["severity"]:
-                    report.severity = row["severity"]
-                if any(row[f] for f in PLACE_FIELDS[1:]):  # a corrected place replaces the old
-                    report.zone_ids = self._zones_of(row)
-                if scoring:
-                    self._rescore(conf)
-            return None
-        report = _Report(row["seq"], row["severity"] or 0, t, self._zones_of(row))
-        self.reports[row["id"]] = report
-        if scoring:
-            if t < self.newest:
-                self._rescore(conf)
-            else:
-                self.newest = t
-                self._add(report, conf)
-        return report
-
-    def _zones_of(self, row: dict[str, Any]) -> frozenset[int]:
-        return frozenset(
-            self.zone_map.zone_ids(
-                block_id=row["block_id"],
-                zone_id=row["zone_id"],
-                gate_id=row["gate_id"],
-                concourse_id=row["concourse_id"],
-            )
-        )
-
-    def _add(self, report: _Report, conf: dict[str, float]) -> None:
-        if not report.severity:
-            return
-        half_life = conf["half_life_minutes"] * 60
-        if report.at - self.shift > self.REBASE_HALF_LIVES * half_life:
-            self._rescore(conf)  # moves the origin up to the oldest report kept
-            return
-        own = [z for z in report.zone_ids if z in self.neighbours]
-        touched = dict.fromkeys(own, float(report.severity))
-        share = report.severity * conf["neighbour_share"]
-        for zone_id in own:
-            for neighbour in self.neighbours[zone_id]:
-                touched[neighbour] = max(touched.get(neighbour, 0.0), share)
-        for zone_id, value in touched.items():
-            window = self.zones.setdefault(zone_id, _ZoneWindow())
-            window.items.append((report.at, report.seq, value))
-            window.scaled += value * 2 ** ((report.at - self.shift) / half_life)
-        for zone_id in own:
-            self.zones[zone_id].recent.append(report.at)
-
-    def _rescore(self, conf: dict[str, float]) -> None:
-        """Every zone's window again from the reports kept, in the order observed."""
-        self.zones = {}
-        if not self.reports:
-            return
-        self.newest = max(report.at for report in self.reports.values())
-        keep = 60 * max(conf["window_minutes"], 2 * conf["rate_minutes"])
-        self.reports = {pk: r for pk, r in self.reports.items() if r.at >= self.newest - keep}
-        self.shift = min(report.at for report in self.reports.values())
-        for report in sorted(self.reports.values(), key=lambda r: (r.at, r.seq)):
-            self._add(report, conf)
-
-    def _score(self, zone_id: int, t: float, conf: dict[str, float]) -> ZoneScore:
-        """The zone's score at `t`, no earlier than any report in it (its causes left out)."""
-        window = self.zones.get(zone_id) or _ZoneWindow()
-        half_life = conf["half_life_minutes"] * 60
-        while window.items and window.items[0][0] < t - conf["window_minutes"] * 60:
-            at, _, value = window.items.popleft()
-            window.scaled -= value * 2 ** ((at - self.shift) / half_life)
-        rate = conf["rate_minutes"] * 60
-        while window.recent and window.recent[0] < t - rate:
-            window.before.append(window.recent.popleft())
-        while window.before and window.before[0] < t - 2 * rate:
-            window.before.popleft()
-        return ZoneScore(
-            zone_id=zone_id,
-            zone_name=self.zone_map.names.get(zone_id, str(zone_id)),
-            score=round(max(window.scaled, 0.0) * 2 ** ((self.shift - t) / half_life), 2),
-            recent=len(window.recent),
-            before=len(window.before),
-            causes=[],
-        )
-
-    def _causes(self, zone_id: int, conf: dict[str, float]) -> list[int]:
-        """The seqs of the reports counting in the zone, strongest first."""
-        half_life = conf["half_life_minutes"] * 60
-        items = self.zones[zone_id].items
-        ranked = sorted(items, key=lambda i: i[2] * 2 ** ((i[0] - self.shift) / half_life))
-        return [seq for _, seq, _ in reversed(ranked)]
-
-    def _check(self, fixture: Fixture, report: _Report, conf: dict[str, float]) -> list[Any]:
-        at = self._at(report.at)
-        if report.at < self.newest:  # observed before a report already scored: exactly, from
-            zone_ids = sorted(report.zone_ids)  # the database, as the scores here have moved on
-            return flashpoint_check(fixture=fixture, at=at, zone_ids=zone_ids)
-        quiet = report.at - conf["cooldown_minutes"] * 60
-        candidates = {z for z in report.zone_ids if z in self.neighbours}
-        candidates |= {n for z in candidates for n in self.neighbours[z]}
-        written = []
-        for zone_id in sorted(candidates):
-            if any(quiet < w <= report.at for w in self.warned.get(zone_id, ())):
-                continue
-            zone = self._score(zone_id, report.at, conf)
-            reason = _building(zone, conf)
-            if not reason:
-                continue
-            zone = replace(zone, causes=self._causes(zone_id, conf))
-            warning = _warn(fixture, zone, reason, at, quiet_since=self._at(quiet), conf=conf)
-            if warning is not None:
-                self.warned.setdefault(zone_id, []).append(report.at)
-                written.append(warning)
-        return written
-
-
-GATHER_SECONDS = 0.05  # a warning may come this much later; in a storm, one read per 50 ms
-
-
-class Watcher:
-    """This process's flashpoint thread: told of each report committed, it scores them in turn
-    (several at once when reports come faster than it scores), never on a request's thread."""
-
-    def __init__(self) -> None:
-        # fixture id -> the first and the last report id told of since its scoring before
-        self._due: dict[int, tuple[int, int]] = {}
-        self._busy = False
-        self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._watches: dict[int, MatchWatch] = {}
-
-    def report_stored(self, fixture_id: int, entry_id: int) -> None:
-        with self._changed:
-            first, last = self._due.get(fixture_id, (entry_id, entry_id))
-            self._due[fixture_id] = (min(first, entry_id), max(last, entry_id))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="safeground-flashpoint", daemon=True
-                )
-                self._thread.start()
-            self._changed.notify_all()
-
-    def settle(self, timeout: float = 10.0) -> bool:
-        """Wait until every report told of has been scored; False if that took over `timeout`."""
-        with self._changed:
-            return self._changed.wait_for(lambda: not self._due and not self._busy, timeout)
-
-    def watch(self, fixture_id: int) -> MatchWatch:
-        if fixture_id not in self._watches:
-            self._watches[fixture_id] = MatchWatch(fixture_id)
-        return self._watches[fixture_id]
-
-    def forget(self) -> None:
-        """Drop every match's scores (a test starting afresh)."""
-        self.settle()
-        self._watches.clear()
-
-    def _run(self) -> None:
-        from django.db import connection
-
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: bool(self._due))
-                self._busy = True
-            # The reports of the next moment are scored with this one, in one read of the log.
-            time.sleep(GATHER_SECONDS)
-            with self._changed:
-                due, self._due = self._due, {}
-            try:
-                for fixture_id, (first_id, last_id) in due.items():
-                    self._score(fixture_id, first_id, last_id)
-            finally:
-                connection.close()  # back to the pool (at most one read per GATHER_SECONDS)
-                with self._changed:
-                    self._busy = False
-                    self._changed.notify_all()
-
-    def _score(self, fixture_id: int, first_id: int, last_id: int) -> None:
-        try:
-            fixture = places.fixtures.get(
-                fixture_id, lambda: Fixture.objects.select_related("ground").get(pk=fixture_id)
-            )
-            self.watch(fixture_id).advance(fixture, first_id, last_id)
-        except DatabaseError as error:  # an outage: logged once by safeground.outage
-            logger.warning(
-                "flashpoint scoring of fixture %s waits for the database: %s", fixture_id, error
-            )
-        except Exception:
-            # The reports stand; the next report scores the zone again.
-            logger.exception("flashpoint scoring of fixture %s failed", fixture_id)
-
-
-watcher = Watcher()
-atexit.register(watcher.settle)  # a command that appends (a replay) waits for its scoring
+def warnings_write(fixture: Fixture, due: Iterable[WarningDue], write: WarningWrite) -> list[Any]:
+    """Write each warning due, in turn; the warnings written."""
+    written = []
+    for warning in due:
+        stored = write(fixture, warning)
+        if stored is not None:
+            written.append(stored)
+    return written

@@ -4,11 +4,9 @@ Appends to one match are serialised by locking the fixture row (PostgreSQL) or b
 IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
 """
 
-import hashlib
+import atexit
 import logging
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,30 +18,25 @@ from django.utils import timezone
 from safeground.accounts.models import User
 from safeground.accounts.permissions import memberships
 from safeground.errors import SafegroundError
-from safeground.live.catalogue import BROADCAST, BROADCAST_ACK, LOG_ENTRY, LOG_PHOTO, STEWARD_POST
-from safeground.live.events import Audience, publish
+from safeground.live.catalogue import LOG_ENTRY
+from safeground.live.events import publish
 from safeground.matches.models import Fixture
-from safeground.venues.models import Concourse, Gate, Zone
 
 from . import places
-from .chain import GENESIS, entry_hash
-from .checkpoints import checkpoint_due, checkpoint_store
-from .flashpoint import flashpoint_check, warned_zone_ids
-from .flashpoint import watcher as flashpoint_watcher
-from .models import Broadcast, BroadcastAck, Category, LogCheckpoint, LogEntry, Photo, StewardPost
+from .chain import entry_hash
+from .chain_lock import chain_head, log_chain_lock, one_sqlite_writer
+from .checkpoints import checkpoint_at_head, checkpoint_due
+from .flashpoint import WarningDue, warned_zone_ids, warnings_due, warnings_write
+from .flashpoint_watch import Watcher
+from .models import Category, LogCheckpoint, LogEntry, Photo
 from .selectors import (
     INCIDENT_KINDS,
     RECORD_KINDS,
-    broadcast_json,
-    broadcast_recipients,
     entry_audience,
     entry_event_data,
     entry_zone_ids,
     incident_fold,
     incident_state,
-    logged_entry_audience,
-    photo_json,
-    post_label,
     zone_map,
 )
 
@@ -131,73 +124,6 @@ def _author_role(author: User, fixture: Fixture) -> str:
     return ""
 
 
-_sqlite_writers = threading.Lock()
-
-
-@contextmanager
-def _one_sqlite_writer() -> Iterator[None]:
-    """On SQLite, this process's appends wait here, each in turn, before they begin.
-
-    SQLite lets one writer in and makes the others poll for its lock, sleeping up to 100 ms a try
-    and first come not first served: a few appends at once waited seconds (bench_live.py). A
-    thread waiting on a lock is woken as soon as it is free. Inside a transaction already begun
-    (a test's) waiting here could deadlock with the holder, so it does not. PostgreSQL queues
-    waiters on its row lock and needs none of this."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
-        yield
-        return
-    with _sqlite_writers:
-        yield
-
-
-def log_chain_lock(fixture: Fixture) -> None:
-    """Hold the match's chain until the transaction ends: one writer at a time per match.
-
-    PostgreSQL locks the fixture's row; SQLite needs nothing more, as its IMMEDIATE transactions
-    already let one writer in at a time. Plain SQL: every append runs it, and the ORM's
-    compiling would cost more than the round trip.
-
-    NO KEY UPDATE, not UPDATE: appends still queue on it one by one, but a scan or any other row
-    inserted with a key to the fixture (which takes KEY SHARE on it) does not wait behind the
-    log. FOR UPDATE made every turnstile wait for every append to its match."""
-    if connection.features.has_select_for_no_key_update:
-        with connection.cursor() as cursor:
-            cursor.execute(LOCK_SQL, [fixture.pk])
-
-
-LOCK_SQL = f"SELECT id FROM {Fixture._meta.db_table} WHERE id = %s FOR NO KEY UPDATE"
-# The chain's head, and the entry this author already sent with this idempotency key (if any):
-# one round trip under the lock (read after it, so the head is the one the lock holder left).
-_ENTRIES = LogEntry._meta.db_table
-HEAD_SQL = (
-    f"SELECT seq, hash, logged_at, (SELECT id FROM {_ENTRIES} WHERE fixture_id = %s"
-    " AND author_id = %s AND idempotency_key = %s AND idempotency_key <> '')"
-    f" FROM {_ENTRIES} WHERE fixture_id = %s ORDER BY seq DESC LIMIT 1"
-)
-
-
-@dataclass(frozen=True)
-class _Head:
-    seq: int
-    hash: str
-    logged_at: datetime | None
-    repeated_id: int | None  # the author's entry already stored with this idempotency key
-
-
-def _chain_head(fixture: Fixture, author: User | None, key: str) -> _Head:
-    with connection.cursor() as cursor:
-        cursor.execute(HEAD_SQL, [fixture.pk, author.pk if author else None, key, fixture.pk])
-        row = cursor.fetchone()
-    if row is None:  # an empty log: nothing to repeat either
-        return _Head(0, GENESIS, None, None)
-    seq, hash_, logged_at, repeated = row
-    if isinstance(logged_at, str):  # SQLite answers text: UTC, as Django stores it
-        logged_at = datetime.fromisoformat(logged_at)
-        if logged_at.tzinfo is None:
-            logged_at = logged_at.replace(tzinfo=UTC)
-    return _Head(seq, hash_, logged_at, repeated)
-
-
 def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry:
     """Lock the match's chain, link the new entry to the last one, store it, publish on commit;
     sign a checkpoint of the chain when one is due (checkpoints.checkpoint_due).
@@ -206,7 +132,7 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     it is no incident and goes out live through its own event, to its own audience."""
     log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
-    last = _chain_head(fixture, author, key)
+    last = chain_head(fixture, author, key)
     if last.repeated_id is not None:
         # A key is its author's own: the same author sending it again (a retry, an outbox
         # replayed) gets the stored entry back, another user's report with it is stored as
@@ -234,7 +160,7 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     entry.hash = entry_hash(entry.prev_hash, entry)
     entry.save()
     if checkpoint_due(seq=entry.seq, now=now, previous_logged_at=last.logged_at):
-        _checkpoint(fixture, entry, now, LogCheckpoint.Reason.INTERVAL)
+        checkpoint_at_head(fixture, entry, now, LogCheckpoint.Reason.INTERVAL)
     if record:
         return entry
     assert zones is not None
@@ -249,22 +175,12 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
     return entry
 
 
-def _checkpoint(fixture: Fixture, head: LogEntry, now: datetime, reason: str) -> LogCheckpoint:
-    """A checkpoint of the chain ending at `head` (the chain locked). One already signed at that
-    length is kept as it is: after newest entries were removed, appends go on and verify-log names
-    the loss, rather than every append failing on the checkpoint's unique length."""
-    existing = LogCheckpoint.objects.filter(fixture=fixture, entries=head.seq).first()
-    if existing is not None:
-        if existing.head != head.hash:
-            logger.error(
-                "fixture %s: a checkpoint of #%s already signed another head; run verify-log",
-                fixture.pk,
-                head.seq,
-            )
-        return existing
-    return checkpoint_store(
-        fixture_id=fixture.pk, entries=head.seq, head=head.hash, at=now, reason=reason
-    )
+def log_record_append(*, fixture: Fixture, author: User, kind: str, **fields: Any) -> LogEntry:
+    """The chained record of a steward's post, a broadcast or a photo (RECORD_KINDS: posts.py,
+    broadcasting.py, photos.py), in their transaction. It is no incident: it goes out live through
+    its own event, to its own audience."""
+    assert kind in RECORD_KINDS
+    return _append(fixture=fixture, author=author, kind=kind, **fields)
 
 
 def log_checkpoint_make(
@@ -274,14 +190,14 @@ def log_checkpoint_make(
     log has not grown since. Refused for an empty log: there is nothing to anchor."""
     if reason not in LogCheckpoint.Reason.values:
         raise LogEntryError("reason", f"one of {', '.join(LogCheckpoint.Reason.values)}")
-    with _one_sqlite_writer(), transaction.atomic():
+    with one_sqlite_writer(), transaction.atomic():
         log_chain_lock(fixture)
         head = LogEntry.objects.filter(fixture=fixture).order_by("-seq").first()
         if head is None:
             raise LogEntryError(
                 "match", f"the log of {fixture} is empty: nothing to sign", status=409
             )
-        return _checkpoint(fixture, head, timezone.now(), reason)
+        return checkpoint_at_head(fixture, head, timezone.now(), reason)
 
 
 class IdempotencyConflict(LogEntryError):
@@ -319,11 +235,11 @@ def log_entry_append(
     """A new report: something seen, with its place, category and severity.
 
     The report commits (and goes out live) first; the flashpoint check follows on this
-    process's flashpoint thread (flashpoint.Watcher), so no request, screen or other report waits
-    for the scoring. Should the check fail, the stored report stands and the next report scores
-    the zone again. Inside a transaction already begun (a test's, a command's) that thread
+    process's flashpoint thread (flashpoint_watch.Watcher), so no request, screen or other report
+    waits for the scoring. Should the check fail, the stored report stands and the next report
+    scores the zone again. Inside a transaction already begun (a test's, a command's) that thread
     could not see the report yet, so the check runs here, after it."""
-    with _one_sqlite_writer():
+    with one_sqlite_writer():
         entry = _report_append(
             fixture=fixture,
             author=author,
@@ -589,7 +505,7 @@ def log_entry_warn(
     Written by Safeground itself (no author), timed at the report that tipped it; unless the
     zone has had a warning observed after `quiet_since` (another check got there first), which
     is looked at under the chain's lock."""
-    with _one_sqlite_writer(), transaction.atomic():
+    with one_sqlite_writer(), transaction.atomic():
         log_chain_lock(fixture)
         if zone_id in warned_zone_ids(fixture, quiet_since, at):
             return None
@@ -605,160 +521,28 @@ def log_entry_warn(
         )
 
 
-@transaction.atomic
-def steward_post_assign(
-    *,
-    fixture: Fixture,
-    steward: User,
-    assigned_by: User,
-    zone: str = "",
-    gate: str = "",
-    concourse: str = "",
-) -> StewardPost:
-    """Put a steward at a zone, gate or concourse for this match (a new post replaces the old)."""
-    given = [
-        (f, code.strip())
-        for f, code in (("zone", zone), ("gate", gate), ("concourse", concourse))
-        if code.strip()
-    ]
-    if len(given) != 1:
-        raise LogEntryError("post", "give exactly one of zone, gate or concourse")
-    field_name, code = given[0]
-    managers = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
-    place = managers[field_name].filter(ground=fixture.ground, code=code).first()
-    if place is None:
-        raise LogEntryError(field_name, f"no {field_name} '{code}' at {fixture.ground.name}")
-    if not steward.memberships.filter(
-        organisation=fixture.ground.organisation_id,
-        role__in=["steward", "steward_supervisor"],
-    ).exists():
-        raise LogEntryError("steward", f"{steward.username} is not a steward of the home club")
-    post = StewardPost.objects.create(
-        fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
-    )
-    # Chained, so the record of who stood where is anchored with the log.
-    record = _append(
+def flashpoint_warning_write(fixture: Fixture, due: WarningDue) -> LogEntry | None:
+    """The writer the flashpoint scoring is handed: it never imports this module."""
+    return log_entry_warn(
         fixture=fixture,
-        author=assigned_by,
-        kind=LogEntry.Kind.POST,
-        assignee=steward,
-        home_only=True,
-        note=f"post {post.pk}: {post_label(post)}",
-        **{field_name: place},
+        zone_id=due.zone_id,
+        at=due.at,
+        severity=due.severity,
+        text=due.text,
+        links=due.links,
+        quiet_since=due.quiet_since,
     )
-    publish(
-        fixture_id=fixture.pk,
-        type=STEWARD_POST,
-        data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
-        # The home club's staff, and the steward themself: their phone shows the new post.
-        audience=Audience(home_only=True, user_ids=frozenset({steward.pk})),
-        chain_seq=record.seq,
-    )
-    return post
 
 
-@transaction.atomic
-def broadcast_send(
-    *, fixture: Fixture, sent_by: User, script: str, text: str = "", zone: str = ""
-) -> Broadcast:
-    """An urgent message to every steward of the match, or to those posted in one zone."""
-    if script not in Broadcast.Script.values:
-        raise LogEntryError("script", f"one of {', '.join(Broadcast.Script.values)}")
-    text = text.strip() or Broadcast.Script(script).label
-    if len(text) > 500:
-        raise LogEntryError("text", f"is {len(text)} characters; at most 500")
-    target = None
-    if zone:
-        target = Zone.objects.filter(ground=fixture.ground, code=zone).first()
-        if target is None:
-            raise LogEntryError("zone", f"no zone '{zone}' at {fixture.ground.name}")
-    recipients = broadcast_recipients(fixture, target)
-    if not recipients:
-        where = f" in {target.name}" if target else " for this match"
-        raise LogEntryError("recipients", f"no steward is posted{where} yet", status=409)
-    broadcast = Broadcast.objects.create(
-        fixture=fixture,
-        script=script,
-        text=text,
-        zone=target,
-        sent_by=sent_by,
-        recipient_ids=sorted(recipients),
-    )
-    record = _append(
-        fixture=fixture,
-        author=sent_by,
-        kind=LogEntry.Kind.BROADCAST,
-        text=text,
-        zone=target,
-        home_only=True,
-        note=f"broadcast {broadcast.pk} ({script}) to users {broadcast.recipient_ids}",
-    )
-    publish(
-        fixture_id=fixture.pk,
-        type=BROADCAST,
-        data=broadcast_json(broadcast),
-        # Reaches every addressed steward whatever their post, and the whole control room.
-        audience=Audience(home_only=False, user_ids=frozenset(recipients)),
-        chain_seq=record.seq,
-    )
-    return broadcast
+def flashpoint_check(
+    *, fixture: Fixture, at: datetime, zone_ids: Iterable[int] | None = None
+) -> list[LogEntry]:
+    """Score the zones as of `at` (flashpoint.warnings_due) and write the warnings due."""
+    due = warnings_due(fixture=fixture, at=at, zone_ids=zone_ids)
+    return warnings_write(fixture, due, flashpoint_warning_write)
 
 
-@transaction.atomic
-def broadcast_ack(*, broadcast: Broadcast, user: User) -> BroadcastAck:
-    """A device's acknowledgement; a second one from the same person changes nothing."""
-    ack, created = BroadcastAck.objects.get_or_create(broadcast=broadcast, user=user)
-    if created:
-        publish(
-            fixture_id=broadcast.fixture_id,
-            type=BROADCAST_ACK,
-            data={"broadcast": broadcast.pk, "user": user.username, "name": str(user)},
-            # The control room, and the acknowledging person's other devices (to close it there).
-            audience=Audience(home_only=True, user_ids=frozenset({user.pk})),
-        )
-    return ack
+# This process's flashpoint thread, writing through the log's own writer.
+flashpoint_watcher = Watcher(flashpoint_warning_write)
+atexit.register(flashpoint_watcher.settle)  # a command that appends (a replay) waits for it
 
-
-PHOTO_TYPES = {"image/jpeg", "image/png", "image/webp"}
-PHOTO_MAX_BYTES = 10 * 1024 * 1024
-
-
-@transaction.atomic
-def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
-    """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
-    if entry.kind in RECORD_KINDS:
-        raise LogEntryError("entry", f"#{entry.seq} is a record, not an entry to photograph")
-    if upload.content_type not in PHOTO_TYPES:
-        raise LogEntryError("photo", "a JPEG, PNG or WebP image")
-    if upload.size > PHOTO_MAX_BYTES:
-        raise LogEntryError("photo", f"at most {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
-    digest = hashlib.sha256()
-    for chunk in upload.chunks():
-        digest.update(chunk)
-    upload.seek(0)
-    photo = Photo.objects.create(
-        entry=entry,
-        image=upload,
-        sha256=digest.hexdigest(),
-        content_type=upload.content_type,
-        size=upload.size,
-        uploaded_by=author,
-    )
-    # The photo's SHA-256 joins the chain: a file swapped later no longer matches the log.
-    record = _append(
-        fixture=entry.fixture,
-        author=author,
-        kind=LogEntry.Kind.PHOTO,
-        text=photo.sha256,
-        note=f"photo {photo.pk} of #{entry.seq} ({photo.content_type}, {photo.size} bytes)",
-        links=[entry.seq],
-        home_only=entry.home_only,
-    )
-    publish(
-        fixture_id=entry.fixture_id,
-        type=LOG_PHOTO,
-        data=photo_json(photo, entry),
-        audience=logged_entry_audience(entry),  # whoever may see the entry
-        chain_seq=record.seq,
-    )
-    return photo

@@ -24,221 +24,41 @@ The fan-out is the hot path of the live picture (STACK.md): no database, no thre
 consumer dispatch per message per client. A write that completes at once (the usual case) costs no
 task switch; a slow socket queues up to FRAME_QUEUE_LIMIT frames and is then closed with 1013 so
 its client reconnects and catches up by seq. Nothing is dropped silently.
+
+A socket's outbox and its frames are in subscriber.py; the Redis channels and the relay's wire
+in transport.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import socket
-import tempfile
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
 from .events import EVERYONE, Audience, Event, Viewer
-
-if TYPE_CHECKING:
-    import redis
+from .subscriber import CLOSE_OVERLOADED, CLOSE_SERVICE_RESTART, Subscriber, encode_text_frame
+from .transport import (
+    RELAY_MAX_BYTES,
+    channel_prefix,
+    redis_client,
+    redis_message,
+    relay_path,
+    relay_send,
+)
 
 logger = logging.getLogger(__name__)
 
-ASGISend = Callable[[dict[str, Any]], Awaitable[None]]
-
-FRAME_QUEUE_LIMIT = 1_000  # frames waiting for one slow socket before it is closed
 GAP_WAIT_SECONDS = 1.0  # a missing seq is read from the database after this (see _Order)
-RAW_BUFFER_LIMIT = 1_000_000  # bytes unsent to one socket before it is closed (~1,000 frames)
 FAN_OUT_TURN = 200  # sockets written to in one turn of the loop (Hub._write_turn)
 FAN_OUT_PAUSE = 0.001  # seconds the loop polls, without the GIL, between two turns
-
-
-def encode_text_frame(text: str) -> bytes:
-    """A whole unmasked WebSocket text frame (RFC 6455 5.2), as a server sends it."""
-    payload = text.encode()
-    size = len(payload)
-    if size < 126:
-        header = bytes((0x81, size))
-    elif size < 1 << 16:
-        header = bytes((0x81, 126)) + size.to_bytes(2, "big")
-    else:
-        header = bytes((0x81, 127)) + size.to_bytes(8, "big")
-    return header + payload
-
-
-def raw_transport(send: ASGISend) -> asyncio.WriteTransport | None:
-    """The socket's transport behind uvicorn's ASGI `send`, when it can be reached.
-
-    Writing a frame encoded once per event straight to each transport costs a fraction of an
-    ASGI `send` per socket (measured: bench/bench_live.py, docs/adr/0002-live-fan-out.md); data
-    frames need nothing from the protocol's state, and closes still go through `send`."""
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    needed = ("write", "is_closing", "get_write_buffer_size")
-    if transport is None or not all(hasattr(transport, name) for name in needed):
-        return None
-    return transport
-
-
-CLOSE_OVERLOADED = 1013  # "try again later": the client reconnects and catches up
-CLOSE_SERVICE_RESTART = 1012  # the hub lost its Redis subscription: reconnect and catch up
 READY_TIMEOUT = 5.0  # seconds a new socket waits for the Redis subscription
-
-
-def channel_prefix(redis_url: str) -> str:
-    """`safeground:<db>:fixture:`. Redis pub/sub ignores the database number (a subscriber on
-    any number hears every channel), so the number goes into the name: installations sharing
-    one Redis server on different numbers never receive each other's frames."""
-    from redis.connection import parse_url
-
-    return f"safeground:{parse_url(redis_url).get('db', 0)}:fixture:"
-
-
-class Subscriber:
-    """One connected socket's place in the hub: its viewer and its bounded outbox.
-
-    It joins the hub before it is admitted (viewer None), so nothing committed while its
-    admission and catch-up are read falls in between; until `release()` it holds live frames
-    back, with their audience while the viewer is unknown, so the handler can send the catch-up
-    first. It is made, and every method runs, on the hub's event loop.
-    """
-
-    def __init__(
-        self,
-        *,
-        fixture_id: int,
-        viewer: Viewer | None,
-        send: ASGISend,
-        limit: int = FRAME_QUEUE_LIMIT,
-    ) -> None:
-        self.fixture_id = fixture_id
-        self.viewer = viewer
-        self.close_code: int | None = None
-        self._send = send
-        self._transport = raw_transport(send)
-        self._limit = limit
-        self._loop = asyncio.get_running_loop()
-        # (frame, seq, its audience while the viewer is unknown; None once it has admitted them)
-        self._held: list[tuple[str, int | None, Audience | None]] | None = []
-        # Seqs up to `_caught` came in the catch-up; `_last` is the highest seq on the screen.
-        # A log frame at or below `_last` is never written: a screen shows each seq once, in
-        # order (issue 25).
-        self._caught = -1
-        self._last = -1
-        self._pending: deque[str] = deque()
-        self._writer: asyncio.Task[None] | None = None
-        self._closer: asyncio.Task[None] | None = None
-
-    def offer(
-        self,
-        frame: str,
-        seq: int | None,
-        encoded: bytes | None = None,
-        audience: Audience | None = None,
-    ) -> None:
-        """A live frame for this socket: the audience has already admitted the viewer, or, if
-        the viewer is not known yet, `audience` is kept with it until `release`."""
-        if self._held is not None:
-            if len(self._held) >= self._limit:
-                self.abort(CLOSE_OVERLOADED)
-            else:
-                self._held.append((frame, seq, audience))
-        elif seq is None or seq > self._last:
-            if seq is not None:
-                self._last = seq
-            self.write(frame, encoded)
-        elif seq > self._caught:
-            # Overtaken by a later seq (published by another thread or process after it): the
-            # screen shows only seqs above its last, so it would miss this one. It reconnects
-            # and catches up by seq instead.
-            self.abort(CLOSE_OVERLOADED)
-        # else: the catch-up had it (committed before the read, published after): not twice
-
-    def release(self, *, after_seq: int | None) -> None:
-        """The viewer is set and the catch-up, up to `after_seq`, sent: send the held frames the
-        viewer may see in seq order, skipping those the catch-up already covered."""
-        assert self.viewer is not None
-        held, self._held = self._held or [], None
-        if after_seq is not None:
-            self._caught = self._last = after_seq
-        # Frames reach the hub out of seq order before its order of the match starts (bus._Order);
-        # a frame without a seq keeps its place after the seq before it.
-        place = self._last
-        placed = []
-        for index, (frame, seq, audience) in enumerate(held):
-            place = place if seq is None else seq
-            placed.append((place, index, frame, seq, audience))
-        placed.sort()
-        for _place, _index, frame, seq, audience in placed:
-            if audience is None or audience.admits(self.viewer):
-                self.offer(frame, seq)
-
-    def write_all(self, frames: list[str]) -> None:
-        """Several frames in order: in one write to an idle socket (a hello and its catch-up)."""
-        transport = self._transport
-        if self.close_code is not None or self._writer is not None or transport is None:
-            for frame in frames:
-                self.write(frame)
-        elif not transport.is_closing():
-            self.write(frames[-1], b"".join(encode_text_frame(frame) for frame in frames))
-
-    def write(self, frame: str, encoded: bytes | None = None) -> None:
-        """Send now if the socket is idle; otherwise queue behind the write in flight."""
-        if self.close_code is not None:
-            return
-        transport = self._transport
-        if self._writer is None and transport is not None and not transport.is_closing():
-            if transport.get_write_buffer_size() > RAW_BUFFER_LIMIT:
-                self.abort(CLOSE_OVERLOADED)
-            else:
-                transport.write(encoded or encode_text_frame(frame))
-            return
-        if self._writer is not None:
-            if len(self._pending) >= self._limit:
-                self.abort(CLOSE_OVERLOADED)
-            else:
-                self._pending.append(frame)
-            return
-        # An eager task runs the send at once; uvicorn's send only suspends when the transport
-        # is paused (a slow reader), and only then does this socket get a task of its own.
-        task = asyncio.Task(self._write(frame), loop=self._loop, eager_start=True)
-        if not task.done():
-            self._writer = task
-
-    async def _write(self, frame: str) -> None:
-        try:
-            await self._send({"type": "websocket.send", "text": frame})
-            while self._pending:
-                await self._send({"type": "websocket.send", "text": self._pending.popleft()})
-        except Exception:  # the client went away; the handler's receive loop sees the disconnect
-            self._pending.clear()
-            if self.close_code is None:
-                self.close_code = 1006
-        finally:
-            self._writer = None
-
-    def abort(self, code: int) -> None:
-        """Stop sending and close the socket with `code`, so the client reconnects."""
-        if self.close_code is not None:
-            return
-        self.close_code = code
-        self._held = None
-        self._pending.clear()
-        if self._writer is not None:
-            self._writer.cancel()
-            self._writer = None
-        user = None if self.viewer is None else self.viewer.user_id
-        logger.info("closing live socket of user %s: %s", user, code)
-        self._closer = self._loop.create_task(self._close(code))
-
-    async def _close(self, code: int) -> None:
-        with contextlib.suppress(Exception):
-            await self._send({"type": "websocket.close", "code": code})
 
 
 class _Order:
@@ -617,7 +437,6 @@ class Hub:
 _local_hubs: list[Hub] = []
 _default_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
 _registry_lock = threading.Lock()
-_redis_clients: dict[str, redis.Redis] = {}
 
 
 def get_hub() -> Hub:
@@ -659,40 +478,19 @@ def relays_close() -> None:
         hub._relay_close()
 
 
-RELAY_MAX_BYTES = 200_000  # within Linux's default datagram limit; a log frame is ~1 kB
-
-
-def relay_path() -> str:
-    """The relay's socket: named for the database, so that a command and the server it runs
-    beside (the same database) meet, and two installations on one machine never do. It lives in
-    a folder of this user's only (0700), so no other user can listen in or pose as the server."""
-    from django.db import connections
-
-    db = connections["default"].settings_dict
-    identity = f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}"
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    folder = os.path.join(tempfile.gettempdir(), f"safeground-{os.getuid()}")
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(folder, 0o700)
-    info = os.lstat(folder)
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(folder):
-        raise OSError(f"{folder} is not a private folder of this user: no live relay")
-    return os.path.join(folder, f"live-{digest}.sock")
-
-
 def send(event: Event) -> None:
     """Deliver a committed event: to Redis when configured, else to this process's hubs, or,
     in a process serving no sockets, through the relay to the server's."""
     url: str = settings.REDIS_URL
     if url:
-        redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), _encode(event))
+        redis_client(url).publish(channel_prefix(url) + str(event.fixture_id), redis_message(event))
         return
     with _registry_lock:
         hubs = list(_local_hubs)
     for hub in hubs:
         hub.deliver_threadsafe(event)
     if not hubs:
-        _relay_send(event)
+        relay_send(event)
 
 
 def _frames_between(
@@ -713,39 +511,3 @@ def _frames_between(
         ]
     finally:
         close_old_connections()
-
-
-def _relay_send(event: Event) -> None:
-    header = json.dumps(
-        {
-            "fixture": event.fixture_id,
-            "seq": event.seq,
-            "chain_seq": event.chain_seq,
-            **event.audience.to_wire(),
-        }
-    )
-    data = (header + "\n" + event.frame).encode()
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as relay:
-        try:
-            relay.sendto(data, relay_path())
-        except (FileNotFoundError, ConnectionRefusedError):
-            pass  # no server is running: its pages read the log when they open
-        except OSError:
-            logger.warning("live: event of fixture %s not relayed", event.fixture_id, exc_info=True)
-
-
-def _encode(event: Event) -> str:
-    """Redis message: the audience and seq on one line, then the frame exactly as sent."""
-    wire = {"seq": event.seq, "chain_seq": event.chain_seq, **event.audience.to_wire()}
-    return json.dumps(wire) + "\n" + event.frame
-
-
-def redis_client(url: str) -> redis.Redis:
-    """The process's (blocking) client for this Redis."""
-    with _registry_lock:
-        client = _redis_clients.get(url)
-        if client is None:
-            import redis
-
-            client = _redis_clients[url] = redis.Redis.from_url(url)
-    return client

@@ -39,10 +39,11 @@ from .admission import (
     reads_end,
 )
 from .batches import batches_on_loop
-from .bus import CLOSE_OVERLOADED, Subscriber, get_hub
+from .bus import get_hub
 from .catalogue import HELLO, PONG
 from .events import Viewer, frame_json
 from .providers import Caught
+from .subscriber import CLOSE_OVERLOADED, Subscriber
 
 logger = logging.getLogger(__name__)
 

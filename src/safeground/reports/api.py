@@ -17,7 +17,8 @@ from .exports import (
     log_rows,
     scan_rows,
 )
-from .selectors import SeasonFilter, match_report_for, season_for
+from .match_report import match_report_for
+from .season import SeasonFilter, season_for
 
 router = Router(tags=["reports"], auth=django_auth)
 

@@ -33,7 +33,7 @@ from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Ground
 from safeground.venues.selectors import ground_for
 
-from .selectors import Season
+from .season import Season
 
 FORMATS = ("csv", "json")
 SCAN_PAGE = 5000  # rows per page of the scans API

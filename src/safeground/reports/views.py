@@ -26,7 +26,8 @@ from .exports import (
     scan_rows,
     season_rows,
 )
-from .selectors import MatchReport, Season, SeasonFilter, match_report_for, season_for
+from .match_report import MatchReport, match_report_for
+from .season import Season, SeasonFilter, season_for
 
 
 def _int(value: str | None) -> int | None:

@@ -42,9 +42,9 @@ SAFEGROUND_LOG_CACHE_SECONDS = 0.0  # likewise the log's categories, places and 
 
 # pytest-xdist runs the suite in worker processes at once (scripts/run-tests). Each has its own
 # test database (pytest-django adds the worker's name) and its own Redis database number: Redis
-# pub/sub ignores the number, but the live channel names carry it (live/bus.channel_prefix), so
-# two workers' match 1 never hear each other. Numbers go up in twos: a bus test publishes on its
-# own number + 1 to prove another installation is not heard.
+# pub/sub ignores the number, but the live channel names carry it (live/transport.py's
+# channel_prefix), so two workers' match 1 never hear each other. Numbers go up in twos: a bus
+# test publishes on its own number + 1 to prove another installation is not heard.
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "")
 # A server process a test starts inherits both variables: its number is already the worker's.
 if REDIS_URL and _worker.startswith("gw") and os.environ.get("SAFEGROUND_REDIS_WORKER") != _worker:

@@ -60,7 +60,7 @@ def _claim(fixture_id: int) -> float:
     url = settings.REDIS_URL
     if not url:
         return 0.0
-    from safeground.live.bus import redis_client
+    from safeground.live.transport import redis_client
 
     client = redis_client(url)
     key = f"safeground:entry-counts:{fixture_id}"

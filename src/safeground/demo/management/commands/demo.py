@@ -14,7 +14,7 @@ from safeground.demo.season import (
     rerun_load,
     rerun_move_to_today,
 )
-from safeground.incidents.flashpoint import watcher as flashpoint_watcher
+from safeground.incidents.services import flashpoint_watcher
 from safeground.incidents.tasks import log_heads_anchor
 
 

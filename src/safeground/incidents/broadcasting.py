@@ -1,0 +1,76 @@
+"""Broadcasts: an urgent message to the match's stewards (a chained record in the log), and
+their devices' acknowledgements."""
+
+from django.db import transaction
+
+from safeground.accounts.models import User
+from safeground.live.catalogue import BROADCAST, BROADCAST_ACK
+from safeground.live.events import Audience, publish
+from safeground.matches.models import Fixture
+from safeground.venues.models import Zone
+
+from .models import Broadcast, BroadcastAck, LogEntry
+from .selectors import broadcast_json, broadcast_recipients
+from .services import LogEntryError, log_record_append
+
+
+@transaction.atomic
+def broadcast_send(
+    *, fixture: Fixture, sent_by: User, script: str, text: str = "", zone: str = ""
+) -> Broadcast:
+    """An urgent message to every steward of the match, or to those posted in one zone."""
+    if script not in Broadcast.Script.values:
+        raise LogEntryError("script", f"one of {', '.join(Broadcast.Script.values)}")
+    text = text.strip() or Broadcast.Script(script).label
+    if len(text) > 500:
+        raise LogEntryError("text", f"is {len(text)} characters; at most 500")
+    target = None
+    if zone:
+        target = Zone.objects.filter(ground=fixture.ground, code=zone).first()
+        if target is None:
+            raise LogEntryError("zone", f"no zone '{zone}' at {fixture.ground.name}")
+    recipients = broadcast_recipients(fixture, target)
+    if not recipients:
+        where = f" in {target.name}" if target else " for this match"
+        raise LogEntryError("recipients", f"no steward is posted{where} yet", status=409)
+    broadcast = Broadcast.objects.create(
+        fixture=fixture,
+        script=script,
+        text=text,
+        zone=target,
+        sent_by=sent_by,
+        recipient_ids=sorted(recipients),
+    )
+    record = log_record_append(
+        fixture=fixture,
+        author=sent_by,
+        kind=LogEntry.Kind.BROADCAST,
+        text=text,
+        zone=target,
+        home_only=True,
+        note=f"broadcast {broadcast.pk} ({script}) to users {broadcast.recipient_ids}",
+    )
+    publish(
+        fixture_id=fixture.pk,
+        type=BROADCAST,
+        data=broadcast_json(broadcast),
+        # Reaches every addressed steward whatever their post, and the whole control room.
+        audience=Audience(home_only=False, user_ids=frozenset(recipients)),
+        chain_seq=record.seq,
+    )
+    return broadcast
+
+
+@transaction.atomic
+def broadcast_ack(*, broadcast: Broadcast, user: User) -> BroadcastAck:
+    """A device's acknowledgement; a second one from the same person changes nothing."""
+    ack, created = BroadcastAck.objects.get_or_create(broadcast=broadcast, user=user)
+    if created:
+        publish(
+            fixture_id=broadcast.fixture_id,
+            type=BROADCAST_ACK,
+            data={"broadcast": broadcast.pk, "user": user.username, "name": str(user)},
+            # The control room, and the acknowledging person's other devices (to close it there).
+            audience=Audience(home_only=True, user_ids=frozenset({user.pk})),
+        )
+    return ack

@@ -1,0 +1,59 @@
+"""Photos of the log's entries, each kept with its SHA-256 and chained as a record in the log.
+(Their retention is with the log's other retention, not here.)"""
+
+import hashlib
+from typing import Any
+
+from django.db import transaction
+
+from safeground.accounts.models import User
+from safeground.live.catalogue import LOG_PHOTO
+from safeground.live.events import publish
+
+from .models import LogEntry, Photo
+from .selectors import RECORD_KINDS, logged_entry_audience, photo_json
+from .services import LogEntryError, log_record_append
+
+PHOTO_TYPES = {"image/jpeg", "image/png", "image/webp"}
+PHOTO_MAX_BYTES = 10 * 1024 * 1024
+
+
+@transaction.atomic
+def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
+    """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
+    if entry.kind in RECORD_KINDS:
+        raise LogEntryError("entry", f"#{entry.seq} is a record, not an entry to photograph")
+    if upload.content_type not in PHOTO_TYPES:
+        raise LogEntryError("photo", "a JPEG, PNG or WebP image")
+    if upload.size > PHOTO_MAX_BYTES:
+        raise LogEntryError("photo", f"at most {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    photo = Photo.objects.create(
+        entry=entry,
+        image=upload,
+        sha256=digest.hexdigest(),
+        content_type=upload.content_type,
+        size=upload.size,
+        uploaded_by=author,
+    )
+    # The photo's SHA-256 joins the chain: a file swapped later no longer matches the log.
+    record = log_record_append(
+        fixture=entry.fixture,
+        author=author,
+        kind=LogEntry.Kind.PHOTO,
+        text=photo.sha256,
+        note=f"photo {photo.pk} of #{entry.seq} ({photo.content_type}, {photo.size} bytes)",
+        links=[entry.seq],
+        home_only=entry.home_only,
+    )
+    publish(
+        fixture_id=entry.fixture_id,
+        type=LOG_PHOTO,
+        data=photo_json(photo, entry),
+        audience=logged_entry_audience(entry),  # whoever may see the entry
+        chain_seq=record.seq,
+    )
+    return photo

@@ -1,0 +1,65 @@
+"""Stewards' posts: who stands where for a match, each post also a chained record in the log."""
+
+from django.db import transaction
+
+from safeground.accounts.models import User
+from safeground.live.catalogue import STEWARD_POST
+from safeground.live.events import Audience, publish
+from safeground.matches.models import Fixture
+from safeground.venues.models import Concourse, Gate, Zone
+
+from .models import LogEntry, StewardPost
+from .selectors import post_label
+from .services import LogEntryError, log_record_append
+
+
+@transaction.atomic
+def steward_post_assign(
+    *,
+    fixture: Fixture,
+    steward: User,
+    assigned_by: User,
+    zone: str = "",
+    gate: str = "",
+    concourse: str = "",
+) -> StewardPost:
+    """Put a steward at a zone, gate or concourse for this match (a new post replaces the old)."""
+    given = [
+        (f, code.strip())
+        for f, code in (("zone", zone), ("gate", gate), ("concourse", concourse))
+        if code.strip()
+    ]
+    if len(given) != 1:
+        raise LogEntryError("post", "give exactly one of zone, gate or concourse")
+    field_name, code = given[0]
+    managers = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
+    place = managers[field_name].filter(ground=fixture.ground, code=code).first()
+    if place is None:
+        raise LogEntryError(field_name, f"no {field_name} '{code}' at {fixture.ground.name}")
+    if not steward.memberships.filter(
+        organisation=fixture.ground.organisation_id,
+        role__in=["steward", "steward_supervisor"],
+    ).exists():
+        raise LogEntryError("steward", f"{steward.username} is not a steward of the home club")
+    post = StewardPost.objects.create(
+        fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
+    )
+    # Chained, so the record of who stood where is anchored with the log.
+    record = log_record_append(
+        fixture=fixture,
+        author=assigned_by,
+        kind=LogEntry.Kind.POST,
+        assignee=steward,
+        home_only=True,
+        note=f"post {post.pk}: {post_label(post)}",
+        **{field_name: place},
+    )
+    publish(
+        fixture_id=fixture.pk,
+        type=STEWARD_POST,
+        data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
+        # The home club's staff, and the steward themself: their phone shows the new post.
+        audience=Audience(home_only=True, user_ids=frozenset({steward.pk})),
+        chain_seq=record.seq,
+    )
+    return post

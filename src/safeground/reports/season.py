@@ -1,0 +1,230 @@
+"""The season dashboard of one ground (what counts as what: selectors.py)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from safeground.accounts.permissions import can_read_season, require
+from safeground.bans.models import Ban
+from safeground.entry.models import Scan
+from safeground.entry.selectors import prevented_from_attending
+from safeground.matches.models import Club, Competition, Fixture
+from safeground.venues.models import Ground
+from safeground.venues.selectors import ground_for
+
+from .selectors import (
+    arrests_and_ejections,
+    arrests_by_club,
+    arrests_by_offence,
+    category_names,
+    counted_incidents,
+    response_times,
+)
+
+BUSIEST_BLOCKS = 10
+
+
+@dataclass(frozen=True)
+class SeasonFilter:
+    competition: int | None = None
+    opponent: int | None = None  # a visiting club: its matches at the ground
+
+
+@dataclass
+class Season:
+    ground: Ground
+    filters: SeasonFilter
+    matches: list[dict[str, Any]]
+    categories: list[dict[str, str]]
+    bans: list[dict[str, Any]]
+    busiest_blocks: list[dict[str, Any]]
+    totals: dict[str, Any]
+    arrests_by_offence: list[dict[str, Any]]
+    arrests_by_club: list[dict[str, Any]]
+    competitions: list[Competition]
+    opponents: list[Club]
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "ground": self.ground.code,
+            "filters": {
+                "competition": self.filters.competition,
+                "opponent": self.filters.opponent,
+            },
+            "totals": self.totals,
+            "categories": self.categories,
+            "matches": self.matches,
+            "bans": self.bans,
+            "busiest_blocks": self.busiest_blocks,
+            "arrests_by_offence": self.arrests_by_offence,
+            "arrests_by_club": self.arrests_by_club,
+        }
+
+
+def season_for(user: Any, code: str, filters: SeasonFilter) -> Season:
+    ground = ground_for(user, code)
+    require(can_read_season(user, ground))
+    return season(ground, filters)
+
+
+def season_fixtures(ground: Ground, filters: SeasonFilter) -> QuerySet[Fixture]:
+    """The ground's matches played so far, oldest first, as the filters narrow them."""
+    fixtures = Fixture.objects.filter(ground=ground, kickoff__lte=timezone.now())
+    if filters.competition:
+        fixtures = fixtures.filter(competition_id=filters.competition)
+    if filters.opponent:
+        fixtures = fixtures.filter(away_club_id=filters.opponent)
+    return fixtures.select_related("home_club", "away_club", "competition").order_by("kickoff")
+
+
+def season(ground: Ground, filters: SeasonFilter) -> Season:
+    fixtures = list(season_fixtures(ground, filters))
+    ids = [f.pk for f in fixtures]
+    names = category_names()
+    by_category: dict[int, Counter[str]] = defaultdict(Counter)
+    for fixture_id, category_id, n in (
+        counted_incidents(ids, home_only=True)
+        .values_list("fixture_id", "category_id")
+        .annotate(n=Count("pk"))
+        .values_list("fixture_id", "category_id", "n")
+        .order_by()
+    ):
+        by_category[fixture_id][names[category_id][0] if category_id in names else ""] += n
+    outcomes = arrests_and_ejections(ids)
+    denied: dict[int, int] = dict(
+        Scan.objects.filter(fixture_id__in=ids, decision=Scan.Decision.DENY)
+        .values_list("fixture_id")
+        .annotate(n=Count("pk"))
+        .values_list("fixture_id", "n")
+        .order_by()
+    )
+    prevented = prevented_from_attending(ids)
+    assigned: dict[int, list[float]] = defaultdict(list)
+    resolved: dict[int, list[float]] = defaultdict(list)
+    for fixture_id, at, first_assigned, first_resolved in response_times(
+        ids, home_only=True
+    ).values_list("fixture_id", "observed_at", "first_assigned", "first_resolved"):  # type: ignore[misc]
+        if first_assigned is not None:
+            assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
+        if first_resolved is not None:
+            resolved[fixture_id].append((first_resolved - at).total_seconds() / 60)
+    used = Counter[str]()
+    for counts in by_category.values():
+        used.update(counts)
+    categories = [
+        {"code": code, "name": name}
+        for code, name in sorted(names.values(), key=lambda c: -used[c[0]])
+        if used[code]
+    ]
+    matches: list[dict[str, Any]] = []
+    for f in fixtures:
+        opponent = f.away_club
+        matches.append(
+            {
+                "id": f.pk,
+                "date": timezone.localtime(f.kickoff).date().isoformat(),
+                "label": f"{timezone.localtime(f.kickoff):%d %b} v {opponent.short_name}",
+                "opponent": opponent.name,
+                "competition": f.competition.name,
+                "incidents": dict(by_category.get(f.pk, {})),
+                "incidents_total": sum(by_category.get(f.pk, Counter()).values()),
+                "arrests": outcomes[f.pk]["arrests"],
+                "ejections": outcomes[f.pk]["ejections"],
+                "denied": denied.get(f.pk, 0),
+                "prevented": prevented[f.pk],
+                "median_to_assignment": _median(assigned.get(f.pk, [])),
+                "median_to_resolution": _median(resolved.get(f.pk, [])),
+            }
+        )
+    busiest = [
+        {"block": code, "incidents": n}
+        for code, n in counted_incidents(ids, home_only=True)
+        .filter(block__isnull=False)
+        .values_list("block__code")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "block__code")
+        .values_list("block__code", "n")[:BUSIEST_BLOCKS]
+    ]
+    bans = bans_over_time(ground, [timezone.localtime(f.kickoff).date() for f in fixtures])
+    all_to_assignment = [v for values in assigned.values() for v in values]
+    all_to_resolution = [v for values in resolved.values() for v in values]
+    arrests = sum(m["arrests"] for m in matches)
+    totals = {
+        "matches": len(matches),
+        "incidents": sum(m["incidents_total"] for m in matches),
+        "arrests": arrests,
+        "ejections": sum(m["ejections"] for m in matches),
+        "denied": sum(m["denied"] for m in matches),
+        "prevented": sum(m["prevented"] for m in matches),
+        "bans_issued": bans[-1]["issued"] if bans else 0,
+        "bans_in_force": bans[-1]["in_force"] if bans else 0,
+        "median_to_assignment": _median(all_to_assignment),
+        "median_to_resolution": _median(all_to_resolution),
+    }
+    return Season(
+        ground=ground,
+        filters=filters,
+        matches=matches,
+        categories=categories,
+        bans=bans,
+        busiest_blocks=busiest,
+        totals=totals,
+        arrests_by_offence=arrests_by_offence(ids, arrests),
+        arrests_by_club=arrests_by_club(fixtures, arrests),
+        competitions=list(
+            Competition.objects.filter(fixture__ground=ground).distinct().order_by("name")
+        ),
+        opponents=list(
+            Club.objects.filter(away_fixtures__ground=ground).distinct().order_by("name")
+        ),
+    )
+
+
+# A ban that took effect: approved, and whatever became of it later (in force, ended).
+TOOK_EFFECT = (
+    Ban.Status.APPROVED,
+    Ban.Status.ACTIVE,
+    Ban.Status.APPEALED,
+    Ban.Status.UPHELD,
+    Ban.Status.REVOKED,
+    Ban.Status.EXPIRED,
+)
+
+
+def bans_over_time(ground: Ground, days: Sequence[date]) -> list[dict[str, Any]]:
+    """On each match day: the bans of the ground's club issued this season so far (starting
+    from the first of these days' season, 1 August), and the bans in force that day. One
+    query: a filtered count per day."""
+    if not days:
+        return []
+    first = days[0]
+    season_start = date(first.year if first.month >= 8 else first.year - 1, 8, 1)
+    took_effect = Ban.objects.filter(organisation_id=ground.organisation_id, status__in=TOOK_EFFECT)
+    counts: dict[str, Any] = {}
+    for n, day in enumerate(days):
+        counts[f"issued_{n}"] = Count(
+            "pk", filter=Q(starts_on__gte=season_start, starts_on__lte=day)
+        )
+        counts[f"in_force_{n}"] = Count(
+            "pk",
+            filter=Q(starts_on__lte=day)
+            & (Q(ends_on__isnull=True) | Q(ends_on__gte=day))
+            & (Q(ended_on__isnull=True) | Q(ended_on__gt=day)),
+        )
+    row = took_effect.aggregate(**counts)
+    return [
+        {"date": day.isoformat(), "issued": row[f"issued_{n}"], "in_force": row[f"in_force_{n}"]}
+        for n, day in enumerate(days)
+    ]
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
