@@ -250,6 +250,8 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "safeground.accounts.context_processors.safeground",
             ],
+            # One clock on every page: the `hhmm` and `local_time` filters (safeground.clock).
+            "builtins": ["safeground.clock"],
         },
     },
 ]
