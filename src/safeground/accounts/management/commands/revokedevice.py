@@ -18,5 +18,4 @@ class Command(BaseCommand):
         if device is None:
             raise CommandError(f"no device with id {device_id}")
         device = device_revoke(device=device)
-        revoked = clock.local(device.revoked_at)
-        self.stdout.write(f"Revoked {device.name} at {revoked:%Y-%m-%d %H:%M:%S %Z}")
+        self.stdout.write(f"Revoked {device.name} at {clock.local_time(device.revoked_at)}")
