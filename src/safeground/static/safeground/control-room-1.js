@@ -38,7 +38,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
   const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
   const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;
   const n = (x) => Number(x).toLocaleString("en-GB");
-  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: config.timeZone });
 
   function describeAction(e) {
     const who = e.author;
