@@ -64,6 +64,23 @@ def test_counts_equal_the_admissions_in_the_data(gates) -> None:
     assert counts["warnings"] == [] and counts["warning_share"] == 0.9
 
 
+def test_the_counts_cost_the_same_queries_however_many_are_in(
+    gates, django_assert_num_queries
+) -> None:
+    # On the control room's hot path: a fixed budget, not one more query per ticket or gate.
+    gates.scan("AWAY-1")
+    with django_assert_num_queries(21):
+        entry_counts(gates.fixture)
+    for n in range(3, 8):
+        make_ticket(gates.fixture, f"AWAY-{n}", "S-L1", "away")
+        gates.scan(f"AWAY-{n}")
+    gates.scan("HOME-1", "A01")
+    gates.scan("NOPE", "A02")
+    with django_assert_num_queries(21):
+        counts = entry_counts(gates.fixture)
+    assert counts["admitted"] == 7
+
+
 def test_the_capacity_warning_fires_when_a_zone_sold_over_its_safe_capacity_fills(
     gates, settings
 ) -> None:

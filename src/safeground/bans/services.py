@@ -119,21 +119,103 @@ def ban_propose(
     today = today or timezone.localdate()
     first_names = text_check("first_names", first_names, max_length=100)
     last_name = text_check("last_name", last_name, max_length=100)
+    date_of_birth = _birth_date_check(date_of_birth, today)
+    if type not in Ban.Type.values:
+        raise BanError("type", f"one of {', '.join(Ban.Type.values)}")
+    if scope not in Ban.Scope.values:
+        raise BanError("scope", f"one of {', '.join(Ban.Scope.values)}")
+    if scope == Ban.Scope.GROUND:
+        ground = _club_ground(ground, organisation)
+    starts_on = _term_check(
+        type=type,
+        starts_on=starts_on,
+        ends_on=ends_on,
+        is_life=is_life,
+        reporting_conditions=reporting_conditions,
+    )
+    grounds = text_check("grounds", grounds)
+    supporter_number = text_check(
+        "supporter_number", supporter_number, required=False, max_length=40
+    )
+    issued_by = (
+        text_check("issued_by", issued_by, required=False, max_length=200) or organisation.name
+    )
+    person = _person_found_or_added(
+        organisation=organisation,
+        first_names=first_names,
+        last_name=last_name,
+        date_of_birth=date_of_birth,
+        supporter_number=supporter_number,
+    )
+    ban = Ban(
+        person=person,
+        organisation=organisation,
+        type=type,
+        issued_by=issued_by,
+        scope=scope,
+        ground=ground if scope == Ban.Scope.GROUND else None,
+        starts_on=starts_on,
+        ends_on=ends_on,
+        is_life=is_life,
+        grounds=grounds,
+        reporting_conditions=reporting_conditions.strip(),
+        control_periods=control_periods.strip(),
+        status=Status.PROPOSED,
+        proposed_by=by,
+    )
+    ban.save()
+    _proposal_recorded(ban, by=by)
+    return ban
+
+
+def _proposal_recorded(ban: Ban, *, by: User) -> None:
+    """The proposal's first ban step (from no status) and its access record, its grounds the
+    reason of both."""
+    BanStep.objects.create(
+        ban=ban,
+        action="proposed",
+        to_status=Status.PROPOSED,
+        by=by,
+        by_name=by.get_username(),
+        at=timezone.now(),
+        reason=ban.grounds,
+    )
+    access_record_write(
+        user=by, action=Action.PROPOSE, organisation=ban.organisation, person=ban.person, ban=ban,
+        reason=ban.grounds,
+    )  # fmt: skip
+
+
+def _birth_date_check(date_of_birth: date | None, today: date) -> date:
     if date_of_birth is None:
         raise BanError("date_of_birth", "is required")
     if date_of_birth > today or date_of_birth.year < 1900:
         raise BanError(
             "date_of_birth", f"{date_of_birth.isoformat()} is not a plausible birth date"
         )
-    if type not in Ban.Type.values:
-        raise BanError("type", f"one of {', '.join(Ban.Type.values)}")
-    if scope not in Ban.Scope.values:
-        raise BanError("scope", f"one of {', '.join(Ban.Scope.values)}")
-    if scope == Ban.Scope.GROUND:
-        if ground is None:
-            ground = Ground.objects.filter(organisation=organisation).first()
-        if ground is None or ground.organisation_id != organisation.pk:
-            raise BanError("ground", "a ban from this ground needs one of the club's grounds")
+    return date_of_birth
+
+
+def _club_ground(ground: Ground | None, organisation: Organisation) -> Ground:
+    """The ground a ban from one ground covers: the one given, or else the club's first; never
+    another club's."""
+    if ground is None:
+        ground = Ground.objects.filter(organisation=organisation).first()
+    if ground is None or ground.organisation_id != organisation.pk:
+        raise BanError("ground", "a ban from this ground needs one of the club's grounds")
+    return ground
+
+
+def _term_check(
+    *,
+    type: str,
+    starts_on: date | None,
+    ends_on: date | None,
+    is_life: bool,
+    reporting_conditions: str,
+) -> date:
+    """The start date, once the term holds together: a start, and an end or a life ban, not
+    both; a banning order runs for a fixed term and has reporting conditions."""
     if starts_on is None:
         raise BanError("starts_on", "is required")
     if is_life and ends_on is not None:
@@ -146,14 +228,20 @@ def ban_propose(
         if is_life:
             raise BanError("is_life", "a banning order runs for a fixed term (3 to 10 years)")
         text_check("reporting_conditions", reporting_conditions)
-    grounds = text_check("grounds", grounds)
-    supporter_number = text_check(
-        "supporter_number", supporter_number, required=False, max_length=40
-    )
-    issued_by = (
-        text_check("issued_by", issued_by, required=False, max_length=200) or organisation.name
-    )
+    return starts_on
 
+
+def _person_found_or_added(
+    *,
+    organisation: Organisation,
+    first_names: str,
+    last_name: str,
+    date_of_birth: date,
+    supporter_number: str,
+) -> Person:
+    """The person on the club's register with the same name once folded and the same date of
+    birth (one person, however their name was typed), or a new one; a supporter number given
+    fills one the register lacks, never replaces it."""
     key = name_key(f"{first_names} {last_name}")
     person = next(
         (
@@ -176,37 +264,7 @@ def ban_propose(
     elif supporter_number and not person.supporter_number:
         person.supporter_number = supporter_number
         person.save(update_fields=["supporter_number"])
-    ban = Ban(
-        person=person,
-        organisation=organisation,
-        type=type,
-        issued_by=issued_by,
-        scope=scope,
-        ground=ground if scope == Ban.Scope.GROUND else None,
-        starts_on=starts_on,
-        ends_on=ends_on,
-        is_life=is_life,
-        grounds=grounds,
-        reporting_conditions=reporting_conditions.strip(),
-        control_periods=control_periods.strip(),
-        status=Status.PROPOSED,
-        proposed_by=by,
-    )
-    ban.save()
-    BanStep.objects.create(
-        ban=ban,
-        action="proposed",
-        to_status=Status.PROPOSED,
-        by=by,
-        by_name=by.get_username(),
-        at=timezone.now(),
-        reason=grounds,
-    )
-    access_record_write(
-        user=by, action=Action.PROPOSE, organisation=organisation, person=person, ban=ban,
-        reason=grounds,
-    )  # fmt: skip
-    return ban
+    return person
 
 
 @transaction.atomic

@@ -88,16 +88,21 @@ def _rows_between(rows: list[str], first: str, last: str) -> set[str]:
     return {first, last} - {""}
 
 
-def entry_counts(fixture: Fixture) -> dict[str, Any]:
-    """Admitted per gate, stand and zone against capacity; denials by reason and by gate."""
-    warn_at = float(settings.SAFEGROUND_CAPACITY_WARNING)
-    blocks = {
+def _blocks_of_ground(ground_id: int) -> dict[int, _Block]:
+    """The ground's blocks with their seats, rows and stand, read once for the whole count."""
+    return {
         pk: _Block(code, capacity, list(rows or ()), stand_code, stand_name)
         for pk, code, capacity, rows, stand_code, stand_name in Block.objects.filter(
-            ground_id=fixture.ground_id
+            ground_id=ground_id
         ).values_list("pk", "code", "capacity", "rows", "tier__stand__code", "tier__stand__name")
     }
-    # One pass over the match's tickets: who is in, by block, row and the gate they came through.
+
+
+def _inside_by_row_and_gate(
+    fixture: Fixture,
+) -> tuple[Counter[tuple[int | None, str]], Counter[int | None]]:
+    """Who is in, by (block, row) and by the gate they came through, in one pass (one query)
+    over the match's tickets: the zones that take part of a block need the rows."""
     by_row: Counter[tuple[int | None, str]] = Counter()
     admitted_at: Counter[int | None] = Counter()
     for block_id, row, gate_id, n in (
@@ -109,11 +114,13 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
     ):
         by_row[block_id, row] += n
         admitted_at[gate_id] += n
-    by_block: Counter[int | None] = Counter()
-    for (in_block, _row), n in by_row.items():
-        by_block[in_block] += n
-    admitted = sum(by_block.values())
+    return by_row, admitted_at
 
+
+def _stand_counts(
+    blocks: dict[int, _Block], by_block: Counter[int | None]
+) -> dict[str, dict[str, Any]]:
+    """Admitted against seats per stand, the blocks summed in the order of their codes."""
     stands: dict[str, dict[str, Any]] = {}
     for pk, block in sorted(blocks.items(), key=lambda item: item[1].code):
         stand = stands.setdefault(
@@ -124,7 +131,40 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
         stand["capacity"] += block.capacity
     for stand in stands.values():
         stand["share"] = _share(stand["admitted"], stand["capacity"])
+    return stands
 
+
+def _zone_admitted_and_seats(
+    parts: list[tuple[int, str, str]],
+    blocks: dict[int, _Block],
+    by_row: Counter[tuple[int | None, str]],
+    by_block: Counter[int | None],
+) -> tuple[int, int]:
+    """Admitted and seats of a zone made of whole blocks or of rows of blocks: a part of a block
+    has its share of the block's seats, pro rata to its rows."""
+    zone_admitted = zone_capacity = 0
+    for block_id, first, last in parts:
+        member = blocks.get(block_id)
+        if member is None:
+            continue
+        rows = _rows_between(member.rows, first, last)
+        if first and member.rows:
+            zone_capacity += round(member.capacity * len(rows) / len(member.rows))
+            zone_admitted += sum(by_row.get((block_id, row), 0) for row in rows)
+        else:
+            zone_capacity += member.capacity
+            zone_admitted += by_block.get(block_id, 0)
+    return zone_admitted, zone_capacity
+
+
+def _zone_counts(
+    fixture: Fixture,
+    blocks: dict[int, _Block],
+    by_row: Counter[tuple[int | None, str]],
+    by_block: Counter[int | None],
+    warn_at: float,
+) -> list[dict[str, Any]]:
+    """Admitted per zone of the match (home, away, buffer), against its safe capacity."""
     zones = []
     members: dict[int, list[tuple[int, str, str]]] = {}
     fixture_zones = list(
@@ -138,18 +178,9 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
         members.setdefault(zone_id, []).append((block_id, first, last))
     limits = zone_limits(fixture)
     for fz in fixture_zones:
-        zone_admitted = zone_capacity = 0
-        for block_id, first, last in members.get(fz.zone_id, []):
-            member = blocks.get(block_id)
-            if member is None:
-                continue
-            rows = _rows_between(member.rows, first, last)
-            if first and member.rows:
-                zone_capacity += round(member.capacity * len(rows) / len(member.rows))
-                zone_admitted += sum(by_row.get((block_id, row), 0) for row in rows)
-            else:
-                zone_capacity += member.capacity
-                zone_admitted += by_block.get(block_id, 0)
+        zone_admitted, zone_capacity = _zone_admitted_and_seats(
+            members.get(fz.zone_id, []), blocks, by_row, by_block
+        )
         # Against the safe capacity and the tickets sold, not the seats (entry/zone_limits.py).
         limit = limits.get(fz.zone_id, ZoneLimit(zone_capacity, 0))
         zones.append(
@@ -165,10 +196,11 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
                 "warning": limit.warns(zone_admitted, warn_at),
             }
         )
+    return zones
 
-    gate_rows = list(
-        Gate.objects.filter(ground_id=fixture.ground_id).values_list("pk", "code", "name")
-    )
+
+def _denied_by_gate_and_reason(fixture: Fixture) -> tuple[Counter[int], Counter[str]]:
+    """The match's refusals counted by gate and by reason, in one query."""
     denied = list(
         Scan.objects.filter(fixture=fixture, decision=Scan.Decision.DENY)
         .values_list("gate_id", "reason")
@@ -181,6 +213,24 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
     for gate_id, reason, n in denied:
         denied_at[gate_id] += n
         by_reason[reason] += n
+    return denied_at, by_reason
+
+
+def entry_counts(fixture: Fixture) -> dict[str, Any]:
+    """Admitted per gate, stand and zone against capacity; denials by reason and by gate."""
+    warn_at = float(settings.SAFEGROUND_CAPACITY_WARNING)
+    blocks = _blocks_of_ground(fixture.ground_id)
+    by_row, admitted_at = _inside_by_row_and_gate(fixture)
+    by_block: Counter[int | None] = Counter()
+    for (in_block, _row), n in by_row.items():
+        by_block[in_block] += n
+    admitted = sum(by_block.values())
+    stands = _stand_counts(blocks, by_block)
+    zones = _zone_counts(fixture, blocks, by_row, by_block, warn_at)
+    gate_rows = list(
+        Gate.objects.filter(ground_id=fixture.ground_id).values_list("pk", "code", "name")
+    )
+    denied_at, by_reason = _denied_by_gate_and_reason(fixture)
     prevented = prevented_from_attending([fixture.pk])[fixture.pk]
     return {
         "fixture": fixture.pk,

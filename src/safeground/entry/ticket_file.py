@@ -235,35 +235,7 @@ def _row(
     if not end:
         bad("end", f"'{get('end')}' must be home or away")
     block_code, row_label, seat, area = get("block"), get("row"), get("seat"), get("area")
-    block_id = None
-    if block_code and area:
-        bad("area", "give a seat (block, row, seat) or an unreserved area, not both")
-    elif block_code:
-        info = blocks.get(block_code)
-        if info is None:
-            bad("block", f"no block '{block_code}' at this ground")
-        else:
-            block_id = info.id
-            if not row_label:
-                bad("row", "is missing for a seat in a block")
-            elif info.rows and row_label not in info.rows:
-                bad("row", f"block {block_code} has no row '{row_label}'")
-            if not seat:
-                bad("seat", "is missing for a seat in a block")
-            elif not seat.isdigit():
-                bad("seat", f"'{seat}' is not a seat number")
-            elif info.seats_per_row and not (
-                info.first_seat <= int(seat) < info.first_seat + info.seats_per_row
-            ):
-                last = info.first_seat + info.seats_per_row - 1
-                bad("seat", f"block {block_code} has seats {info.first_seat} to {last}")
-    elif area:
-        if row_label or seat:
-            bad("row", "an unreserved area has no row or seat")
-        elif len(area) > 100:
-            bad("area", f"is {len(area)} characters; at most 100")
-    else:
-        bad("block", "give a seat (block, row, seat) or an unreserved area")
+    block_id = _place_check(blocks, block_code, row_label, seat, area, bad)
     if len(errors) > before or dob is None:
         return None
     return TicketRow(
@@ -277,3 +249,45 @@ def _row(
         area=area if not block_id else "",
         end=end,
     )
+
+
+def _place_check(
+    blocks: dict[str, BlockInfo],
+    block_code: str,
+    row_label: str,
+    seat: str,
+    area: str,
+    bad: Callable[[str, str], None],
+) -> int | None:
+    """The block of a reserved seat (None for an unreserved area or a block not at this ground),
+    each problem of the place reported through `bad`: a seat in a block of the ground, on one
+    of its rows and among its seats, or an unreserved area; never both."""
+    if block_code and area:
+        bad("area", "give a seat (block, row, seat) or an unreserved area, not both")
+    elif block_code:
+        info = blocks.get(block_code)
+        if info is None:
+            bad("block", f"no block '{block_code}' at this ground")
+            return None
+        if not row_label:
+            bad("row", "is missing for a seat in a block")
+        elif info.rows and row_label not in info.rows:
+            bad("row", f"block {block_code} has no row '{row_label}'")
+        if not seat:
+            bad("seat", "is missing for a seat in a block")
+        elif not seat.isdigit():
+            bad("seat", f"'{seat}' is not a seat number")
+        elif info.seats_per_row and not (
+            info.first_seat <= int(seat) < info.first_seat + info.seats_per_row
+        ):
+            last = info.first_seat + info.seats_per_row - 1
+            bad("seat", f"block {block_code} has seats {info.first_seat} to {last}")
+        return info.id
+    elif area:
+        if row_label or seat:
+            bad("row", "an unreserved area has no row or seat")
+        elif len(area) > 100:
+            bad("area", f"is {len(area)} characters; at most 100")
+    else:
+        bad("block", "give a seat (block, row, seat) or an unreserved area")
+    return None

@@ -145,6 +145,36 @@ def verify_against(
     ]
     stored_list = list(stored) if stored is not None else None
     every = _distinct([*given, *(stored_list or [])])
+    trusted, problems = _signed_by_this_server(every, fixture_id)
+    signed_up_to = max((c.entries for c in trusted), default=0)
+    count, found, heads, first_unsigned_at = _walk(
+        entries, {c.entries for c in trusted}, signed_up_to + 1
+    )
+    check = LogCheck(
+        entries=count,
+        checkpoints=len(every),
+        signed=signed_up_to,
+        first_unsigned_at=first_unsigned_at,
+        chain_break=found,
+    )
+    if found is not None:
+        problems.insert(
+            0,
+            Problem("chain_break", f"entry #{found.seq} (id {found.entry_id}) {found.reason}"),
+        )
+    if stored_list is not None:
+        problems += _missing_from_database(trusted, stored_list)
+    check.anchored, losses = _entries_lost(trusted, count, heads)
+    # One message per kind of loss is enough when many checkpoints say the same.
+    check.problems = _dedupe([*problems, *losses])
+    return check
+
+
+def _signed_by_this_server(
+    every: list[Checkpoint], fixture_id: int | None
+) -> tuple[list[Checkpoint], list[Problem]]:
+    """(the checkpoints of this match that this server's key signed and that still verify,
+    a problem for each other one): only the first are trusted to say what the log held."""
     public_key = signing.public_key_raw()
     server_key = signing.key_id(public_key)
     problems: list[Problem] = []
@@ -180,36 +210,34 @@ def verify_against(
             )
             continue
         trusted.append(checkpoint)
-    signed_up_to = max((c.entries for c in trusted), default=0)
-    count, found, heads, first_unsigned_at = _walk(
-        entries, {c.entries for c in trusted}, signed_up_to + 1
-    )
-    check = LogCheck(
-        entries=count,
-        checkpoints=len(every),
-        signed=signed_up_to,
-        first_unsigned_at=first_unsigned_at,
-        chain_break=found,
-    )
-    if found is not None:
-        problems.insert(
-            0,
-            Problem("chain_break", f"entry #{found.seq} (id {found.entry_id}) {found.reason}"),
+    return trusted, problems
+
+
+def _missing_from_database(
+    trusted: list[Checkpoint], stored_list: list[Checkpoint]
+) -> list[Problem]:
+    """A problem for each valid checkpoint held outside that the database no longer has."""
+    return [
+        Problem(
+            "checkpoint_missing",
+            f"the checkpoint of #{checkpoint.entries} made {checkpoint.at}, held in"
+            f" {checkpoint.source}, is missing from the database",
         )
-    if stored_list is not None:
-        for checkpoint in trusted:
-            if checkpoint.source != "database" and not any(
-                checkpoint.same_as(kept) for kept in stored_list
-            ):
-                problems.append(
-                    Problem(
-                        "checkpoint_missing",
-                        f"the checkpoint of #{checkpoint.entries} made {checkpoint.at}, held in"
-                        f" {checkpoint.source}, is missing from the database",
-                    )
-                )
-    # The first checkpoint that no longer fits bounds the damage; later ones would only repeat it.
+        for checkpoint in trusted
+        if checkpoint.source != "database"
+        and not any(checkpoint.same_as(kept) for kept in stored_list)
+    ]
+
+
+def _entries_lost(
+    trusted: list[Checkpoint], count: int, heads: dict[int, str]
+) -> tuple[int, list[Problem]]:
+    """(the most entries a checkpoint signed that the log still matches, the problems naming
+    entries removed, the table emptied, or a chain recomputed after an edit).
+
+    The first checkpoint that no longer fits bounds the damage; later ones would only repeat it."""
     good_up_to = 0
+    problems: list[Problem] = []
     lost: Problem | None = None
     for checkpoint in trusted:
         signed = f"the checkpoint signed {checkpoint.at} counted {checkpoint.entries}"
@@ -241,10 +269,7 @@ def verify_against(
             good_up_to = checkpoint.entries
     if lost is not None and lost not in problems:
         problems.append(lost)  # the last (largest) removal or emptying names all that is missing
-    check.anchored = good_up_to
-    # One message per kind of loss is enough when many checkpoints say the same.
-    check.problems = _dedupe(problems)
-    return check
+    return good_up_to, problems
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

@@ -204,20 +204,8 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         return None
     categories = _categories(check, top)
     season_starts = _season_starts(check, top)
-    half_life = None
-    if (got := check.get(top, "recency_half_life_days", "")) is not None:
-        half_life = check.amount(*got, "recency_half_life_days")
-        if half_life == 0:
-            check.error(got[1], "recency_half_life_days", "must be more than 0")
-    factors = _section(check, top, "factors", FACTORS)
-    weights: dict[str, float] = {}
-    tables: dict[str, Any] = {}
-    if factors is not None:
-        for factor in FACTORS:
-            spec = _factor(check, factors, factor)
-            if spec is not None:
-                weights[factor] = spec.pop("weight")
-                tables[factor] = spec
+    half_life = _half_life(check, top)
+    weights, tables = _factors(check, top)
     rivalries = _rivalries(check, top)
     competitions = stages = {}
     if (got := check.get(top, "competitions", "")) is not None:
@@ -227,16 +215,7 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
     evening_from = None
     if (kickoff := _section(check, top, "kickoff", ("evening_from",))) is not None:
         evening_from = _clock(check, kickoff, "evening_from", "kickoff.evening_from")
-    away: dict[str, int] = {}
-    if (allocation := _section(check, top, "away_allocation", ("free_up_to", "per"))) is not None:
-        for name in ("free_up_to", "per"):
-            key = f"away_allocation.{name}"
-            if (got := check.get(allocation, name, "away_allocation")) is not None:
-                number = check.amount(*got, key, whole=True)
-                if number is not None and name == "per" and number == 0:
-                    check.error(got[1], key, "must be more than 0")
-                elif number is not None:
-                    away[name] = int(number)
+    away = _away_allocation(check, top)
     first_aid = _first_aid(check, top)
     plans = _plans(check, top, categories or ())
     if (
@@ -270,6 +249,45 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         first_aid=first_aid,
         plans=plans,
     )
+
+
+def _half_life(check: _Check, top: Mapping) -> float | None:
+    """How many days until an old incident counts half as much as today's."""
+    half_life = None
+    if (got := check.get(top, "recency_half_life_days", "")) is not None:
+        half_life = check.amount(*got, "recency_half_life_days")
+        if half_life == 0:
+            check.error(got[1], "recency_half_life_days", "must be more than 0")
+    return half_life
+
+
+def _factors(check: _Check, top: Mapping) -> tuple[dict[str, float], dict[str, Any]]:
+    """(factor -> its weight in the risk score, factor -> the rest of its table)."""
+    factors = _section(check, top, "factors", FACTORS)
+    weights: dict[str, float] = {}
+    tables: dict[str, Any] = {}
+    if factors is not None:
+        for factor in FACTORS:
+            spec = _factor(check, factors, factor)
+            if spec is not None:
+                weights[factor] = spec.pop("weight")
+                tables[factor] = spec
+    return weights, tables
+
+
+def _away_allocation(check: _Check, top: Mapping) -> dict[str, int]:
+    """`free_up_to` and `per`, those given and valid (`per` divides: never 0)."""
+    away: dict[str, int] = {}
+    if (allocation := _section(check, top, "away_allocation", ("free_up_to", "per"))) is not None:
+        for name in ("free_up_to", "per"):
+            key = f"away_allocation.{name}"
+            if (got := check.get(allocation, name, "away_allocation")) is not None:
+                number = check.amount(*got, key, whole=True)
+                if number is not None and name == "per" and number == 0:
+                    check.error(got[1], key, "must be more than 0")
+                elif number is not None:
+                    away[name] = int(number)
+    return away
 
 
 def _whole(check: _Check, m: Mapping, name: str, key: str, minimum: int = 0) -> int | None:

@@ -89,33 +89,11 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
     fixtures = list(season_fixtures(ground, filters))
     ids = [f.pk for f in fixtures]
     names = category_names()
-    by_category: dict[int, Counter[str]] = defaultdict(Counter)
-    for fixture_id, category_id, n in (
-        counted_incidents(ids, home_only=True)
-        .values_list("fixture_id", "category_id")
-        .annotate(n=Count("pk"))
-        .values_list("fixture_id", "category_id", "n")
-        .order_by()
-    ):
-        by_category[fixture_id][names[category_id][0] if category_id in names else ""] += n
+    by_category = _incidents_by_category(ids, names)
     outcomes = arrests_and_ejections(ids)
-    denied: dict[int, int] = dict(
-        Scan.objects.filter(fixture_id__in=ids, decision=Scan.Decision.DENY)
-        .values_list("fixture_id")
-        .annotate(n=Count("pk"))
-        .values_list("fixture_id", "n")
-        .order_by()
-    )
+    denied = _denied_by_match(ids)
     prevented = prevented_from_attending(ids)
-    assigned: dict[int, list[float]] = defaultdict(list)
-    resolved: dict[int, list[float]] = defaultdict(list)
-    for fixture_id, at, first_assigned, first_resolved in response_times(
-        ids, home_only=True
-    ).values_list("fixture_id", "observed_at", "first_assigned", "first_resolved"):  # type: ignore[misc]
-        if first_assigned is not None:
-            assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
-        if first_resolved is not None:
-            resolved[fixture_id].append((first_resolved - at).total_seconds() / 60)
+    assigned, resolved = _minutes_to_response(ids)
     used = Counter[str]()
     for counts in by_category.values():
         used.update(counts)
@@ -144,31 +122,9 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
                 "median_to_resolution": _median(resolved.get(f.pk, [])),
             }
         )
-    busiest = [
-        {"block": code, "incidents": n}
-        for code, n in counted_incidents(ids, home_only=True)
-        .filter(block__isnull=False)
-        .values_list("block__code")
-        .annotate(n=Count("pk"))
-        .order_by("-n", "block__code")
-        .values_list("block__code", "n")[:BUSIEST_BLOCKS]
-    ]
+    busiest = _busiest_blocks(ids)
     bans = bans_over_time(ground, [timezone.localtime(f.kickoff).date() for f in fixtures])
-    all_to_assignment = [v for values in assigned.values() for v in values]
-    all_to_resolution = [v for values in resolved.values() for v in values]
-    arrests = sum(m["arrests"] for m in matches)
-    totals = {
-        "matches": len(matches),
-        "incidents": sum(m["incidents_total"] for m in matches),
-        "arrests": arrests,
-        "ejections": sum(m["ejections"] for m in matches),
-        "denied": sum(m["denied"] for m in matches),
-        "prevented": sum(m["prevented"] for m in matches),
-        "bans_issued": bans[-1]["issued"] if bans else 0,
-        "bans_in_force": bans[-1]["in_force"] if bans else 0,
-        "median_to_assignment": _median(all_to_assignment),
-        "median_to_resolution": _median(all_to_resolution),
-    }
+    totals = _season_totals(matches, bans, assigned, resolved)
     return Season(
         ground=ground,
         filters=filters,
@@ -177,8 +133,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         bans=bans,
         busiest_blocks=busiest,
         totals=totals,
-        arrests_by_offence=arrests_by_offence(ids, arrests),
-        arrests_by_club=arrests_by_club(fixtures, arrests),
+        arrests_by_offence=arrests_by_offence(ids, totals["arrests"]),
+        arrests_by_club=arrests_by_club(fixtures, totals["arrests"]),
         competitions=list(
             Competition.objects.filter(fixture__ground=ground).distinct().order_by("name")
         ),
@@ -186,6 +142,87 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
             Club.objects.filter(away_fixtures__ground=ground).distinct().order_by("name")
         ),
     )
+
+
+def _incidents_by_category(
+    ids: list[int], names: dict[int, tuple[str, str]]
+) -> dict[int, Counter[str]]:
+    """match id -> the home club's counted incidents by category code, in one query."""
+    by_category: dict[int, Counter[str]] = defaultdict(Counter)
+    for fixture_id, category_id, n in (
+        counted_incidents(ids, home_only=True)
+        .values_list("fixture_id", "category_id")
+        .annotate(n=Count("pk"))
+        .values_list("fixture_id", "category_id", "n")
+        .order_by()
+    ):
+        by_category[fixture_id][names[category_id][0] if category_id in names else ""] += n
+    return by_category
+
+
+def _denied_by_match(ids: list[int]) -> dict[int, int]:
+    """match id -> scans refused at the turnstiles, for any reason (a match with none is absent)."""
+    return dict(
+        Scan.objects.filter(fixture_id__in=ids, decision=Scan.Decision.DENY)
+        .values_list("fixture_id")
+        .annotate(n=Count("pk"))
+        .values_list("fixture_id", "n")
+        .order_by()
+    )
+
+
+def _minutes_to_response(
+    ids: list[int],
+) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
+    """match id -> minutes from each incident seen to its first assignment, and to its first
+    resolution (an incident not assigned or not resolved is left out of that list)."""
+    assigned: dict[int, list[float]] = defaultdict(list)
+    resolved: dict[int, list[float]] = defaultdict(list)
+    for fixture_id, at, first_assigned, first_resolved in response_times(
+        ids, home_only=True
+    ).values_list("fixture_id", "observed_at", "first_assigned", "first_resolved"):  # type: ignore[misc]
+        if first_assigned is not None:
+            assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
+        if first_resolved is not None:
+            resolved[fixture_id].append((first_resolved - at).total_seconds() / 60)
+    return assigned, resolved
+
+
+def _busiest_blocks(ids: list[int]) -> list[dict[str, Any]]:
+    """The blocks with the most counted incidents over these matches, most first."""
+    return [
+        {"block": code, "incidents": n}
+        for code, n in counted_incidents(ids, home_only=True)
+        .filter(block__isnull=False)
+        .values_list("block__code")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "block__code")
+        .values_list("block__code", "n")[:BUSIEST_BLOCKS]
+    ]
+
+
+def _season_totals(
+    matches: list[dict[str, Any]],
+    bans: list[dict[str, Any]],
+    assigned: dict[int, list[float]],
+    resolved: dict[int, list[float]],
+) -> dict[str, Any]:
+    """The season's figures: sums over the matches, the bans as of the last match, and the
+    medians over every incident of the season (not a median of the matches' medians)."""
+    all_to_assignment = [v for values in assigned.values() for v in values]
+    all_to_resolution = [v for values in resolved.values() for v in values]
+    return {
+        "matches": len(matches),
+        "incidents": sum(m["incidents_total"] for m in matches),
+        "arrests": sum(m["arrests"] for m in matches),
+        "ejections": sum(m["ejections"] for m in matches),
+        "denied": sum(m["denied"] for m in matches),
+        "prevented": sum(m["prevented"] for m in matches),
+        "bans_issued": bans[-1]["issued"] if bans else 0,
+        "bans_in_force": bans[-1]["in_force"] if bans else 0,
+        "median_to_assignment": _median(all_to_assignment),
+        "median_to_resolution": _median(all_to_resolution),
+    }
 
 
 # A ban that took effect: approved, and whatever became of it later (in force, ended).

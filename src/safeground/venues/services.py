@@ -41,8 +41,21 @@ def venue_import(*, path: Path, organisation: Organisation) -> Ground:
 
 
 def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
+    """Write a checked venue file, part by part, each part in bulk (one query per table)."""
+    ground = _ground_write(venue=venue, organisation=organisation)
+    blocks = _blocks_write(ground=ground, venue=venue)
+    _gates_write(ground=ground, venue=venue, blocks=blocks)
+    _concourses_write(ground=ground, venue=venue, blocks=blocks)
+    zones = _zones_write(ground=ground, venue=venue, blocks=blocks)
+    _exits_write(ground=ground, venue=venue, blocks=blocks)
+    _layouts_write(ground=ground, venue=venue, zones=zones)
+    _adjacency_write(ground=ground, venue=venue, blocks=blocks)
+    return ground
+
+
+def _ground_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
     spec = venue.ground
-    ground = Ground.objects.create(
+    return Ground.objects.create(
         organisation=organisation,
         code=spec.code,
         name=spec.name,
@@ -55,6 +68,11 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         egress_minutes=spec.flow.egress_minutes,
         evacuation_minutes=spec.flow.evacuation_minutes,
     )
+
+
+def _blocks_write(*, ground: Ground, venue: VenueSpec) -> dict[str, Block]:
+    """The stands, their tiers and the blocks in them; the blocks by code, as the gates,
+    concourses, zones, exits and neighbours of the file name them."""
     stands = {
         stand.code: stand
         for stand in Stand.objects.bulk_create(
@@ -70,7 +88,7 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
             for t in s.tiers
         )
     }
-    blocks = {
+    return {
         block.code: block
         for block in Block.objects.bulk_create(
             Block(
@@ -88,6 +106,9 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         )
     }
 
+
+def _gates_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> None:
+    """The gates, their turnstiles and the blocks each gate serves."""
     gates = Gate.objects.bulk_create(
         Gate(ground=ground, code=g.code, name=g.name, position=g.position) for g in venue.gates
     )
@@ -102,6 +123,8 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         for code in spec_gate.serves
     )
 
+
+def _concourses_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> None:
     concourses = Concourse.objects.bulk_create(
         Concourse(ground=ground, code=c.code, name=c.name) for c in venue.concourses
     )
@@ -111,6 +134,9 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         for code in spec_concourse.serves
     )
 
+
+def _zones_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> list[Zone]:
+    """The zones and their blocks, whole or from a first to a last row."""
     zones = Zone.objects.bulk_create(
         Zone(ground=ground, code=z.code, name=z.name, kind=z.kind, is_default=z.is_default)
         for z in venue.zones
@@ -125,7 +151,10 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         for zone, spec_zone in zip(zones, venue.zones, strict=True)
         for member in spec_zone.members
     )
+    return zones
 
+
+def _exits_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> None:
     exits = Exit.objects.bulk_create(
         Exit(
             ground=ground,
@@ -143,6 +172,9 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         for code in spec_exit.serves
     )
 
+
+def _layouts_write(*, ground: Ground, venue: VenueSpec, zones: list[Zone]) -> None:
+    """The layouts and the use (home, away, buffer) each gives its zones."""
     layouts = Layout.objects.bulk_create(
         Layout(ground=ground, code=layout.code, name=layout.name) for layout in venue.layouts
     )
@@ -153,6 +185,8 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         for code, use in spec_layout.zones.items()
     )
 
+
+def _adjacency_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> None:
     # Stored once per pair, lower id first (the table's check constraint): a lookup for one
     # block's neighbours asks both columns.
     pairs = {
@@ -163,4 +197,3 @@ def _venue_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         BlockAdjacency(ground=ground, block_id=first, neighbour_id=second)
         for first, second in sorted(pairs)
     )
-    return ground

@@ -39,28 +39,10 @@ def read_blocks(
         name = check.text(
             m, "name", f"{field}.name", max_length=max_length(Block, "name"), default=code or ""
         )
-        stand = check.text(m, "stand", f"{field}.stand", max_length=max_length(Stand, "code"))
-        if stand is not None and stand not in tiers_of:
-            check.error(m.key_lines["stand"], f"{field}.stand", f"unknown stand '{stand}'")
-            stand = None
-        tier = check.text(m, "tier", f"{field}.tier", max_length=max_length(Tier, "code"))
-        if stand is not None and tier is not None and tier not in tiers_of[stand]:
-            check.error(
-                m.key_lines["tier"], f"{field}.tier", f"stand '{stand}' has no tier '{tier}'"
-            )
-            tier = None
+        stand, tier = _stand_and_tier(check, m, field, tiers_of)
         capacity = check.whole_number(m, "capacity", f"{field}.capacity", minimum=0)
         rows = _rows(check, m, f"{field}.rows")
-        seats_per_row = check.whole_number(
-            m, "seats_per_row", f"{field}.seats_per_row", minimum=0, default=0
-        )
-        if seats_per_row is not None and seats_per_row > MAX_SEATS_PER_ROW:
-            check.error(
-                m.key_lines["seats_per_row"],
-                f"{field}.seats_per_row",
-                f"{seats_per_row:,}; at most {MAX_SEATS_PER_ROW}",
-            )
-            seats_per_row = None
+        seats_per_row = _seats_per_row(check, m, field)
         if capacity is not None:
             total_seats += capacity
             if total_seats > MAX_SEATS and not over:
@@ -80,11 +62,7 @@ def read_blocks(
                 f"{field}.capacity",
                 f"{capacity} is more than {len(rows)} rows x {seats_per_row} seats per row",
             )
-        shape = None
-        if "shape" not in m:
-            check.error(m.line, f"{field}.shape", "missing")
-        else:
-            shape = polygon(check, m["shape"], m.key_lines["shape"], f"{field}.shape")
+        shape = _shape(check, m, field)
         if (
             code is None
             or name is None
@@ -111,6 +89,44 @@ def read_blocks(
             )
         )
     return blocks, set(seen)
+
+
+def _stand_and_tier(
+    check: VenueCheck, m: Mapping, field: str, tiers_of: dict[str, set[str]]
+) -> tuple[str | None, str | None]:
+    """The block's stand and tier, each None unless the file declares it (the tier in that
+    stand)."""
+    stand = check.text(m, "stand", f"{field}.stand", max_length=max_length(Stand, "code"))
+    if stand is not None and stand not in tiers_of:
+        check.error(m.key_lines["stand"], f"{field}.stand", f"unknown stand '{stand}'")
+        stand = None
+    tier = check.text(m, "tier", f"{field}.tier", max_length=max_length(Tier, "code"))
+    if stand is not None and tier is not None and tier not in tiers_of[stand]:
+        check.error(m.key_lines["tier"], f"{field}.tier", f"stand '{stand}' has no tier '{tier}'")
+        tier = None
+    return stand, tier
+
+
+def _seats_per_row(check: VenueCheck, m: Mapping, field: str) -> int | None:
+    seats_per_row = check.whole_number(
+        m, "seats_per_row", f"{field}.seats_per_row", minimum=0, default=0
+    )
+    if seats_per_row is not None and seats_per_row > MAX_SEATS_PER_ROW:
+        check.error(
+            m.key_lines["seats_per_row"],
+            f"{field}.seats_per_row",
+            f"{seats_per_row:,}; at most {MAX_SEATS_PER_ROW}",
+        )
+        return None
+    return seats_per_row
+
+
+def _shape(check: VenueCheck, m: Mapping, field: str) -> str | None:
+    """The block's outline on the ground's plan, as SVG polygon points: required."""
+    if "shape" not in m:
+        check.error(m.line, f"{field}.shape", "missing")
+        return None
+    return polygon(check, m["shape"], m.key_lines["shape"], f"{field}.shape")
 
 
 _ROW_RANGE = re.compile(r"([A-Z])-([A-Z])|(\d+)-(\d+)")
