@@ -15,6 +15,7 @@ from safeground.incidents.services import (
     log_entry_set_status,
 )
 from safeground.incidents.steward import post_blocks, steward_categories, steward_log
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -36,6 +37,7 @@ def test_nearby_blocks_are_the_posts_own_then_those_touching_them(match_day) -> 
 
 
 def test_the_common_categories_come_first_in_the_stewards_order(db) -> None:
+    factories.categories()  # seeded again if a transactional test's flush emptied them
     common, more = steward_categories()
     assert [c.code for c in common][:3] == ["missile", "disorder", "segregation-breach"]
     assert len(common) == 8
