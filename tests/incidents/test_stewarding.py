@@ -46,7 +46,11 @@ def test_a_new_post_replaces_the_old_and_covers_the_zones_of_a_concourse(match_d
 
 @pytest.mark.parametrize(
     ("place", "field"),
-    [({"zone": "nowhere"}, "zone"), ({}, "post"), ({"zone": "away-south-cup", "gate": "F"}, "post")],
+    [
+        ({"zone": "nowhere"}, "zone"),
+        ({}, "post"),
+        ({"zone": "away-south-cup", "gate": "F"}, "post"),
+    ],
 )
 def test_a_bad_post_names_what_is_wrong(match_day, place, field) -> None:
     cup_tie = match_day.cup_tie

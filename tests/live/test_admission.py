@@ -46,7 +46,9 @@ def test_a_withdrawn_share_refuses_new_sockets_within_the_bound(match_day, sessi
     assert answers[-1][1] == CLOSE_FORBIDDEN
 
 
-def test_a_removed_membership_refuses_at_once_while_the_fixture_is_kept(match_day, session_of, kept):
+def test_a_removed_membership_refuses_at_once_while_the_fixture_is_kept(
+    match_day, session_of, kept
+):
     cup_tie = match_day.cup_tie
     session = session_of("loggist")
     assert isinstance(admit(session_key=session, fixture_id=cup_tie.pk), Viewer)
@@ -62,7 +64,9 @@ def test_a_deactivated_user_refuses_at_once_while_the_fixture_is_kept(match_day,
     assert admit(session_key=session, fixture_id=cup_tie.pk) == CLOSE_NOT_LOGGED_IN
 
 
-def test_a_logged_out_session_refuses_at_once_while_the_fixture_is_kept(match_day, client_for, kept):
+def test_a_logged_out_session_refuses_at_once_while_the_fixture_is_kept(
+    match_day, client_for, kept
+):
     cup_tie = match_day.cup_tie
     client = client_for("loggist")
     session = str(client.cookies["sessionid"].value)
