@@ -48,7 +48,11 @@ Moving a suite off the demo
     on, `flag(ticket)` / `flag(ticket, status="confirmed")`, `device(cast.home)`; `race_tickets`:
     `tickets(cup, n, prefix="RACE")` and `device(..., profile=...)`; the `register` of
     tests/bans: `ban(home, status=...)`. A transactional test's flush also empties the seeded
-    categories: match_day() and report() seed them again.
+    categories: match_day() and report() seed them again (a test that reads categories with
+    neither calls categories()). The cast have no names: a user shows as their username ("Kim
+    Ashby" is "steward"). The cup layout has no home-south: a South Stand post or concourse
+    covers away-south-cup and buffer-south-cup only; the demo's E-L.., W-.. and upper-tier
+    blocks are N-L1..3 and S-L1..4 here.
 
 Every name here is invented.
 """

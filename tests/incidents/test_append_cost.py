@@ -28,7 +28,8 @@ def report(fixture, **fields):
     )
 
 
-def test_an_append_runs_the_chains_statements_only(cup_tie, settings) -> None:
+def test_an_append_runs_the_chains_statements_only(match_day, settings) -> None:
+    cup_tie = match_day.cup_tie
     settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
     report(cup_tie)  # the categories, places and zone map are read once
     fixture = fixture_with_shares(cup_tie.pk)
@@ -54,7 +55,8 @@ def test_an_append_runs_the_chains_statements_only(cup_tie, settings) -> None:
     assert statements == [*locks, "SELECT", "INSERT"], queries.captured_queries
 
 
-def test_a_category_withdrawn_is_refused_within_the_bound(cup_tie, settings) -> None:
+def test_a_category_withdrawn_is_refused_within_the_bound(match_day, settings) -> None:
+    cup_tie = match_day.cup_tie
     settings.SAFEGROUND_LOG_CACHE_SECONDS = 0.3
     report(cup_tie)
     Category.objects.filter(code="missile").update(is_active=False)
@@ -64,7 +66,8 @@ def test_a_category_withdrawn_is_refused_within_the_bound(cup_tie, settings) -> 
         report(cup_tie)
 
 
-def test_a_category_added_is_taken_at_once(cup_tie, settings) -> None:
+def test_a_category_added_is_taken_at_once(match_day, settings) -> None:
+    cup_tie = match_day.cup_tie
     settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
     with pytest.raises(LogEntryError, match="no category 'kite'"):
         report(cup_tie, category="kite")

@@ -17,11 +17,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def entries(cup_tie):
-    author = User.objects.get(username="loggist")
+def entries(match_day):
+    author = match_day.cast["loggist"]
     return [
         log_entry_append(
-            fixture=cup_tie,
+            fixture=match_day.cup_tie,
             author=author,
             category="missile",
             text=f"Coins thrown, wave {n}",
@@ -76,8 +76,8 @@ def test_the_admin_shows_entries_but_cannot_change_them(entries) -> None:
     assert LogEntry.objects.get(pk=entries[0].pk).text == "Coins thrown, wave 1"
 
 
-def test_the_api_has_no_way_to_change_an_entry(entries, login_as, no_second_factor) -> None:
-    client = login_as("loggist")
+def test_the_api_has_no_way_to_change_an_entry(entries, client_for, no_second_factor) -> None:
+    client = client_for("loggist")
     url = f"/api/fixtures/{entries[0].fixture_id}/log/{entries[0].pk}"
     for method in (client.put, client.patch, client.delete):
         assert method(url, {"text": "x"}, content_type="application/json").status_code in {404, 405}
@@ -127,6 +127,6 @@ def test_verify_log_names_a_deleted_entry(entries, capsys) -> None:
     assert "entry #3" in capsys.readouterr().err
 
 
-def test_verify_log_refuses_an_unknown_match(demo) -> None:
+def test_verify_log_refuses_an_unknown_match(db) -> None:
     with pytest.raises(CommandError, match="no match with id 999999"):
         call_command("verify_log", match=999999)

@@ -17,16 +17,16 @@ WRITERS = 20
 EACH = 50
 
 
-def test_twenty_concurrent_writers_make_one_chain(cup_tie) -> None:
+def test_twenty_concurrent_writers_make_one_chain(match_day) -> None:
     if connection.vendor != "postgresql":
         pytest.skip("concurrency tests run on PostgreSQL only (set DATABASE_URL)")
-    write_at_once(cup_tie, WRITERS, EACH)
+    write_at_once(match_day.cup_tie, WRITERS, EACH)
 
 
-def test_concurrent_writers_on_sqlite_queue_and_make_one_chain(cup_tie) -> None:
+def test_concurrent_writers_on_sqlite_queue_and_make_one_chain(match_day) -> None:
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's writer queue (PostgreSQL has the twenty-writer test)")
-    write_at_once(cup_tie, 6, 8)
+    write_at_once(match_day.cup_tie, 6, 8)
 
 
 def write_at_once(cup_tie, writers: int, each: int) -> None:

@@ -21,9 +21,10 @@ def warnings(fixture) -> list[LogEntry]:
     )
 
 
-def test_a_quiet_match_with_scattered_minor_entries_raises_none(league_match) -> None:
+def test_a_quiet_match_with_scattered_minor_entries_raises_none(match_day) -> None:
+    league_match = match_day.league_match
     author = User.objects.get(username="loggist")
-    blocks = ["N-L1", "W-L4", "E-U3", "S-U6", "N-U7", "W-U9", "E-L2", "N-L5"]
+    blocks = ["N-L1", "S-L4", "N-L3", "S-L2", "N-L2", "S-L1", "S-L3", "N-L1"]
     for n, block in enumerate(blocks):
         log_entry_append(
             fixture=league_match,
@@ -37,7 +38,8 @@ def test_a_quiet_match_with_scattered_minor_entries_raises_none(league_match) ->
     assert warnings(league_match) == []
 
 
-def test_thresholds_come_from_settings(league_match, settings) -> None:
+def test_thresholds_come_from_settings(match_day, settings) -> None:
+    league_match = match_day.league_match
     author = User.objects.get(username="loggist")
 
     def two_reports(fixture, start):
@@ -64,8 +66,9 @@ def test_thresholds_come_from_settings(league_match, settings) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
-    cup_tie, monkeypatch
+    match_day, monkeypatch
 ) -> None:
+    cup_tie = match_day.cup_tie
     # The scoring is held on the flashpoint thread: every report still returns and goes out;
     # the warning follows once the scoring runs.
     from safeground.incidents import flashpoint_watch, services
@@ -98,7 +101,8 @@ def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
     assert chain_verify(cup_tie.pk)[1] is None
 
 
-def test_a_failing_flashpoint_check_leaves_the_report_stored(cup_tie, monkeypatch) -> None:
+def test_a_failing_flashpoint_check_leaves_the_report_stored(match_day, monkeypatch) -> None:
+    cup_tie = match_day.cup_tie
     from safeground.incidents import services
 
     def broken(**kwargs):
@@ -115,12 +119,13 @@ def test_a_failing_flashpoint_check_leaves_the_report_stored(cup_tie, monkeypatc
     assert LogEntry.objects.get(pk=entry.pk).text == "Coin thrown"
 
 
-def test_a_zone_already_warned_within_the_cooldown_is_not_warned_again(cup_tie) -> None:
+def test_a_zone_already_warned_within_the_cooldown_is_not_warned_again(match_day) -> None:
+    cup_tie = match_day.cup_tie
     # Two checks that scored at once both ask; the second finds the first's warning under the lock.
     from safeground.incidents.services import log_entry_warn
     from safeground.venues.models import Zone
 
-    zone = Zone.objects.get(ground=cup_tie.ground, code="away-se-cup")
+    zone = Zone.objects.get(ground=cup_tie.ground, code="away-south-cup")
     at = cup_tie.kickoff + timedelta(minutes=30)
     ask = {"fixture": cup_tie, "zone_id": zone.pk, "at": at, "severity": 4, "links": []}
     since = at - timedelta(minutes=15)
@@ -132,7 +137,8 @@ def test_a_zone_already_warned_within_the_cooldown_is_not_warned_again(cup_tie) 
     assert log_entry_warn(**ask | {"at": later}, text="Again", quiet_since=at) is not None
 
 
-def test_a_report_scores_only_the_zones_it_can_move(cup_tie, monkeypatch) -> None:
+def test_a_report_scores_only_the_zones_it_can_move(match_day, monkeypatch) -> None:
+    cup_tie = match_day.cup_tie
     # Trouble builds in the away section with no check, then a report in the North Stand (not
     # touching the away section) is checked: that check leaves the away section alone; a check
     # for a report in the away section warns of it.
@@ -170,8 +176,9 @@ def test_a_report_scores_only_the_zones_it_can_move(cup_tie, monkeypatch) -> Non
 
 
 def test_a_report_about_zones_all_warned_within_the_cooldown_costs_one_query(
-    cup_tie, django_assert_num_queries
+    match_day, django_assert_num_queries
 ) -> None:
+    cup_tie = match_day.cup_tie
     # The storm case: reports keep coming about zones already warned; their checks stay cheap.
     from django.utils import timezone
 
@@ -199,8 +206,9 @@ def test_a_report_about_zones_all_warned_within_the_cooldown_costs_one_query(
 
 
 def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
-    league_match, monkeypatch
+    match_day, monkeypatch
 ) -> None:
+    league_match = match_day.league_match
     # The flashpoint thread scores each report from the last score (MatchWatch); the same
     # match scored from the database at each report's time (zone_scores) gives the same figures,
     # through reports at one moment, a report observed before others, corrections of severity
@@ -212,7 +220,7 @@ def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
 
     monkeypatch.setattr(services, "flashpoint_check", lambda **kwargs: [])
     author = User.objects.get(username="loggist")
-    blocks = ["N-L1", "N-L2", "N-L5", "W-L4", "E-L2", "E-U3", "S-U6", "N-U7"]
+    blocks = ["N-L1", "N-L2", "N-L3", "S-L1", "S-L2", "S-L3", "S-L4"]
     dice = random.Random(2016)
     minute = 0.0
     entries = []
@@ -266,8 +274,9 @@ def test_the_scores_kept_as_reports_come_are_the_scores_read_from_the_log(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_process_starting_afresh_scores_on_from_the_reports_before_it(
-    cup_tie, monkeypatch
+    match_day, monkeypatch
 ) -> None:
+    cup_tie = match_day.cup_tie
     # Two missiles scored by one process (no warning yet); a process started afresh (a
     # restart) is told of the third: it reads the two from the log without scoring them again,
     # and the three together reach the threshold.

@@ -32,32 +32,41 @@ def post(fixture, name: str, **place):
     )
 
 
-def test_a_new_post_replaces_the_old_and_covers_the_zones_of_a_concourse(cup_tie) -> None:
-    post(cup_tie, "steward", zone="away-se-cup")
+def test_a_new_post_replaces_the_old_and_covers_the_zones_of_a_concourse(match_day) -> None:
+    cup_tie = match_day.cup_tie
+    post(cup_tie, "steward", zone="away-south-cup")
     latest = post(cup_tie, "steward", concourse="S-L")
     assert steward_post(cup_tie, user("steward")) == latest
     codes = set(
         Zone.objects.filter(pk__in=post_zone_ids(cup_tie, latest)).values_list("code", flat=True)
     )
-    assert codes == {"away-se-cup", "buffer-se-cup-south", "home-south"}
+    # the cup's zones in the South Stand, which the concourse serves; not the North Stand's
+    assert codes == {"away-south-cup", "buffer-south-cup"}
 
 
 @pytest.mark.parametrize(
     ("place", "field"),
-    [({"zone": "nowhere"}, "zone"), ({}, "post"), ({"zone": "away-se-cup", "gate": "F"}, "post")],
+    [
+        ({"zone": "nowhere"}, "zone"),
+        ({}, "post"),
+        ({"zone": "away-south-cup", "gate": "F"}, "post"),
+    ],
 )
-def test_a_bad_post_names_what_is_wrong(cup_tie, place, field) -> None:
+def test_a_bad_post_names_what_is_wrong(match_day, place, field) -> None:
+    cup_tie = match_day.cup_tie
     with pytest.raises(LogEntryError) as refused:
         post(cup_tie, "steward", **place)
     assert refused.value.field == field
 
 
-def test_only_stewards_of_the_home_club_are_posted(cup_tie) -> None:
+def test_only_stewards_of_the_home_club_are_posted(match_day) -> None:
+    cup_tie = match_day.cup_tie
     with pytest.raises(LogEntryError, match="police is not a steward"):
-        post(cup_tie, "police", zone="away-se-cup")
+        post(cup_tie, "police", zone="away-south-cup")
 
 
-def test_the_assignee_accepts_then_finishes_a_task(cup_tie) -> None:
+def test_the_assignee_accepts_then_finishes_a_task(match_day) -> None:
+    cup_tie = match_day.cup_tie
     report = log_entry_append(
         fixture=cup_tie,
         author=user("loggist"),
@@ -78,9 +87,10 @@ def test_the_assignee_accepts_then_finishes_a_task(cup_tie) -> None:
 
 
 def test_a_zone_broadcast_goes_to_the_stewards_posted_there_and_acks_once(
-    cup_tie, django_capture_on_commit_callbacks
+    match_day, django_capture_on_commit_callbacks
 ) -> None:
-    post(cup_tie, "steward", zone="away-se-cup")
+    cup_tie = match_day.cup_tie
+    post(cup_tie, "steward", zone="away-south-cup")
     post(cup_tie, "supervisor", zone="home-north")
     with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
         sent = broadcast_send(
@@ -88,7 +98,7 @@ def test_a_zone_broadcast_goes_to_the_stewards_posted_there_and_acks_once(
             sent_by=user("safety"),
             script="evacuate",
             text="Evacuate block S-L3 via the south vomitory",
-            zone="away-se-cup",
+            zone="away-south-cup",
         )
     assert sent.recipient_ids == [user("steward").pk]
     assert [e.type for e in events] == ["broadcast"]
@@ -101,8 +111,9 @@ def test_a_zone_broadcast_goes_to_the_stewards_posted_there_and_acks_once(
     assert [e.type for e in events] == ["broadcast.ack"]
 
 
-def test_a_broadcast_to_every_steward_takes_its_scripted_text(cup_tie) -> None:
-    post(cup_tie, "steward", zone="away-se-cup")
+def test_a_broadcast_to_every_steward_takes_its_scripted_text(match_day) -> None:
+    cup_tie = match_day.cup_tie
+    post(cup_tie, "steward", zone="away-south-cup")
     post(cup_tie, "supervisor", gate="F")
     sent = broadcast_send(fixture=cup_tie, sent_by=user("loggist"), script="lockdown")
     assert sent.text == "Lockdown"
@@ -112,7 +123,8 @@ def test_a_broadcast_to_every_steward_takes_its_scripted_text(cup_tie) -> None:
     assert refused.value.field == "script"
 
 
-def test_a_photo_is_kept_with_its_sha256_and_other_files_are_refused(cup_tie) -> None:
+def test_a_photo_is_kept_with_its_sha256_and_other_files_are_refused(match_day) -> None:
+    cup_tie = match_day.cup_tie
     report = log_entry_append(
         fixture=cup_tie,
         author=user("steward"),

@@ -29,11 +29,12 @@ def live_server_ws(asgi_server: str) -> str:
 
 
 @pytest.fixture
-def session_of(login_as) -> Callable[[str], str]:
-    """The sessionid cookie of a demo user logged in with the test Client."""
+def session_of(client_for) -> Callable[[str], str]:
+    """The sessionid cookie of one of the cast (tests/factories.py) logged in with the test
+    Client."""
 
     def session(username: str) -> str:
-        return str(login_as(username).cookies["sessionid"].value)
+        return str(client_for(username).cookies["sessionid"].value)
 
     return session
 

@@ -30,7 +30,8 @@ def kept(settings):
     fixtures_forget()
 
 
-def test_a_withdrawn_share_refuses_new_sockets_within_the_bound(cup_tie, session_of, kept):
+def test_a_withdrawn_share_refuses_new_sockets_within_the_bound(match_day, session_of, kept):
+    cup_tie = match_day.cup_tie
     session = session_of("spotter")  # the police force's, through the fixture's share
     assert isinstance(admit(session_key=session, fixture_id=cup_tie.pk), Viewer)
 
@@ -45,22 +46,29 @@ def test_a_withdrawn_share_refuses_new_sockets_within_the_bound(cup_tie, session
     assert answers[-1][1] == CLOSE_FORBIDDEN
 
 
-def test_a_removed_membership_refuses_at_once_while_the_fixture_is_kept(cup_tie, session_of, kept):
+def test_a_removed_membership_refuses_at_once_while_the_fixture_is_kept(
+    match_day, session_of, kept
+):
+    cup_tie = match_day.cup_tie
     session = session_of("loggist")
     assert isinstance(admit(session_key=session, fixture_id=cup_tie.pk), Viewer)
     Membership.objects.filter(user__username="loggist").delete()
     assert admit(session_key=session, fixture_id=cup_tie.pk) == CLOSE_FORBIDDEN
 
 
-def test_a_deactivated_user_refuses_at_once_while_the_fixture_is_kept(cup_tie, session_of, kept):
+def test_a_deactivated_user_refuses_at_once_while_the_fixture_is_kept(match_day, session_of, kept):
+    cup_tie = match_day.cup_tie
     session = session_of("loggist")
     assert isinstance(admit(session_key=session, fixture_id=cup_tie.pk), Viewer)
     User.objects.filter(username="loggist").update(is_active=False)
     assert admit(session_key=session, fixture_id=cup_tie.pk) == CLOSE_NOT_LOGGED_IN
 
 
-def test_a_logged_out_session_refuses_at_once_while_the_fixture_is_kept(cup_tie, login_as, kept):
-    client = login_as("loggist")
+def test_a_logged_out_session_refuses_at_once_while_the_fixture_is_kept(
+    match_day, client_for, kept
+):
+    cup_tie = match_day.cup_tie
+    client = client_for("loggist")
     session = str(client.cookies["sessionid"].value)
     assert isinstance(admit(session_key=session, fixture_id=cup_tie.pk), Viewer)
     client.logout()
@@ -69,13 +77,14 @@ def test_a_logged_out_session_refuses_at_once_while_the_fixture_is_kept(cup_tie,
 
 
 def test_a_steward_moved_to_another_post_is_admitted_with_the_new_zones_at_once(
-    cup_tie, session_of, kept
+    match_day, session_of, kept
 ):
+    cup_tie = match_day.cup_tie
     from safeground.incidents.posts import steward_post_assign
 
     steward, safety = User.objects.get(username="steward"), User.objects.get(username="safety")
     session = session_of("steward")
-    steward_post_assign(fixture=cup_tie, steward=steward, assigned_by=safety, zone="away-se-cup")
+    steward_post_assign(fixture=cup_tie, steward=steward, assigned_by=safety, zone="away-south-cup")
     first = admit(session_key=session, fixture_id=cup_tie.pk)
     steward_post_assign(fixture=cup_tie, steward=steward, assigned_by=safety, zone="home-north")
     moved = admit(session_key=session, fixture_id=cup_tie.pk)

@@ -29,8 +29,9 @@ PUBLISH_DELAY_S = 0.03  # at most, between a commit and its publish
 
 
 def test_sockets_admitted_while_entries_commit_get_each_seq_once_in_order(
-    cup_tie, session_of, open_socket, settings
+    match_day, session_of, open_socket, settings
 ):
+    cup_tie = match_day.cup_tie
     from safeground.incidents.selectors import shown_entries
     from safeground.incidents.services import Place, log_entry_append
 

@@ -65,7 +65,8 @@ def test_live_frames_go_straight_to_the_transport_and_a_backlog_closes_the_socke
 
 
 @pytest.mark.django_db(transaction=True)
-def test_every_served_socket_is_written_to_raw(cup_tie, session_of, open_socket) -> None:
+def test_every_served_socket_is_written_to_raw(match_day, session_of, open_socket) -> None:
+    cup_tie = match_day.cup_tie
     """Under uvicorn as served (its `auto` WebSocket protocol is the one the test server runs),
     each socket's frames go straight to its transport, not through the ASGI send."""
     from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol

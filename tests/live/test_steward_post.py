@@ -23,12 +23,13 @@ def report(fixture, block: str, text: str) -> None:
     )
 
 
-def test_a_posted_steward_gets_their_zones_reports_only(cup_tie, session_of, open_socket):
+def test_a_posted_steward_gets_their_zones_reports_only(match_day, session_of, open_socket):
+    cup_tie = match_day.cup_tie
     steward_post_assign(
         fixture=cup_tie,
         steward=User.objects.get(username="steward"),
         assigned_by=User.objects.get(username="safety"),
-        zone="away-se-cup",
+        zone="away-south-cup",
     )
     session = session_of("steward")
 
@@ -44,7 +45,8 @@ def test_a_posted_steward_gets_their_zones_reports_only(cup_tie, session_of, ope
     assert asyncio.run(scenario()) == ["In the away section"]
 
 
-def test_the_assignee_hears_of_every_later_action_on_their_task(cup_tie, session_of, open_socket):
+def test_the_assignee_hears_of_every_later_action_on_their_task(match_day, session_of, open_socket):
+    cup_tie = match_day.cup_tie
     from safeground.incidents.services import log_entry_assign, log_entry_set_status
 
     loggist, steward = User.objects.get(username="loggist"), User.objects.get(username="steward")

@@ -1,4 +1,5 @@
-"""The live socket end to end: uvicorn serving safeground.asgi, a websockets client, the demo."""
+"""The live socket end to end: uvicorn serving safeground.asgi, a websockets client, the
+factories' match day."""
 
 import asyncio
 from typing import Any
@@ -16,7 +17,8 @@ from .conftest import log_entry_data, next_frame, no_frame, publish_committed
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_logged_in_user_gets_hello_then_each_committed_frame(cup_tie, session_of, open_socket):
+def test_a_logged_in_user_gets_hello_then_each_committed_frame(match_day, session_of, open_socket):
+    cup_tie = match_day.cup_tie
     session = session_of("loggist")
 
     async def scenario() -> None:
@@ -51,14 +53,17 @@ def refusal(open_socket: Any, fixture_id: int, session: str | None, **kwargs: An
     return asyncio.run(scenario())
 
 
-def test_an_anonymous_socket_is_closed_with_4401(cup_tie, open_socket):
+def test_an_anonymous_socket_is_closed_with_4401(match_day, open_socket):
+    cup_tie = match_day.cup_tie
     assert refusal(open_socket, cup_tie.pk, None) == 4401
     assert refusal(open_socket, cup_tie.pk, "not-a-session") == 4401
 
 
 def test_the_away_liaison_is_refused_a_league_match(
-    cup_tie, league_match, session_of, open_socket, no_second_factor
+    match_day, session_of, open_socket, no_second_factor
 ):
+    cup_tie = match_day.cup_tie
+    league_match = match_day.league_match
     session = session_of("liaison")
     assert refusal(open_socket, league_match.pk, session) == 4403
     assert refusal(open_socket, 999_999, session) == 4404
@@ -70,7 +75,8 @@ def test_the_away_liaison_is_refused_a_league_match(
     assert asyncio.run(cup_tie_accepts()) == "hello"
 
 
-def test_a_cross_site_page_is_refused_at_the_handshake(cup_tie, session_of, open_socket):
+def test_a_cross_site_page_is_refused_at_the_handshake(match_day, session_of, open_socket):
+    cup_tie = match_day.cup_tie
     session = session_of("loggist")
 
     async def scenario() -> None:
@@ -90,9 +96,10 @@ def override_allowed_hosts(hosts: list[str]) -> Any:
 
 
 def test_a_privileged_user_needs_the_second_factor_on_the_socket_too(
-    cup_tie, login_as, open_socket
+    match_day, client_for, open_socket
 ):
-    client = login_as("safety")
+    cup_tie = match_day.cup_tie
+    client = client_for("safety")
     session = str(client.cookies["sessionid"].value)
     assert refusal(open_socket, cup_tie.pk, session) == 4401
 
@@ -109,8 +116,9 @@ def test_a_privileged_user_needs_the_second_factor_on_the_socket_too(
 
 
 def test_a_steward_gets_what_is_addressed_to_them_not_another_zones_events(
-    cup_tie, session_of, open_socket
+    match_day, session_of, open_socket
 ):
+    cup_tie = match_day.cup_tie
     steward_session, loggist_session = session_of("steward"), session_of("loggist")
     steward_id = User.objects.get(username="steward").pk
 
@@ -134,8 +142,9 @@ def test_a_steward_gets_what_is_addressed_to_them_not_another_zones_events(
 
 
 def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
-    cup_tie, session_of, open_socket, monkeypatch
+    match_day, session_of, open_socket, monkeypatch
 ):
+    cup_tie = match_day.cup_tie
     """A frame committed while the catch-up query runs arrives once, after the catch-up."""
     fixture_id = cup_tie.pk
 
@@ -170,8 +179,9 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
 
 
 def test_a_reconnecting_socket_gets_only_the_entries_it_missed_each_once(
-    cup_tie, session_of, open_socket, settings
+    match_day, session_of, open_socket, settings
 ):
+    cup_tie = match_day.cup_tie
     """The real catch-up (the log folded once per process, extended as it grows): a socket that
     comes back with `after` gets the entries after it, in order, none twice, then live ones."""
     from safeground.incidents.selectors import shown_entries
