@@ -167,3 +167,21 @@ def test_the_fixture_page_links_the_briefing_and_board_and_no_report_before_kick
     liaison = log_in(new_page(), "liaison")
     liaison.goto(f"{site}/fixtures/{played.pk}/")
     expect(liaison.locator("[data-briefing-link], [data-deployment-link]")).to_have_count(0)
+
+
+def test_the_start_page_names_the_rerun_apart_from_the_2016_cup_tie(site, new_page, log_in):
+    """Issue 27: both were listed as "West Ham United v Chelsea"."""
+    played = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    today = rerun_load()
+    page = log_in(new_page(), "loggist")
+    names = page.locator("[data-fixture] a").all_inner_texts()
+    chelsea = sorted(name for name in names if "Chelsea" in name)
+    assert chelsea == [
+        "West Ham United v Chelsea, Fourth round",
+        "West Ham United v Chelsea, Fourth round (demo rerun, today)",
+    ]
+    page.get_by_role("link", name="rerun").click()
+    expect(page).to_have_url(f"{site}/fixtures/{today.pk}/")
+    page.go_back()
+    page.get_by_role("link", name="West Ham United v Chelsea, Fourth round", exact=True).click()
+    expect(page).to_have_url(f"{site}/fixtures/{played.pk}/")
