@@ -29,6 +29,7 @@ from safeground.incidents.photos import log_entry_photo_add
 from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 from tests import factories
+from tests.browser.test_accessibility import _serious
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -226,6 +227,7 @@ def test_who_was_there_starts_narrow_counts_first_and_asks_again_before_widening
     assert wide > in_block
     expect(police.locator("[data-large]")).to_contain_text("A large look-up")
     expect(police.locator("[data-wide]")).to_contain_text("wider search")
+    assert not _serious(police, "who was there (wider, asked again)")
     police.get_by_label("Why do you need the names?").fill("Arrest enquiry for the bottle")
     police.get_by_role("button", name="Show the names").click()
     expect(police.locator(".errorlist")).to_contain_text("confirm you need it")
@@ -235,6 +237,7 @@ def test_who_was_there_starts_narrow_counts_first_and_asks_again_before_widening
     police.get_by_role("button", name="Show the names").click()
     expect(police.locator("[data-holders] tbody tr")).to_have_count(100)
     expect(police.locator("[data-summary]")).to_contain_text(f"{wide:,} ticket holders")
+    assert not _serious(police, "who was there (a page of names)")
     first_page = police.locator("[data-holders] [data-name]").first.inner_text()
     police.get_by_role("button", name="Next 100").click()
     expect(police.locator("[data-summary]")).to_contain_text(f"101 to {min(wide, 200)}")
