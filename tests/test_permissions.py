@@ -238,6 +238,14 @@ def who_url() -> str:
     return reverse("api:who_was_there", args=[cup_tie().pk])
 
 
+WHO_COUNT = {"entries": [0]}
+
+
+def who_count_url() -> str:
+    WHO_COUNT["entries"] = [a_report().pk]
+    return reverse("api:who_was_there_count", args=[cup_tie().pk])
+
+
 DEPLOYMENT = ["safety", "loggist", "supervisor", "auditor"]
 STEWARDS = ["steward", "supervisor"]
 
@@ -785,6 +793,8 @@ TABLE: dict[str, list[Row]] = {
         (lambda: a_locker_photo_url(block="S-L1"), only(302, CASE_WORKERS, 200, 403))
     ],
     "api:who_was_there": [(who_url, only(401, CASE_WORKERS, 200, 403), WHO)],
+    # The count before the names: the same roles (it names nobody, so no reason is asked).
+    "api:who_was_there_count": [(who_count_url, only(401, CASE_WORKERS, 200, 403), WHO_COUNT)],
     # Steward deployment and pre-match checks (the deployment app). The board: the home club's
     # control-room staff and its auditor. POST-only routes are
     # opened with GET: those allowed get 405, everyone else 403.

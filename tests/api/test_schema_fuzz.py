@@ -171,6 +171,7 @@ def _world() -> World:
         f"POST {fixtures}/log/checkpoints": ({}, {"full_time": True}),
         f"POST {fixtures}/who-was-there": ({}, {"entries": [report.pk],
                                                 "reason": "identify the thrower"}),
+        f"POST {fixtures}/who-was-there/count": ({}, {"entries": [report.pk]}),
         f"POST {fixtures}/checks/{{check_id}}/result": ({}, {"outcome": "pass"}),
         "POST /api/entry/scan": ({}, scan),
         "GET /api/entry/bundle": ({"turnstile": "F03"}, NOT_SET),

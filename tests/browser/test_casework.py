@@ -29,6 +29,7 @@ from safeground.incidents.photos import log_entry_photo_add
 from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 from tests import factories
+from tests.browser.test_accessibility import _serious
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -86,12 +87,13 @@ def test_from_a_missile_entry_to_a_banned_holder_turned_away_at_the_next_fixture
     expect(officer.locator("h1")).to_contain_text("Coins thrown from the away section")
     case = Case.objects.get()
 
-    # Who was there: a stated reason, then the names, with whether each went in.
+    # Who was there: narrow first (the entry's own row), the count, a stated reason, then the
+    # names, with whether each went in.
     identify_before = AccessRecord.objects.filter(action="identify").count()
     officer.get_by_role("link", name="Who was there?").click()
-    officer.get_by_label("Rows either side").fill("1")
+    expect(officer.locator("[data-areas]")).to_have_text(f"{target.block.code}, row {target.row}")
     officer.get_by_label("Why do you need the names?").fill("Identify the coin thrower")
-    officer.get_by_role("button", name="Show who was there").click()
+    officer.get_by_role("button", name="Show the names").click()
     row = officer.locator("[data-holders] tr", has_text=target.holder_name)
     expect(row.locator("[data-entered]")).to_have_text("not scanned in")
     assert AccessRecord.objects.filter(action="identify").count() == identify_before + 1
@@ -176,13 +178,74 @@ def test_a_steward_cannot_look_up_who_was_there_and_the_look_up_is_recorded_for_
         assert response is not None and response.status == 403
     police = log_in(new_page(), "police")
     police.goto(f"{site}/cases/{case.pk}/who-was-there/")
-    police.get_by_label("Rows either side").fill("0")
     police.get_by_label("Why do you need the names?").fill("Arrest enquiry for the bottle")
-    police.get_by_role("button", name="Show who was there").click()
+    police.get_by_role("button", name="Show the names").click()
     expect(police.locator("[data-holders] [data-name]").first).to_have_text(target.holder_name)
     record = AccessRecord.objects.filter(action="identify").latest("pk")
     assert (record.username, record.reason) == ("police", "Arrest enquiry for the bottle")
     assert not CustodyRecord.objects.exists()  # no file was opened
+
+
+def test_who_was_there_starts_narrow_counts_first_and_asks_again_before_widening(
+    site, new_page, log_in, settings
+):
+    """Issue 27: one row either side of a row-less entry, adjacent blocks ticked by default,
+    gave four blocks and 3,290 names on one page. Now: the entry's own block, its count before
+    any name; a wider search counted, said to be large, confirmed, then named 100 a page, each
+    page recorded as a large look-up."""
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    target = Ticket.objects.filter(fixture=cup_tie, end="away").order_by("barcode").first()
+    assert target is not None
+    entry = log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="missile",
+        text="Bottle thrown",
+        place=Place(block=target.block.code),  # no row: the whole block
+    )
+    case = factories.case(cup_tie, entries=[entry], by=User.objects.get(username="banofficer"))
+    # The browser tests' demo sells a few seats a block: more, for two pages of names.
+    factories.tickets(cup_tie, 150, block=target.block.code, prefix="WIDE")
+    in_block = Ticket.objects.filter(fixture=cup_tie, block=target.block).count()
+    settings.SAFEGROUND_WHO_LARGE = in_block  # the block alone is not large; wider is
+    records_before = AccessRecord.objects.count()
+
+    police = log_in(new_page(), "police")
+    police.goto(f"{site}/cases/{case.pk}/who-was-there/")
+    expect(police.locator("[data-areas]")).to_have_text(f"{target.block.code}, every row")
+    expect(police.locator("[data-people]")).to_contain_text(f"{in_block:,} people")
+    expect(police.get_by_label("Include adjacent blocks")).not_to_be_checked()
+    expect(police.get_by_label("Rows either side")).to_have_value("0")
+    expect(police.locator("[data-holders]")).to_have_count(0)  # no name before the names step
+    expect(police.locator("[data-large]")).to_have_count(0)
+
+    # Widened: adjacent blocks; counted, said to be large, asked again.
+    police.get_by_label("Include adjacent blocks").check()
+    police.get_by_role("button", name="Count the people").click()
+    expect(police.locator("[data-areas]")).to_contain_text("(adjacent)")
+    wide = int(police.locator("[data-people] strong").inner_text().split()[0].replace(",", ""))
+    assert wide > in_block
+    expect(police.locator("[data-large]")).to_contain_text("A large look-up")
+    expect(police.locator("[data-wide]")).to_contain_text("wider search")
+    assert not _serious(police, "who was there (wider, asked again)")
+    police.get_by_label("Why do you need the names?").fill("Arrest enquiry for the bottle")
+    police.get_by_role("button", name="Show the names").click()
+    expect(police.locator(".errorlist")).to_contain_text("confirm you need it")
+    assert AccessRecord.objects.count() == records_before  # refused: nobody named, no record
+    police.get_by_label("Yes, I need the wider search").check()
+    police.get_by_label("Why do you need the names?").fill("Arrest enquiry for the bottle")
+    police.get_by_role("button", name="Show the names").click()
+    expect(police.locator("[data-holders] tbody tr")).to_have_count(100)
+    expect(police.locator("[data-summary]")).to_contain_text(f"{wide:,} ticket holders")
+    assert not _serious(police, "who was there (a page of names)")
+    first_page = police.locator("[data-holders] [data-name]").first.inner_text()
+    police.get_by_role("button", name="Next 100").click()
+    expect(police.locator("[data-summary]")).to_contain_text(f"101 to {min(wide, 200)}")
+    expect(police.locator("[data-holders] [data-name]").first).not_to_have_text(first_page)
+    records = list(AccessRecord.objects.filter(pk__gt=0).order_by("pk"))[-2:]
+    assert [r.action for r in records] == ["identify_large", "identify_large"]
+    assert AccessRecord.objects.count() == records_before + 2
+    assert "page 2 of" in records[1].detail and f"{wide} holders" in records[1].detail
 
 
 def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_and_answers_410(

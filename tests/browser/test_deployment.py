@@ -128,3 +128,25 @@ def test_the_safety_officer_overrides_a_failed_critical_check_with_a_reason(
     expect(page.locator("[data-briefing]")).to_contain_text("Block C closed")
     roster = page.locator("[data-briefing-roster]")
     expect(roster.get_by_role("row", name="Kim Ashby Away section (cup)")).to_be_visible()
+
+
+def test_on_a_phone_the_report_buttons_come_first_above_check_in_briefing_and_checks(
+    site, new_page, log_in
+) -> None:
+    """Issue 27: at 390 px the report buttons started about 1,670 px down, below check-in, the
+    briefing and the check cards. Now the first of them is on the first screen."""
+    fixture = cup_tie()
+    posted_with_checks(fixture)
+    phone = log_in(new_page(PHONE), "steward")
+    phone.goto(f"{site}/fixtures/{fixture.pk}/steward/")
+    expect(phone.locator("[data-freshness]")).to_contain_text("connected")
+    check_in = phone.get_by_role("button", name="Check in at my post")
+    expect(check_in).to_be_visible()  # the deployment panel has loaded beneath
+    expect(phone.locator("[data-checks] li").first).to_be_visible()
+    first_report = phone.locator("[data-report] .tile").first
+    report_top = first_report.bounding_box()["y"]  # type: ignore[index]
+    assert report_top + 40 <= PHONE["height"], report_top  # the button itself, not just its edge
+    assert report_top < check_in.bounding_box()["y"]  # type: ignore[index]
+    assert report_top < phone.locator("[data-checks]").bounding_box()["y"]  # type: ignore[index]
+    first_report.click()
+    expect(first_report.locator("input")).to_be_checked()

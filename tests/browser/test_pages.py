@@ -8,7 +8,8 @@ import pytest
 from django_otp.oath import TOTP
 from playwright.sync_api import expect
 
-from safeground.demo.season import LOGINS
+from safeground.demo.season import LOGINS, rerun_load
+from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -140,3 +141,47 @@ def test_the_capacity_page_starts_with_the_figures_and_folds_the_working(site, n
     expect(working.locator("dl")).to_be_visible()
     expect(working).to_contain_text("× 1 h")
     expect(page.locator("body")).not_to_contain_text("per hour =")
+
+
+def test_the_fixture_page_links_the_briefing_and_board_and_no_report_before_kick_off(
+    site, new_page, log_in
+):
+    """Issue 27: the briefing and the deployment board were reached only through the control
+    room's Posts tab, and an unplayed fixture offered a post-match report."""
+    played = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    today = rerun_load()  # the cup tie again, kicking off a few hours from now
+    page = log_in(new_page(), "safety")
+    page.goto(f"{site}/fixtures/{today.pk}/")
+    expect(page.locator("[data-report-link]")).to_have_count(0)
+    expect(page.locator("[data-report-later]")).to_have_text("Post-match report: after the match")
+    page.get_by_role("link", name="Match-day briefing").click()
+    expect(page).to_have_url(f"{site}/fixtures/{today.pk}/briefing/")
+    page.go_back()
+    page.locator("[data-deployment-link]").click()
+    expect(page).to_have_url(f"{site}/fixtures/{today.pk}/deployment/")
+    page.goto(f"{site}/fixtures/{played.pk}/")
+    expect(page.locator("[data-report-later]")).to_have_count(0)
+    page.locator("[data-report-link]").click()
+    expect(page).to_have_url(f"{site}/fixtures/{played.pk}/report/")
+    # Those who may read neither see no link to them: the away club's liaison.
+    liaison = log_in(new_page(), "liaison")
+    liaison.goto(f"{site}/fixtures/{played.pk}/")
+    expect(liaison.locator("[data-briefing-link], [data-deployment-link]")).to_have_count(0)
+
+
+def test_the_start_page_names_the_rerun_apart_from_the_2016_cup_tie(site, new_page, log_in):
+    """Issue 27: both were listed as "West Ham United v Chelsea"."""
+    played = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    today = rerun_load()
+    page = log_in(new_page(), "loggist")
+    names = page.locator("[data-fixture] a").all_inner_texts()
+    chelsea = sorted(name for name in names if "Chelsea" in name)
+    assert chelsea == [
+        "West Ham United v Chelsea, Fourth round",
+        "West Ham United v Chelsea, Fourth round (demo rerun, today)",
+    ]
+    page.get_by_role("link", name="rerun").click()
+    expect(page).to_have_url(f"{site}/fixtures/{today.pk}/")
+    page.go_back()
+    page.get_by_role("link", name="West Ham United v Chelsea, Fourth round", exact=True).click()
+    expect(page).to_have_url(f"{site}/fixtures/{played.pk}/")

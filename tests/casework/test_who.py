@@ -125,7 +125,7 @@ def test_every_look_up_is_an_access_record_with_its_reason(match_day, seated):
         "Second look, after the CCTV review",
         cup.ground.organisation_id,
     )
-    assert f"#{entry.seq}" in last.detail and f"{len(found.holders)} holders" in last.detail
+    assert f"#{entry.seq}" in last.detail and f"{found.people} holders" in last.detail
 
 
 @pytest.mark.parametrize("username", ["steward", "loggist", "supervisor", "auditor", "liaison"])
@@ -218,7 +218,7 @@ def test_the_query_count_does_not_grow_with_the_match(match_day, django_assert_m
             found = who_was_there(
                 user=safety, fixture=cup, entry_ids=[entry.pk], rows=1, adjacent=True, reason=REASON
             )
-        assert len(found.holders) == n
+        assert (found.people, len(found.holders)) == (n, min(n, 100))  # a page of names
         counts.append(len(queries))
     assert counts[0] == counts[1]
     with django_assert_max_num_queries(10):
@@ -240,3 +240,117 @@ def test_the_police_cannot_look_up_from_a_home_only_entry(match_day, seated):
         adjacent=False, reason=REASON,
     )  # fmt: skip
     assert {h.barcode for h in found.holders} == {"S-L2-D"}
+
+
+def _api(client, cup, path: str, body: dict):
+    url = f"/api/fixtures/{cup.pk}/who-was-there{path}"
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+def test_the_api_starts_narrow_the_entrys_own_rows_and_no_adjacent_block(
+    match_day, seated, client_for, no_second_factor
+):
+    """Issue 27: the defaults were two rows either side and the adjacent blocks."""
+    cup = match_day.cup_tie
+    entry = factories.report(cup, place=Place(block="S-L2", first_row="D"))
+    body = _api(client_for("safety"), cup, "", {"entries": [entry.pk], "reason": REASON}).json()
+    assert body["areas"] == ["S-L2, row D"]
+    assert [h["barcode"] for h in body["holders"]] == ["S-L2-D"]
+    assert (body["people"], body["page"], body["pages"], body["large"]) == (1, 1, 1, False)
+
+
+def test_the_count_comes_before_any_name_and_is_not_an_access_record(
+    match_day, seated, client_for, no_second_factor, scan
+):
+    cup = match_day.cup_tie
+    assert scan("S-L2-C")["decision"] == "admit"
+    entry = factories.report(cup, place=Place(block="S-L2", first_row="D"))
+    before = AccessRecord.objects.count()
+    response = _api(client_for("police"), cup, "/count", {"entries": [entry.pk], "rows": 1})
+    assert response.status_code == 200
+    assert response.json() == {
+        "areas": ["S-L2, rows C–E"], "people": 3, "entered": 1, "large": False,
+    }  # fmt: skip
+    assert "Holder" not in response.content.decode()
+    assert AccessRecord.objects.count() == before
+    refused = _api(client_for("steward"), cup, "/count", {"entries": [entry.pk]})
+    assert refused.status_code == 403
+
+
+def test_names_come_a_page_at_a_time_each_page_recorded(
+    match_day, client_for, no_second_factor, settings
+):
+    settings.SAFEGROUND_WHO_LARGE = 1000
+    cup = match_day.cup_tie
+    factories.tickets(cup, 250, block="S-L2", prefix="P")
+    entry = factories.report(cup, place=Place(block="S-L2"))  # no row: the whole block
+    police = client_for("police")
+    before = AccessRecord.objects.filter(action="identify").count()
+    pages = [
+        _api(police, cup, "", {"entries": [entry.pk], "reason": REASON, "page": n}).json()
+        for n in (1, 2, 3)
+    ]
+    assert [len(p["holders"]) for p in pages] == [100, 100, 50]
+    assert {p["people"] for p in pages} == {250} and {p["pages"] for p in pages} == {3}
+    barcodes = [h["barcode"] for p in pages for h in p["holders"]]
+    assert len(set(barcodes)) == 250  # every holder once, none on two pages
+    records = AccessRecord.objects.filter(action="identify").order_by("pk")
+    assert records.count() == before + 3
+    assert "page 2 of 3 (names 101–200)" in records[before + 1].detail
+    beyond = _api(police, cup, "", {"entries": [entry.pk], "reason": REASON, "page": 4})
+    assert (beyond.status_code, beyond.json()["field"]) == (404, "page")
+    assert AccessRecord.objects.count() == before + 3
+
+
+def test_a_large_look_up_says_so_and_is_recorded_as_such(
+    match_day, client_for, no_second_factor, settings
+):
+    settings.SAFEGROUND_WHO_LARGE = 40
+    cup = match_day.cup_tie
+    factories.tickets(cup, 41, block="S-L2", prefix="L")
+    entry = factories.report(cup, place=Place(block="S-L2"))
+    police = client_for("police")
+    counted = _api(police, cup, "/count", {"entries": [entry.pk]}).json()
+    assert (counted["people"], counted["large"]) == (41, True)
+    body = _api(police, cup, "", {"entries": [entry.pk], "reason": REASON}).json()
+    assert body["large"] is True
+    record = AccessRecord.objects.latest("pk")
+    assert (record.action, record.reason) == ("identify_large", REASON)
+    assert "41 holders" in record.detail
+    settings.SAFEGROUND_WHO_LARGE = 41  # 41 people is not more than 41
+    _api(police, cup, "", {"entries": [entry.pk], "reason": REASON})
+    assert AccessRecord.objects.latest("pk").action == "identify"
+
+
+def test_the_page_counts_narrow_first_and_asks_again_before_naming_a_wider_search(
+    match_day, seated, client_for, no_second_factor
+):
+    cup = match_day.cup_tie
+    entry = factories.report(cup, place=Place(block="S-L2", first_row="D"))
+    case = factories.case(cup, entries=[entry], by=match_day.cast["banofficer"])
+    officer = client_for("banofficer")
+    url = f"/cases/{case.pk}/who-was-there/"
+    before = AccessRecord.objects.count()
+
+    opened = officer.get(url)
+    assert opened.status_code == 200
+    assert "S-L2, row D" in opened.text and "<strong>1 person</strong>" in opened.text
+    assert "Holder S-L2 D" not in opened.text  # the count, no name
+    wider = officer.get(url, {"rows": "1", "adjacent": "on"})
+    assert wider.status_code == 200 and "wider search" in wider.text
+    assert "Holder" not in wider.text
+    assert AccessRecord.objects.count() == before
+
+    unconfirmed = {"rows": "1", "adjacent": "True", "page": "1", "reason": REASON}
+    refused = officer.post(url, unconfirmed)
+    assert refused.status_code == 400 and "confirm you need it" in refused.text
+    assert "Holder S-L2 C" not in refused.text
+    assert AccessRecord.objects.count() == before
+
+    named = officer.post(url, unconfirmed | {"widen": "on"})
+    assert named.status_code == 200
+    assert "Holder S-L2 C" in named.text and "Holder S-L1 E" in named.text
+    assert AccessRecord.objects.count() == before + 1
+    narrow = officer.post(url, {"rows": "0", "adjacent": "False", "page": "1", "reason": REASON})
+    assert narrow.status_code == 200 and "Holder S-L2 D" in narrow.text
+    assert "Holder S-L2 C" not in narrow.text

@@ -162,6 +162,7 @@ class AccessRecord(AppendOnlyModel):
         CLEAR_FLAG = "clear_flag", "Cleared a flagged ticket"
         ERASE = "erase", "Erased a person (retention)"
         IDENTIFY = "identify", "Looked up who sat near an incident"
+        IDENTIFY_LARGE = "identify_large", "Looked up who sat near an incident: a large search"
         LIST_FLAGS = "list_flags", "Listed flagged tickets (holders' names)"
         SUBJECT_ACCESS = "subject_access", "Exported everything held about a person"
 

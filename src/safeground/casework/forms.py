@@ -22,15 +22,39 @@ class OpenCaseForm(forms.Form):
         self.fields["entries"].choices = [(e.pk, f"#{e.seq}") for e in entries]  # type: ignore[attr-defined]
 
 
-class WhoForm(forms.Form):
-    rows = forms.IntegerField(min_value=0, max_value=MAX_ROWS, initial=2, label="Rows either side")
-    adjacent = forms.BooleanField(required=False, initial=True, label="Include adjacent blocks")
+class WhoAreaForm(forms.Form):
+    """The area of a look-up; narrow unless widened: the entries' own rows, no adjacent block."""
+
+    rows = forms.IntegerField(
+        min_value=0, max_value=MAX_ROWS, initial=0, required=False, label="Rows either side"
+    )
+    adjacent = forms.BooleanField(required=False, initial=False, label="Include adjacent blocks")
+
+    def clean_rows(self) -> int:
+        return self.cleaned_data["rows"] or 0
+
+
+class WhoForm(WhoAreaForm):
+    """The names of a look-up, a page at a time: the reason, and a wider search asked again."""
+
+    rows = forms.IntegerField(min_value=0, max_value=MAX_ROWS, widget=forms.HiddenInput)
+    adjacent = forms.BooleanField(required=False, widget=forms.HiddenInput)
+    page = forms.IntegerField(min_value=1, initial=1, widget=forms.HiddenInput)
+    widen = forms.BooleanField(required=False, label="Yes, I need the wider search")
     reason = forms.CharField(
         label="Why do you need the names?",
         max_length=MAX_REASON,
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
         help_text="Recorded with your name and the time; the auditor can see it.",
     )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if (data.get("rows") or data.get("adjacent")) and not data.get("widen"):
+            self.add_error(
+                "widen", "the search is wider than the entries' own rows: confirm you need it"
+            )
+        return data
 
 
 class SubjectForm(forms.Form):

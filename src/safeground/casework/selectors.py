@@ -35,7 +35,15 @@ from safeground.matches.selectors import fixture_for
 
 from .models import Case, CustodyRecord, Evidence, Outcome, Subject
 from .services import CaseworkError, FileErased, custody_record_write
-from .who import MAX_ROWS, WhoWasThere, areas_for, holders_in
+from .who import (
+    MAX_ROWS,
+    PAGE_SIZE,
+    WhoCount,
+    WhoWasThere,
+    areas_for,
+    count_in,
+    holders_in,
+)
 
 
 def fixture_for_casework(user: Any, fixture_id: int) -> Fixture:
@@ -108,22 +116,10 @@ def _distance(rows: int) -> int:
     return rows
 
 
-@transaction.atomic
-def who_was_there(
-    *,
-    user: Any,
-    fixture: Fixture,
-    entry_ids: list[int],
-    rows: int,
-    adjacent: bool,
-    reason: str,
-) -> WhoWasThere:
-    """The ticket holders seated near where the entries place an incident, by name: only for
-    roles with the right to identify (accounts.permissions.can_identify), and every look-up is
-    an access record of the register's kind, with the reason given."""
+def _placed_entries(user: Any, fixture: Fixture, entry_ids: list[int]) -> list[LogEntry]:
+    """The entries a look-up starts from, checked: the user's right to identify, each entry in
+    the match's log and seen by the user, each naming a block."""
     require(can_identify(user, fixture))
-    reason = reason_check(reason)
-    rows = _distance(rows)
     if not entry_ids:
         raise CaseworkError("entries", "choose at least one log entry")
     entries = list(
@@ -140,17 +136,62 @@ def who_was_there(
     if unplaced:
         raise CaseworkError("entries", f"entry #{unplaced[0].seq} names no block: nobody is "
                             "seated there")  # fmt: skip
+    return entries
+
+
+def who_count(
+    *, user: Any, fixture: Fixture, entry_ids: list[int], rows: int, adjacent: bool
+) -> WhoCount:
+    """How many people a look-up would cover, before anyone is named: the same right and checks
+    as the names, no reason and no access record (it names nobody)."""
+    rows = _distance(rows)
+    entries = _placed_entries(user, fixture, entry_ids)
+    areas = areas_for(entries, rows=rows, adjacent=adjacent)
+    people, entered = count_in(fixture.pk, areas)
+    return WhoCount(rows=rows, adjacent=adjacent, areas=areas, people=people, entered=entered)
+
+
+@transaction.atomic
+def who_was_there(
+    *,
+    user: Any,
+    fixture: Fixture,
+    entry_ids: list[int],
+    rows: int,
+    adjacent: bool,
+    reason: str,
+    page: int = 1,
+) -> WhoWasThere:
+    """One page (PAGE_SIZE names) of the ticket holders seated near where the entries place an
+    incident: only for roles with the right to identify (accounts.permissions.can_identify), and
+    every page read is an access record of the register's kind, with the reason given; a look-up
+    of more than SAFEGROUND_WHO_LARGE people is recorded as a large one."""
+    reason = reason_check(reason)
+    rows = _distance(rows)
+    entries = _placed_entries(user, fixture, entry_ids)
     found = WhoWasThere(entries=entries, rows=rows, adjacent=adjacent)
     found.areas = areas_for(entries, rows=rows, adjacent=adjacent)
-    found.holders = holders_in(fixture.pk, found.areas)
+    holders = holders_in(fixture.pk, found.areas)
+    found.people = len(holders)
+    found.entered = sum(1 for h in holders if h.entered)
+    found.pages = max(1, -(-found.people // PAGE_SIZE))
+    if page < 1 or page > found.pages:
+        raise CaseworkError("page", f"between 1 and {found.pages}", status=404)
+    found.page = page
+    found.holders = holders[found.first - 1 : found.first - 1 + PAGE_SIZE]
+    shown = f"names {found.first}–{found.last}" if found.holders else "none"
     access_record_write(
         user=user,
-        action=AccessRecord.Action.IDENTIFY,
+        action=(
+            AccessRecord.Action.IDENTIFY_LARGE if found.large else AccessRecord.Action.IDENTIFY
+        ),
         organisation=fixture.ground.organisation_id,
         reason=reason,
+        # The counts before the areas: the detail is cut at 300 characters, the areas' list last.
         detail=(
-            f"fixture {fixture.pk}, entries {', '.join(f'#{e.seq}' for e in entries)}; "
-            f"{'; '.join(a.label for a in found.areas)}: {len(found.holders)} holders"
+            f"fixture {fixture.pk}, entries {', '.join(f'#{e.seq}' for e in entries)}: "
+            f"{found.people} holders, page {page} of {found.pages} ({shown}); "
+            f"{'; '.join(a.label for a in found.areas)}"
         ),
     )
     return found

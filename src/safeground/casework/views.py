@@ -6,6 +6,7 @@ A refused input re-renders the case page with the message beside the form it cam
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -27,9 +28,19 @@ from safeground.errors import SafegroundError, large_uploads, text_answer
 from safeground.incidents.models import LogEntry
 
 from . import selectors, services
-from .forms import BanForm, CloseForm, EvidenceForm, OpenCaseForm, OutcomeForm, SubjectForm, WhoForm
+from .forms import (
+    BanForm,
+    CloseForm,
+    EvidenceForm,
+    OpenCaseForm,
+    OutcomeForm,
+    SubjectForm,
+    WhoAreaForm,
+    WhoForm,
+)
 from .models import Case, Evidence, Outcome, Subject
 from .services import FileErased
+from .who import PAGE_SIZE, WhoWasThere
 
 # A video's form fields and multipart framing, on top of the file itself.
 EVIDENCE_FORM_BYTES = 64 * 1024
@@ -94,7 +105,6 @@ def _case_page(
             "home_office_group": services.case_home_office_group(case),
             "may_identify": can_identify(user, case.fixture),
             "may_propose_ban": can_propose_ban(user, case.organisation_id),
-            "who_form": WhoForm(),
             "evidence_kinds": Evidence.Kind.choices,
             "subject_kinds": [
                 c for c in Subject.Kind.choices if c[0] != Subject.Kind.TICKET_HOLDER
@@ -127,33 +137,65 @@ def _refused(request: HttpRequest, case: Case, where: str, message: str) -> Http
     return _case_page(request, case, errors={where: message}, status=400)
 
 
+def _pager(found: WhoWasThere | None) -> list[tuple[int, str]]:
+    """The pages next to the one shown: (page, the button's words)."""
+    if found is None:
+        return []
+    pager = []
+    if found.page > 1:
+        pager.append((found.page - 1, f"Previous {PAGE_SIZE}"))
+    if found.page < found.pages:
+        pager.append((found.page + 1, f"Next {PAGE_SIZE}"))
+    return pager
+
+
 @login_required
 def case_who(request: HttpRequest, case_id: int) -> HttpResponse:
-    """Who sat near the case's entries: a stated reason first; each look-up is recorded."""
+    """Who sat near the case's entries, narrow first: how many people the search covers (no
+    name), a wider search counted on asking and confirmed before its names; the names a page at
+    a time, each page read with a stated reason and recorded."""
     case = selectors.case_for(request.user, case_id)
     require(can_identify(request.user, case.fixture))
-    form = WhoForm(request.POST or None)
-    found = None
-    status = 200
-    if request.method == "POST":
-        if form.is_valid():
-            try:
-                found = selectors.who_was_there(
-                    user=request.user, fixture=case.fixture,
-                    entry_ids=list(case.entries.values_list("pk", flat=True)),
-                    rows=form.cleaned_data["rows"], adjacent=form.cleaned_data["adjacent"],
-                    reason=form.cleaned_data["reason"],
-                )  # fmt: skip
-            except SafegroundError as error:
-                form.add_error(error.field if error.field in form.fields else None, error.message)
-                status = 400
-        else:
+    entry_ids = list(case.entries.values_list("pk", flat=True))
+    posted = request.method == "POST"
+    # Two forms with a `rows` and an `adjacent` on one page: ids of their own.
+    area = WhoAreaForm(request.POST if posted else (request.GET or None), auto_id="area-%s")
+    widened = area.is_bound and area.is_valid()
+    rows = area.cleaned_data["rows"] if widened else 0
+    adjacent = area.cleaned_data["adjacent"] if widened else False
+    form = WhoForm(request.POST if posted else None, initial={"rows": rows, "adjacent": adjacent})
+    status = 400 if area.is_bound and not widened else 200
+    counted = found = None
+    try:
+        counted = selectors.who_count(
+            user=request.user, fixture=case.fixture, entry_ids=entry_ids, rows=rows,
+            adjacent=adjacent,
+        )  # fmt: skip
+        if posted and form.is_valid():
+            found = selectors.who_was_there(
+                user=request.user, fixture=case.fixture, entry_ids=entry_ids,
+                rows=form.cleaned_data["rows"], adjacent=form.cleaned_data["adjacent"],
+                reason=form.cleaned_data["reason"], page=form.cleaned_data["page"],
+            )  # fmt: skip
+        elif posted:
             status = 400
+    except SafegroundError as error:
+        form.add_error(error.field if error.field in form.fields else None, error.message)
+        status = 400 if posted else status
     subjects = set(case.subjects.exclude(ticket=None).values_list("ticket_id", flat=True))
     return render(
         request,
         "casework/who.html",
-        {"case": case, "form": form, "found": found, "subject_tickets": subjects},
+        {
+            "case": case,
+            "area": area,
+            "form": form,
+            "counted": counted,
+            "found": found,
+            "large_from": settings.SAFEGROUND_WHO_LARGE,
+            "pager": _pager(found),
+            "subject_tickets": subjects,
+        },
         status=status,
     )
 

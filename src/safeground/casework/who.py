@@ -11,19 +11,28 @@ The area is decided from the venue data alone:
 
 One query reads the tickets of every seat in the area (whatever the match's size: a query
 budget test holds it), with whether and when each holder went in (the admission the turnstile
-recorded on the ticket: time and gate).
+recorded on the ticket: time and gate). Another counts them without reading a name: a look-up
+shows how many people it covers before anyone is named, and names them a page at a time.
 """
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from django.db.models import Q
+from django.conf import settings
+from django.db.models import Count, Q
 
 from safeground.entry.models import Ticket
 from safeground.incidents.models import LogEntry
 from safeground.venues.models import Block, BlockAdjacency
 
 MAX_ROWS = 10  # a wider net is a search of the whole stand, not of who was there
+PAGE_SIZE = 100  # names on one page: a look-up is read a page at a time, each page recorded
+
+
+def is_large(people: int) -> bool:
+    """A look-up of more people than SAFEGROUND_WHO_LARGE: said plainly before the names are
+    shown, and recorded as a large look-up."""
+    return people > settings.SAFEGROUND_WHO_LARGE
 
 
 @dataclass(frozen=True)
@@ -60,16 +69,51 @@ class Holder:
 
 
 @dataclass
+class WhoCount:
+    """How many people a look-up covers, and how many of them went in: no name."""
+
+    rows: int
+    adjacent: bool
+    areas: list[Area]
+    people: int
+    entered: int
+
+    @property
+    def wide(self) -> bool:
+        """Wider than the entries' own rows: asked again before anyone is named."""
+        return self.rows > 0 or self.adjacent
+
+    @property
+    def large(self) -> bool:
+        return is_large(self.people)
+
+
+@dataclass
 class WhoWasThere:
+    """One page of a look-up's names; `people` and `entered` are of the whole look-up."""
+
     entries: list[LogEntry]
     rows: int
     adjacent: bool
     areas: list[Area] = field(default_factory=list)
     holders: list[Holder] = field(default_factory=list)
+    people: int = 0
+    entered: int = 0
+    page: int = 1
+    pages: int = 1
 
     @property
-    def entered(self) -> int:
-        return sum(1 for h in self.holders if h.entered)
+    def first(self) -> int:
+        """The place in the whole look-up of the page's first name (1-based)."""
+        return (self.page - 1) * PAGE_SIZE + 1
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.holders) - 1
+
+    @property
+    def large(self) -> bool:
+        return is_large(self.people)
 
 
 def _span(rows: list[str], first: int, last: int, widen: int) -> tuple[str, ...]:
@@ -132,10 +176,7 @@ def areas_for(entries: list[LogEntry], *, rows: int, adjacent: bool) -> list[Are
     ]
 
 
-def holders_in(fixture_id: int, areas: list[Area]) -> list[Holder]:
-    """The tickets of the match seated in the areas, in one query."""
-    if not areas:
-        return []
+def _seated_in(areas: list[Area]) -> Q:
     where = Q()
     for area in areas:
         where |= (
@@ -143,6 +184,25 @@ def holders_in(fixture_id: int, areas: list[Area]) -> list[Holder]:
             if area.rows is None
             else Q(block_id=area.block.pk, row__in=area.rows)
         )
+    return where
+
+
+def count_in(fixture_id: int, areas: list[Area]) -> tuple[int, int]:
+    """How many tickets of the match are seated in the areas, and how many went in: one query,
+    no name read."""
+    if not areas:
+        return 0, 0
+    found = Ticket.objects.filter(_seated_in(areas), fixture_id=fixture_id).aggregate(
+        people=Count("pk"), entered=Count("entered_at")
+    )
+    return found["people"], found["entered"]
+
+
+def holders_in(fixture_id: int, areas: list[Area]) -> list[Holder]:
+    """The tickets of the match seated in the areas, in one query."""
+    if not areas:
+        return []
+    where = _seated_in(areas)
     adjacent = {area.block.pk for area in areas if area.adjacent}
     codes = {area.block.pk: area.block.code for area in areas}
     found = Ticket.objects.filter(where, fixture_id=fixture_id).values_list(

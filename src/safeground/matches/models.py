@@ -71,6 +71,14 @@ class Fixture(models.Model):
         return f"{self.home_club.short_name} v {self.away_club.short_name}"
 
     @property
+    def title(self) -> str:
+        """The match as a list names it: the clubs, and the stage when it has one. The same clubs
+        can meet twice in a season's list (a cup replay; the demo's rerun of its cup tie): the
+        stage tells them apart where the clubs alone would not."""
+        clubs = f"{self.home_club.name} v {self.away_club.name}"
+        return f"{clubs}, {self.stage}" if self.stage else clubs
+
+    @property
     def scheduled_full_time(self) -> datetime:
         return self.kickoff + timedelta(minutes=FULL_TIME_MINUTES)
 

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from safeground.accounts.models import Role
@@ -15,10 +16,12 @@ from safeground.accounts.permissions import (
     can_open_control_room,
     can_open_steward_page,
     can_plan_fixtures,
+    can_read_briefing,
     can_read_checkpoints,
     can_read_match_report,
     can_read_plan,
     can_use_register,
+    can_view_deployment,
     can_work_cases,
     device_organisation_ids,
     flag_organisation_ids,
@@ -96,6 +99,10 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "may_plan": can_plan_fixtures(request.user, fixture.ground),
             "may_read_plan": may_read_plan,
             "may_read_report": can_read_match_report(request.user, fixture),
+            # Before kick-off there is no match to report on: the page says when there will be.
+            "kicked_off": fixture.kickoff <= timezone.now(),
+            "may_view_deployment": can_view_deployment(request.user, fixture),
+            "may_read_briefing": can_read_briefing(request.user, fixture),
             "may_work_cases": can_work_cases(request.user, fixture),
             "assessment": _assessment(request, fixture) if may_read_plan else None,
         },

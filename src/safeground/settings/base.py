@@ -53,6 +53,9 @@ SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default
 # after their last ban ends; the score (0-100) from which a ticket holder is flagged.
 SAFEGROUND_BAN_RETENTION_DAYS = env.int("SAFEGROUND_BAN_RETENTION_DAYS", default=730)
 SAFEGROUND_MATCH_THRESHOLD = env.float("SAFEGROUND_MATCH_THRESHOLD", default=85.0)
+# Who was there: a look-up covering more people than this is said to be large before any name is
+# shown, and recorded as a large look-up (docs/adr/0007-casework.md).
+SAFEGROUND_WHO_LARGE = env.int("SAFEGROUND_WHO_LARGE", default=300)
 # Ticket holders' names and dates of birth, and photos (log photos, check photos), are erased
 # this many days after the match (docs/adr/0011-personal-data-retention.md): six months, the
 # time limit for charging a summary offence (Magistrates' Courts Act 1980 s.127), which the
