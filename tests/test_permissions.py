@@ -746,6 +746,13 @@ TABLE: dict[str, list[Row]] = {
             only(302, CASE_WORKERS, 405, 403),
         )
     ],
+    # An arrest from its log entry (issue 27): the form; recording it is the same right.
+    "entry_arrest": [
+        (
+            lambda: reverse("entry_arrest", args=[cup_tie().pk, a_report().pk]),
+            only(302, CASE_WORKERS, 200, 403),
+        )
+    ],
     "case": [(lambda: reverse("case", args=[a_case().pk]), only(302, CASE_WORKERS, 200, 403))],
     # The reason form first; the names only after it (tests/casework/test_who.py).
     "case_who": [

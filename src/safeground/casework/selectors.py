@@ -102,6 +102,16 @@ def reports_of(user: Any, fixture: Fixture) -> list[LogEntry]:
     return list(reports.select_related("category", "block", "zone", "gate").order_by("-seq"))
 
 
+def report_of(user: Any, fixture: Fixture, entry_id: int) -> LogEntry:
+    """One of the match's reports the user may see (404 otherwise), with its open case if any."""
+    reports = entries_seen_by(
+        user, fixture, LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
+    )
+    return get_object_or_404(
+        reports.select_related("category", "block", "zone", "gate", "concourse"), pk=entry_id
+    )
+
+
 def _distance(rows: int) -> int:
     if rows < 0 or rows > MAX_ROWS:
         raise CaseworkError("rows", f"between 0 and {MAX_ROWS} rows either side")

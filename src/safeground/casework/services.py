@@ -186,6 +186,69 @@ def case_home_office_group(case: Case) -> str:
     return _GROUP.OTHER
 
 
+def entry_home_office_group(entry: LogEntry) -> str:
+    """The group to offer first for an arrest from this entry: its open case's, else its own
+    category's ("other" if neither points to one)."""
+    case = case_of_entry(entry)
+    if case is not None:
+        return case_home_office_group(case)
+    code = entry.category.code if entry.category else ""
+    return HOME_OFFICE_GROUP_OF_CATEGORY.get(code, _GROUP.OTHER)
+
+
+def _arrest_fields(
+    *,
+    case: Case,
+    offence: str,
+    home_office_offence: str,
+    club: str,
+    force: str,
+    reference: str,
+) -> dict[str, str]:
+    """An arrest's particulars, checked: the Home Office group from its list (the case's entries
+    suggest one), the arrested person's club, the police reference; the offence, if named, one
+    of the entries' categories' offences; the force if known."""
+    if offence:
+        offences = case_offences(case)
+        if offence not in offences:
+            allowed = "; ".join(offences) or "none: leave it empty, the group is enough"
+            raise CaseworkError("offence", f"one of the entries' offences ({allowed})")
+    home_office_offence = home_office_offence or case_home_office_group(case)
+    if home_office_offence not in Outcome.HomeOfficeOffence.values:
+        groups = ", ".join(Outcome.HomeOfficeOffence.values)
+        raise CaseworkError("home_office_offence", f"one of {groups}")
+    club = club or Outcome.Club.NOT_KNOWN
+    if club not in Outcome.Club.values:
+        raise CaseworkError("club", f"one of {', '.join(Outcome.Club.values)}")
+    return {
+        "offence": offence,
+        "home_office_offence": home_office_offence,
+        "club": club,
+        "force": _text("force", force, required=False, max_length=200),
+        "reference": _text("reference", reference, max_length=100),
+    }
+
+
+def _outcome_write(
+    *, case: Case, by: User, kind: str, subject: Subject | None, note: str, **fields: Any
+) -> Outcome:
+    outcome = Outcome.objects.create(
+        case=case, subject=subject, kind=kind, note=note, by=by, at=timezone.now(), **fields
+    )
+    about = f" ({subject.label})" if subject else ""
+    detail = f"{outcome.get_kind_display()}{about}"
+    if kind == Outcome.Kind.ARREST:
+        group = outcome.get_home_office_offence_display()
+        offence = f"{outcome.offence} ({group})" if outcome.offence else group
+        force = f", {outcome.force}" if outcome.force else ""
+        detail += (
+            f": {offence}, club: {outcome.get_club_display().lower()}{force}, "
+            f"ref. {outcome.reference}"
+        )
+    _event(case, by=by, action="outcome", detail=detail)
+    return outcome
+
+
 @transaction.atomic
 def outcome_record(
     *,
@@ -195,12 +258,14 @@ def outcome_record(
     subject: Subject | None = None,
     offence: str = "",
     home_office_offence: str = "",
+    club: str = "",
     force: str = "",
     reference: str = "",
     note: str = "",
 ) -> Outcome:
     """Ejection, arrest, a referral for a court banning order, or no further action (a club ban
-    is proposed through case_ban_propose, into the register's approval flow)."""
+    is proposed through case_ban_propose, into the register's approval flow). An arrest may be
+    recorded before the person is known (a subject added later)."""
     if kind == Outcome.Kind.CLUB_BAN:
         raise CaseworkError("kind", "propose a club ban from the subject, for approval")
     if kind not in Outcome.Kind.values:
@@ -208,32 +273,54 @@ def outcome_record(
     if subject is not None and subject.case_id != case.pk:
         raise CaseworkError("subject", "a subject of this case")
     note = _text("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
-    if kind != Outcome.Kind.NO_FURTHER_ACTION and (subject is None or subject.kind not in PEOPLE):
+    if subject is not None and subject.kind not in PEOPLE:
         raise CaseworkError("subject", "choose the person this concerns")
+    needs_person = kind not in (Outcome.Kind.NO_FURTHER_ACTION, Outcome.Kind.ARREST)
+    if needs_person and subject is None:
+        raise CaseworkError("subject", "choose the person this concerns")
+    fields: dict[str, str] = {}
     if kind == Outcome.Kind.ARREST:
-        offences = case_offences(case)
-        if offence not in offences:
-            allowed = "; ".join(offences) or "none: this case's entries name no offence"
-            raise CaseworkError("offence", f"one of the entries' offences ({allowed})")
-        home_office_offence = home_office_offence or case_home_office_group(case)
-        if home_office_offence not in Outcome.HomeOfficeOffence.values:
-            groups = ", ".join(Outcome.HomeOfficeOffence.values)
-            raise CaseworkError("home_office_offence", f"one of {groups}")
-        force = _text("force", force, max_length=200)
-        reference = _text("reference", reference, max_length=100)
-    else:
-        offence = home_office_offence = force = reference = ""
-    outcome = Outcome.objects.create(
-        case=case, subject=subject, kind=kind, offence=offence, force=force, reference=reference,
-        home_office_offence=home_office_offence, note=note, by=by, at=timezone.now(),
+        fields = _arrest_fields(
+            case=case, offence=offence, home_office_offence=home_office_offence, club=club,
+            force=force, reference=reference,
+        )  # fmt: skip
+    return _outcome_write(case=case, by=by, kind=kind, subject=subject, note=note, **fields)
+
+
+def case_of_entry(entry: LogEntry) -> Case | None:
+    """The open case about this log entry, the newest if several."""
+    return entry.cases.filter(status=Case.Status.OPEN).order_by("-opened_at", "-pk").first()
+
+
+@transaction.atomic
+def arrest_record(
+    *,
+    entry: LogEntry,
+    by: User,
+    home_office_offence: str,
+    club: str,
+    reference: str,
+    force: str = "",
+    note: str = "",
+) -> Outcome:
+    """An arrest recorded from its log entry in one step: into the entry's open case, or a case
+    opened for it. Who was arrested may be added to the case when known."""
+    if entry.kind != LogEntry.Kind.REPORT:
+        raise CaseworkError("entry", "an arrest is recorded from a report in the log", status=409)
+    case = case_of_entry(entry)
+    if case is None:
+        what = entry.category.name if entry.category else "Report"
+        case = case_open(
+            by=by, fixture=entry.fixture, entries=[entry], title=f"{what}: log entry #{entry.seq}"
+        )
+    fields = _arrest_fields(
+        case=case, offence=entry.category.offence if entry.category else "",
+        home_office_offence=home_office_offence, club=club, force=force, reference=reference,
     )  # fmt: skip
-    about = f" ({subject.label})" if subject else ""
-    detail = f"{outcome.get_kind_display()}{about}"
-    if offence:
-        group = outcome.get_home_office_offence_display()
-        detail += f": {offence} ({group}), {force}, ref. {reference}"
-    _event(case, by=by, action="outcome", detail=detail)
-    return outcome
+    return _outcome_write(
+        case=case, by=by, kind=Outcome.Kind.ARREST, subject=None,
+        note=_text("note", note, required=False), **fields,
+    )  # fmt: skip
 
 
 def _names(subject: Subject) -> tuple[str, str, date | None]:
