@@ -7,7 +7,8 @@ check what may be written.
 
 import hashlib
 from collections.abc import Sequence
-from datetime import date, datetime
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from typing import IO, Any
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from safeground.errors import SafegroundError
 from safeground.incidents.models import LogEntry, Photo
 from safeground.matches.models import Fixture
 
+from .arrest_file import ArrestRow, ArrestsRefused
 from .models import Case, CaseEvent, CustodyRecord, Evidence, Outcome, Subject
 
 MAX_TEXT = 4000
@@ -212,7 +214,8 @@ def _arrest_fields(
         offences = case_offences(case)
         if offence not in offences:
             allowed = "; ".join(offences) or "none: leave it empty, the group is enough"
-            raise CaseworkError("offence", f"one of the entries' offences ({allowed})")
+            # The request may be well formed: the case's entries refuse it.
+            raise CaseworkError("offence", f"one of the entries' offences ({allowed})", status=409)
     home_office_offence = home_office_offence or case_home_office_group(case)
     if home_office_offence not in Outcome.HomeOfficeOffence.values:
         groups = ", ".join(Outcome.HomeOfficeOffence.values)
@@ -271,10 +274,10 @@ def outcome_record(
     if kind not in Outcome.Kind.values:
         raise CaseworkError("kind", f"one of {', '.join(Outcome.Kind.values)}")
     if subject is not None and subject.case_id != case.pk:
-        raise CaseworkError("subject", "a subject of this case")
+        raise CaseworkError("subject", "a subject of this case", status=404)
     note = _text("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
     if subject is not None and subject.kind not in PEOPLE:
-        raise CaseworkError("subject", "choose the person this concerns")
+        raise CaseworkError("subject", "choose the person this concerns, not material", status=409)
     needs_person = kind not in (Outcome.Kind.NO_FURTHER_ACTION, Outcome.Kind.ARREST)
     if needs_person and subject is None:
         raise CaseworkError("subject", "choose the person this concerns")
@@ -321,6 +324,81 @@ def arrest_record(
         case=case, by=by, kind=Outcome.Kind.ARREST, subject=None,
         note=_text("note", note, required=False), **fields,
     )  # fmt: skip
+
+
+# The police's arrest return for a match: its arrests go into one case of the match, with no log
+# entry; an arrest already recorded (from its log entry, or an earlier return) by its reference
+# is not counted twice.
+ARREST_RETURN = "Arrests returned by the police"
+# An arrest's time, if given, is within this of kick-off (before: at the turnstiles or on the
+# way; after: at the station or in town).
+ARREST_WINDOW = timedelta(hours=12)
+
+
+@dataclass(frozen=True)
+class ArrestsImported:
+    case: Case | None  # None: every arrest was already recorded
+    created: int
+    already: list[str]  # the references already recorded for the match
+
+
+def _arrest_return_case(fixture: Fixture, by: User) -> Case:
+    case = (
+        Case.objects.filter(fixture=fixture, title=ARREST_RETURN, status=Case.Status.OPEN)
+        .order_by("pk")
+        .first()
+    )
+    if case is None:
+        case = Case.objects.create(
+            organisation_id=fixture.ground.organisation_id, fixture=fixture, title=ARREST_RETURN,
+            opened_by=by, opened_at=timezone.now(),
+        )  # fmt: skip
+        _event(case, by=by, action="opened", detail=f"{ARREST_RETURN}; no log entry")
+    return case
+
+
+@transaction.atomic
+def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> ArrestsImported:
+    """The police's arrests for a match, checked whole before anything is written (every problem
+    listed, ArrestsRefused, 409: the arrests conflict with each other or with the match's time).
+    An arrest whose reference the match already has is skipped and named."""
+    errors: list[str] = []
+    seen: dict[str, str] = {}
+    kickoff = timezone.localtime(fixture.kickoff)
+    for row in rows:
+        if row.reference in seen:
+            errors.append(f"{row.where}: reference: '{row.reference}' is also at {seen[row.reference]}")
+        seen.setdefault(row.reference, row.where)
+        if row.time is not None and abs(row.time - fixture.kickoff) > ARREST_WINDOW:
+            errors.append(
+                f"{row.where}: time: {timezone.localtime(row.time):%d/%m/%Y %H:%M} is not within "
+                f"{ARREST_WINDOW.seconds // 3600} hours of kick-off ({kickoff:%d/%m/%Y %H:%M})"
+            )
+    if errors:
+        raise ArrestsRefused(errors, status=409)
+    recorded = set(
+        Outcome.objects.filter(case__fixture=fixture, kind=Outcome.Kind.ARREST).values_list(
+            "reference", flat=True
+        )
+    )
+    new = [row for row in rows if row.reference not in recorded]
+    already = [row.reference for row in rows if row.reference in recorded]
+    if not new:
+        return ArrestsImported(case=None, created=0, already=already)
+    case = _arrest_return_case(fixture, by)
+    now = timezone.now()
+    Outcome.objects.bulk_create(
+        Outcome(
+            case=case, kind=Outcome.Kind.ARREST, home_office_offence=row.offence_group,
+            club=row.club, reference=row.reference, by=by, at=now,
+            note=f"arrested at {timezone.localtime(row.time):%d/%m/%Y %H:%M}" if row.time else "",
+        )  # fmt: skip
+        for row in new
+    )
+    _event(case, by=by, action="arrests imported",
+           detail=f"{len(new)} arrests from the police's return (refs. "
+           f"{', '.join(row.reference for row in new)})"[:4000])  # fmt: skip
+    return ArrestsImported(case=case, created=len(new), already=already)
 
 
 def _names(subject: Subject) -> tuple[str, str, date | None]:
