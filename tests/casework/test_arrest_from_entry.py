@@ -90,7 +90,8 @@ def test_the_arrest_form_records_it_and_a_bad_one_is_a_form_error(match_day, arr
     client = client_for("safety")
     url = reverse("entry_arrest", args=[match_day.cup_tie.pk, arrest_entry.pk])
     page = client.get(url)
-    assert page.status_code == 200 and "One detained at the away turnstiles" in page.content.decode()
+    assert page.status_code == 200
+    assert "One detained at the away turnstiles" in page.content.decode()
     refused = client.post(url, {"home_office_offence": "shoplifting", "club": "away"})
     assert refused.status_code == 400
     html = refused.content.decode()

@@ -95,6 +95,12 @@ def who_was_there(request: HttpRequest, fixture_id: int, payload: WhoIn) -> dict
 # --- cases, subjects, outcomes, evidence ---------------------------------------------------------
 
 
+def _one_of(values: list[str]) -> dict[str, JsonValue]:
+    """Each model's kinds are stated as a list of values: three enums all called `Kind` would be
+    one schema component."""
+    return {"enum": list[JsonValue](values)}
+
+
 class CaseOut(Schema):
     id: int
     fixture: int
@@ -140,7 +146,7 @@ def case_read(request: HttpRequest, case_id: int) -> dict[str, Any]:
 
 class SubjectOut(Schema):
     id: int
-    kind: Subject.Kind
+    kind: str = Field(json_schema_extra=_one_of(Subject.Kind.values))
     label: str = Field(description="the person's name, the ticket holder's and seat, or the "
                        "description")  # fmt: skip
     description: str
@@ -150,9 +156,7 @@ class SubjectOut(Schema):
     added_at: datetime
 
 
-@router.get(
-    "/cases/{case_id}/subjects", response={200: list[SubjectOut]}, url_name="case_subjects"
-)
+@router.get("/cases/{case_id}/subjects", response={200: list[SubjectOut]}, url_name="case_subjects")
 def case_subjects(request: HttpRequest, case_id: int) -> list[dict[str, Any]]:
     """Who or what the case is about. Naming people is a read of personal data: each person or
     ticket holder read leaves an access record in the register's log."""
@@ -174,7 +178,7 @@ def case_subjects(request: HttpRequest, case_id: int) -> list[dict[str, Any]]:
 
 class OutcomeOut(Schema):
     id: int
-    kind: Outcome.Kind
+    kind: str = Field(json_schema_extra=_one_of(Outcome.Kind.values))
     subject: int | None
     offence: str
     home_office_offence: Outcome.HomeOfficeOffence | Literal[""]
@@ -196,9 +200,7 @@ def _outcome_out(o: Outcome) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@router.get(
-    "/cases/{case_id}/outcomes", response={200: list[OutcomeOut]}, url_name="case_outcomes"
-)
+@router.get("/cases/{case_id}/outcomes", response={200: list[OutcomeOut]}, url_name="case_outcomes")
 def case_outcomes(request: HttpRequest, case_id: int) -> list[dict[str, Any]]:
     """What was done: ejections, arrests (their Home Office group, club and reference), ban
     proposals, referrals; subjects by id (read them through /subjects, which is recorded)."""
@@ -271,7 +273,7 @@ def case_outcome_record(request: HttpRequest, case_id: int, payload: OutcomeIn) 
 
 class EvidenceOut(Schema):
     id: int
-    kind: Evidence.Kind
+    kind: str = Field(json_schema_extra=_one_of(Evidence.Kind.values))
     case: int | None
     entry: int | None = Field(description="the log entry's sequence number")
     subject: int | None
@@ -295,8 +297,12 @@ def case_evidence(request: HttpRequest, case_id: int) -> list[dict[str, Any]]:
     """The particulars of the case's evidence and of its entries' (never a file: the file is
     opened on its page, which its chain of custody records)."""
     case = selectors.case_for(request.user, case_id)
-    return [
-        {
+    found = selectors.case_evidence(case).select_related("entry", "uploaded_by")
+    return [_evidence_out(e) for e in found]
+
+
+def _evidence_out(e: Evidence) -> dict[str, Any]:
+    return {
             "id": e.pk, "kind": e.kind, "case": e.case_id,
             "entry": e.entry.seq if e.entry else None, "subject": e.subject_id,
             "description": e.description, "original_name": e.original_name,
@@ -304,9 +310,7 @@ def case_evidence(request: HttpRequest, case_id: int) -> list[dict[str, Any]]:
             "camera": e.camera, "footage_from": e.footage_from, "footage_to": e.footage_to,
             "uploaded_by": e.uploaded_by.get_username(), "uploaded_at": e.uploaded_at,
             "erased_at": e.erased_at,
-        }  # fmt: skip
-        for e in selectors.case_evidence(case).select_related("entry", "uploaded_by")
-    ]
+    }  # fmt: skip
 
 
 # --- the police's arrest return ------------------------------------------------------------------

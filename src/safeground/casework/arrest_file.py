@@ -84,7 +84,7 @@ def _time(value: str) -> datetime | None:
     """A time as written, or None if it cannot be read; without an offset it is UK time."""
     for form in TIMES:
         try:
-            return timezone.make_aware(datetime.strptime(value, form))
+            return timezone.make_aware(datetime.strptime(value, form))  # noqa: DTZ007 (UK time)
         except ValueError:
             continue
     try:
@@ -102,7 +102,9 @@ def parse_arrests(data: bytes) -> list[ArrestRow]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise ArrestsRefused([f"line {line}: file: is not UTF-8 text; export it as UTF-8 CSV"])
+        raise ArrestsRefused(
+            [f"line {line}: file: is not UTF-8 text; export it as UTF-8 CSV"]
+        ) from None
     if not text.strip():
         raise ArrestsRefused(["line 1: file: is empty (no header, no arrests)"])
     first = text.split("\n", 1)[0]

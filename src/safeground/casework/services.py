@@ -335,6 +335,10 @@ ARREST_RETURN = "Arrests returned by the police"
 ARREST_WINDOW = timedelta(hours=12)
 
 
+def _arrested_at(time: datetime | None) -> str:
+    return f"arrested at {timezone.localtime(time):%d/%m/%Y %H:%M}" if time else ""
+
+
 @dataclass(frozen=True)
 class ArrestsImported:
     case: Case | None  # None: every arrest was already recorded
@@ -367,11 +371,12 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
     kickoff = timezone.localtime(fixture.kickoff)
     for row in rows:
         if row.reference in seen:
-            errors.append(f"{row.where}: reference: '{row.reference}' is also at {seen[row.reference]}")
+            first = seen[row.reference]
+            errors.append(f"{row.where}: reference: '{row.reference}' is also at {first}")
         seen.setdefault(row.reference, row.where)
         if row.time is not None and abs(row.time - fixture.kickoff) > ARREST_WINDOW:
             errors.append(
-                f"{row.where}: time: {timezone.localtime(row.time):%d/%m/%Y %H:%M} is not within "
+                f"{row.where}: time: {row.time.isoformat(timespec='minutes')} is not within "
                 f"{ARREST_WINDOW.seconds // 3600} hours of kick-off ({kickoff:%d/%m/%Y %H:%M})"
             )
     if errors:
@@ -388,12 +393,19 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
     case = _arrest_return_case(fixture, by)
     now = timezone.now()
     Outcome.objects.bulk_create(
-        Outcome(
-            case=case, kind=Outcome.Kind.ARREST, home_office_offence=row.offence_group,
-            club=row.club, reference=row.reference, by=by, at=now,
-            note=f"arrested at {timezone.localtime(row.time):%d/%m/%Y %H:%M}" if row.time else "",
-        )  # fmt: skip
-        for row in new
+        [
+            Outcome(
+                case=case,
+                kind=Outcome.Kind.ARREST,
+                home_office_offence=row.offence_group,
+                club=row.club,
+                reference=row.reference,
+                by=by,
+                at=now,
+                note=_arrested_at(row.time),
+            )
+            for row in new
+        ]
     )
     _event(case, by=by, action="arrests imported",
            detail=f"{len(new)} arrests from the police's return (refs. "

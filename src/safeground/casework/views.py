@@ -27,7 +27,16 @@ from safeground.errors import SafegroundError, large_uploads, text_answer
 from safeground.incidents.models import LogEntry
 
 from . import selectors, services
-from .forms import ArrestForm, BanForm, CloseForm, EvidenceForm, OpenCaseForm, OutcomeForm, SubjectForm, WhoForm
+from .forms import (
+    ArrestForm,
+    BanForm,
+    CloseForm,
+    EvidenceForm,
+    OpenCaseForm,
+    OutcomeForm,
+    SubjectForm,
+    WhoForm,
+)
 from .models import Case, Evidence, Outcome, Subject
 from .services import FileErased
 
@@ -91,7 +100,9 @@ def entry_arrest(request: HttpRequest, fixture_id: int, entry_id: int) -> HttpRe
     if request.method == "POST":
         if form.is_valid():
             try:
-                outcome = services.arrest_record(entry=entry, by=_user(request), **form.cleaned_data)
+                outcome = services.arrest_record(
+                    entry=entry, by=_user(request), **form.cleaned_data
+                )
             except SafegroundError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
             else:

@@ -4,15 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('casework', '0004_evidence_retention'),
+        ("casework", "0004_evidence_retention"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='outcome',
-            name='club',
-            field=models.CharField(blank=True, choices=[('home', 'Home club'), ('away', 'Away club'), ('other', 'Another club'), ('not_known', 'Not known')], default='', max_length=10),
+            model_name="outcome",
+            name="club",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("home", "Home club"),
+                    ("away", "Away club"),
+                    ("other", "Another club"),
+                    ("not_known", "Not known"),
+                ],
+                default="",
+                max_length=10,
+            ),
         ),
     ]
