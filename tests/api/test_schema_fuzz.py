@@ -203,6 +203,8 @@ def _world() -> World:
         "concourse": "S-L",
         # a time the turnstile's clock has passed (one from the future is refused)
         "scanned_at": scan["scanned_at"],
+        # and one the log's has passed, for the same reason
+        "observed_at": (cup.kickoff + timedelta(minutes=30)).isoformat(),
     }
     csrf = secrets.token_hex(16)
     world.callers["anonymous"] = {"headers": {}, "cookies": {}}

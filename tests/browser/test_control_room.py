@@ -2,10 +2,14 @@
 police commander's page shows it on the map and in the log without a reload, and actions on it
 show on both."""
 
+from datetime import timedelta
+
 import pytest
 from playwright.sync_api import expect
 
+from safeground.accounts.models import User
 from safeground.incidents.models import LogEntry
+from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -15,6 +19,26 @@ def open_control_room(page, site, fixture):
     page.goto(f"{site}/fixtures/{fixture.pk}/control/")
     expect(page.locator("[data-freshness]")).to_contain_text("connected")
     return page
+
+
+def test_the_log_reads_the_grounds_clock_whatever_the_browsers_zone(site, browser, log_in):
+    """One clock (issue 27): the cup tie's entry four minutes after kick-off was at 19:49 BST
+    (18:49 UTC); a browser set to another time zone shows 19:49 as well."""
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="chanting-other",
+        text="Taunting between the away section and home fans",
+        place=Place(block="S-L2"),
+        observed_at=cup_tie.kickoff + timedelta(minutes=4),
+    )
+    context = browser.new_context(timezone_id="America/New_York")
+    try:
+        page = open_control_room(log_in(context.new_page(), "loggist"), site, cup_tie)
+        expect(page.locator("[data-log] .entry time")).to_have_text("19:49:00")
+    finally:
+        context.close()
 
 
 def test_an_entry_logged_from_the_keyboard_reaches_the_police_live(site, new_page, log_in):

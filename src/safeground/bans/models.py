@@ -10,6 +10,7 @@ delete, and only retention blanks what must be erased.
 from django.conf import settings
 from django.db import models
 
+from safeground import clock
 from safeground.accounts.models import Organisation
 from safeground.append_only import AppendOnlyModel
 from safeground.venues.models import Ground
@@ -186,4 +187,4 @@ class AccessRecord(AppendOnlyModel):
         ordering = ["-at", "-pk"]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
+        return f"{clock.local(self.at):%Y-%m-%d %H:%M} {self.username} {self.action}"

@@ -11,6 +11,7 @@ from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 from pydantic import ConfigDict, JsonValue
 
+from safeground import clock
 from safeground.accounts.models import User
 from safeground.bans.selectors import MAX_REASON, MIN_REASON
 from safeground.errors import answers, said
@@ -95,6 +96,11 @@ def who_was_there(request: HttpRequest, fixture_id: int, payload: WhoIn) -> dict
 # --- cases, subjects, outcomes, evidence ---------------------------------------------------------
 
 
+def _local(moment: datetime | None) -> datetime | None:
+    """Times in JSON on the ground's clock, with its offset (safeground.clock)."""
+    return clock.local(moment) if moment else None
+
+
 def _one_of(values: list[str]) -> dict[str, JsonValue]:
     """Each model's kinds are stated as a list of values: three enums all called `Kind` would be
     one schema component."""
@@ -124,7 +130,7 @@ def _case_out(case: Case) -> dict[str, Any]:
         "status": case.status,
         "entries": list(case.entries.order_by("seq").values_list("seq", flat=True)),
         "opened_by": case.opened_by.get_username(),
-        "opened_at": case.opened_at,
+        "opened_at": clock.local(case.opened_at),
         "subjects": case.subjects.count(),
         "outcomes": case.outcomes.count(),
         "evidence": selectors.case_evidence(case).count(),
@@ -170,7 +176,7 @@ def case_subjects(request: HttpRequest, case_id: int) -> list[dict[str, Any]]:
             "person": s.person_id,
             "ticket": s.ticket.barcode if s.ticket else None,
             "added_by": s.added_by.get_username(),
-            "added_at": s.added_at,
+            "added_at": clock.local(s.added_at),
         }
         for s in selectors.case_subjects_read(request.user, case)
     ]
@@ -196,7 +202,7 @@ def _outcome_out(o: Outcome) -> dict[str, Any]:
         "id": o.pk, "kind": o.kind, "subject": o.subject_id, "offence": o.offence,
         "home_office_offence": o.home_office_offence, "club": o.club, "force": o.force,
         "reference": o.reference, "ban": o.ban_id, "note": o.note, "by": o.by.get_username(),
-        "at": o.at,
+        "at": clock.local(o.at),
     }  # fmt: skip
 
 
@@ -307,9 +313,10 @@ def _evidence_out(e: Evidence) -> dict[str, Any]:
             "entry": e.entry.seq if e.entry else None, "subject": e.subject_id,
             "description": e.description, "original_name": e.original_name,
             "content_type": e.content_type, "size": e.size, "sha256": e.sha256,
-            "camera": e.camera, "footage_from": e.footage_from, "footage_to": e.footage_to,
-            "uploaded_by": e.uploaded_by.get_username(), "uploaded_at": e.uploaded_at,
-            "erased_at": e.erased_at,
+            "camera": e.camera, "footage_from": _local(e.footage_from),
+            "footage_to": _local(e.footage_to),
+            "uploaded_by": e.uploaded_by.get_username(), "uploaded_at": clock.local(e.uploaded_at),
+            "erased_at": _local(e.erased_at),
     }  # fmt: skip
 
 

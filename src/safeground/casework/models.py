@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.files.storage import Storage, storages
 from django.db import models
 
+from safeground import clock
 from safeground.accounts.models import Organisation
 from safeground.append_only import AppendOnlyModel
 from safeground.bans.models import Ban, Person
@@ -290,4 +291,4 @@ class CustodyRecord(AppendOnlyModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
+        return f"{clock.local(self.at):%Y-%m-%d %H:%M} {self.username} {self.action}"

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from safeground import clock
 from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord, Ban, Person
 from safeground.bans.services import SCHEDULED, access_record_write, ban_propose
@@ -336,7 +337,7 @@ ARREST_WINDOW = timedelta(hours=12)
 
 
 def _arrested_at(time: datetime | None) -> str:
-    return f"arrested at {timezone.localtime(time):%d/%m/%Y %H:%M}" if time else ""
+    return f"arrested at {clock.local(time):%d/%m/%Y %H:%M}" if time else ""
 
 
 @dataclass(frozen=True)
@@ -368,7 +369,7 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
     An arrest whose reference the match already has is skipped and named."""
     errors: list[str] = []
     seen: dict[str, str] = {}
-    kickoff = timezone.localtime(fixture.kickoff)
+    kickoff = clock.local(fixture.kickoff)
     for row in rows:
         if row.reference in seen:
             first = seen[row.reference]

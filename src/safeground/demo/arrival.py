@@ -20,6 +20,8 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
+from safeground.accounts.models import Device
+from safeground.accounts.services import device_create
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.runtime import lookups
 from safeground.entry.scans import ScanResult, scan_decide
@@ -28,6 +30,28 @@ from safeground.venues.models import Gate, Turnstile
 
 SEED = 2016
 NAMESPACE = uuid.UUID("5a4e9b1c-2f1e-4c39-9a0e-6f1d2c3b4a59")
+DEVICE_NAME = "Arrival replay"
+
+
+def arrival_device(fixture: Fixture) -> Device:
+    """The home club's turnstile key the demo scans with (the night's refusals, the arrival)."""
+    organisation = fixture.ground.organisation
+    device = Device.objects.filter(organisation=organisation, name=DEVICE_NAME).first()
+    if device is None:
+        device, _key = device_create(
+            organisation=organisation, name=DEVICE_NAME, profile=Device.Profile.TURNSTILE
+        )
+    return device
+
+
+def device_info(device: Device) -> lookups.DeviceInfo:
+    return lookups.DeviceInfo(
+        device.pk,
+        device.organisation_id,
+        device.name,
+        device.profile,
+        device.get_profile_display(),
+    )
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,26 @@
-"""The season's log before the cup tie, as reported of the seed case: clashes in the stands
-against Watford in September, disorder against Middlesbrough on 1 October after which four
-people were arrested. The risk assessment of the cup tie reads them (matches.risk). Every entry
-is invented in its detail; only the matches, the dates and the four arrests are the public ones."""
+"""The season's record, as reported of the seed case: clashes in the stands against Watford in
+September, disorder against Middlesbrough on 1 October after which four people were arrested
+(the log before the cup tie, which its risk assessment reads: matches.risk), and the cup tie's
+own night, seven arrests and 30 prevented from attending. Every entry is invented in its detail;
+only the matches, the dates and the figures are the public ones."""
 
-from datetime import datetime
+import random
+import uuid
+from dataclasses import replace
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from safeground.accounts.models import User
+from safeground.entry.models import Ticket
+from safeground.entry.runtime import lookups
+from safeground.entry.scans import scan_decide
+from safeground.entry.services import ticket_cancel
 from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
-from safeground.venues.models import Ground
+from safeground.venues.models import Ground, Turnstile
+
+from .arrival import NAMESPACE, SEED, arrival_device, device_info
+from .replay import replay, scenario_load
 
 LONDON = ZoneInfo("Europe/London")
 
@@ -45,3 +56,56 @@ def history_demo_load(*, ground: Ground, author: User) -> None:
             text=text,
             observed_at=datetime.strptime(observed, "%Y-%m-%d %H:%M").replace(tzinfo=LONDON),
         )
+
+
+# --- the cup tie's night -------------------------------------------------------------------------
+
+# What the police said of the night (shared/domain/london-derby-2016.md): seven arrests for public
+# order offences, and 30 people prevented from attending. The 30 are refusals at the turnstiles:
+# the eight holders flagged against the register on import (held for ID, never admitted) and the
+# rest tickets the club cancelled before the match.
+PREVENTED = 30
+CANCELLED_REASON = "Cancelled before the match: bought for a supporter the police had named"
+
+
+def cup_tie_night_load(cup_tie: Fixture) -> None:
+    """The cup tie's figures recorded as the night left them: its seven arrests in the log and
+    its 30 refusals at the turnstiles. The arrests are the seed scenario's own entries, by the
+    same authors with the same idempotency keys: `safeground replay seed` finds them stored and
+    plays the rest of the night around them, and the match still has seven."""
+    scenario = scenario_load("seed")
+    arrests = [spec for spec in scenario.entries if spec.get("category") == "arrest"]
+    replay(replace(scenario, posts=[], entries=arrests), fixture=cup_tie, speed=0)
+    _turned_away(cup_tie)
+
+
+def _turned_away(cup_tie: Fixture) -> None:
+    """The flagged holders and the cancelled tickets, each refused once before kick-off through
+    the turnstiles' own decision (entry.scans.scan_decide). No tickets (SAFEGROUND_DEMO_TICKETS
+    "none"): nobody to turn away."""
+    tickets = Ticket.objects.filter(fixture=cup_tie).order_by("pk")
+    flagged = list(tickets.filter(flags__isnull=False).distinct())
+    others = list(tickets.filter(flags__isnull=True))
+    if not flagged and not others:
+        return
+    rng = random.Random(SEED)
+    cancelled = rng.sample(others, max(0, min(PREVENTED - len(flagged), len(others))))
+    for ticket in cancelled:
+        ticket_cancel(ticket=ticket, reason=CANCELLED_REASON)
+    device = device_info(arrival_device(cup_tie))
+    lookups.caches_clear()  # nothing the gates cached before names this ground's new ids
+    turnstiles = Turnstile.objects.filter(gate__ground=cup_tie.ground).order_by("code")
+    for n, ticket in enumerate(sorted(flagged + cancelled, key=lambda t: t.pk)):
+        at = cup_tie.kickoff - timedelta(minutes=rng.uniform(5, 60))
+        turnstile = turnstiles.filter(gate__blocks=ticket.block_id).first() or turnstiles.first()
+        assert turnstile is not None, f"{cup_tie.ground} has no turnstiles"
+        scan_decide(
+            device=device,
+            turnstile=turnstile.code,
+            barcode=ticket.barcode,
+            scanned_at=at,
+            nonce=uuid.uuid5(NAMESPACE, f"night:{cup_tie.pk}:{n}"),
+            now=at,
+        )
+    # The load is one transaction: should it roll back, the ids the gates cached go with it.
+    lookups.caches_clear()

@@ -1,10 +1,10 @@
 """The demo register and the cup tie's tickets. Every person here is fictional: the surnames are
 invented, and the 55,000 ticket holders are drawn from fixed lists by a seeded random.
 
-The register is as it stood on the night of the cup tie: 23 club bans in force from this season,
-a court banning order, one ban under appeal, one proposal awaiting approval, and two people whose
-bans ended long ago (`safeground apply-retention` erases them). Fixed-term bans run to 2029-2031
-or for life, so the register looks the same whatever today's date is.
+The register is as it stood on the night of the cup tie: the 23 bans of this season (22 club bans
+in force and one under appeal), a court banning order, one proposal awaiting approval, and two
+people whose bans ended long ago (`safeground apply-retention` erases them). Fixed-term bans run
+to 2029-2031 or for life, so the register looks the same whatever today's date is.
 
 Nine ticket holders are planted: eight under spelling variants of banned people (accents,
 apostrophes, hyphens, word order, a day/month slip, a misspelling) who are flagged on import, and
@@ -45,7 +45,8 @@ SURNAME_ENDS = [
     "peth", "quay", "rigg", "sike", "thwaite",
 ]  # fmt: skip
 
-# (first names, last name, date of birth, life ban?) for the 23 club bans in force.
+# (first names, last name, date of birth, life ban?) for the 22 club bans in force: with the ban
+# under appeal, the 23 supporters banned this season before the cup tie.
 CLUB_BANS = [
     ("Seán", "Dunmorrow", date(1988, 4, 12), True),
     ("Kieran", "O'Fenwright", date(1991, 7, 3), False),
@@ -69,7 +70,6 @@ CLUB_BANS = [
     ("Gavin", "Farrowdene", date(1978, 7, 19), True),
     ("Nathan", "Glenmorrow", date(1989, 3, 13), False),
     ("Troy", "Hathersedge", date(1991, 10, 30), False),
-    ("Callum", "Ivesworth", date(1995, 8, 22), True),
 ]
 # Ticket holders planted in the cup tie: (name on the ticket, date of birth, block). All but the
 # last are flagged; the last is a namesake of a banned person born on another day.

@@ -22,7 +22,7 @@ from safeground.matches.services import club_ensure, competition_ensure, fixture
 from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
 
-from .history import history_demo_load
+from .history import cup_tie_night_load, history_demo_load
 from .register import cup_tie_tickets, register_demo_load
 
 DEMO_GROUND_FILE = Path(__file__).resolve().parents[1] / "venues" / "demo" / "london-stadium.yaml"
@@ -150,6 +150,7 @@ def demo_load() -> Ground:
     register_demo_load(organisation=orgs[HOME_ORG], ground=ground)
     if settings.SAFEGROUND_DEMO_HISTORY:
         history_demo_load(ground=ground, author=User.objects.get(username="loggist"))
+        cup_tie_night_load(Fixture.objects.get(ground=ground, stage="Fourth round"))
     return ground
 
 

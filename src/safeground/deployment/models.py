@@ -9,6 +9,7 @@ append-only: a new result supersedes an older one, nothing is edited.
 from django.conf import settings
 from django.db import models
 
+from safeground import clock
 from safeground.append_only import AppendOnlyModel
 from safeground.incidents.models import StewardPost
 from safeground.matches.models import Fixture, PlanVersion
@@ -30,7 +31,7 @@ class CheckIn(AppendOnlyModel):
         constraints = [models.UniqueConstraint(fields=["post"], name="checkin_once_per_post")]
 
     def __str__(self) -> str:
-        return f"{self.steward} checked in at {self.checked_in_at:%H:%M}"
+        return f"{self.steward} checked in at {clock.hhmm(self.checked_in_at)}"
 
 
 class MatchCheck(models.Model):

@@ -51,6 +51,7 @@ def scanner_page(request: HttpRequest) -> HttpResponse:
     it with, and that key never leaves the device's storage except in its own requests."""
     config = {
         "scanUrl": reverse("api:entry_scan"),
+        "timeZone": settings.TIME_ZONE,  # the times it shows are the ground's
         "bundleUrl": reverse("api:entry_bundle"),
         "bundleKeyUrl": reverse("api:entry_bundle_key"),
         "uploadUrl": reverse("api:entry_offline_scans"),

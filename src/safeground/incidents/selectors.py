@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 
+from safeground import clock
 from safeground.accounts.permissions import can_read_checkpoints, is_home_staff, require
 from safeground.live.events import Audience
 from safeground.live.viewers import viewer_for
@@ -97,7 +98,7 @@ def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) 
             block=entry.block.code if entry.block else "",
             zone_ids=entry_zone_ids(entry, zones),
             updated_seq=entry.seq,
-            observed_at=entry.observed_at.isoformat(),
+            observed_at=clock.iso(entry.observed_at),
         )
     changes: dict[str, Any] = {"updated_seq": entry.seq}
     if entry.status:
@@ -211,8 +212,8 @@ def entry_json(entry: LogEntry) -> dict[str, Any]:
         "seq": entry.seq,
         "kind": entry.kind,
         "concerns": entry.concerns.seq if entry.concerns else None,
-        "observed_at": entry.observed_at.isoformat(),
-        "logged_at": entry.logged_at.isoformat(),
+        "observed_at": clock.iso(entry.observed_at),
+        "logged_at": clock.iso(entry.logged_at),
         "author": entry.author_name,
         "author_role": entry.author_role,
         "place": place_label(entry),
@@ -472,7 +473,7 @@ def broadcast_json(broadcast: Any) -> dict[str, Any]:
         "text": broadcast.text,
         "zone": broadcast.zone.name if broadcast.zone else "",
         "sent_by": str(broadcast.sent_by),
-        "sent_at": broadcast.sent_at.isoformat(),
+        "sent_at": clock.iso(broadcast.sent_at),
         "recipients": [names[i] for i in broadcast.recipient_ids if i in names],
         "acknowledged": sorted(names[i] for i in acked if i in names),
     }

@@ -8,7 +8,7 @@ import atexit
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +28,7 @@ from .chain_lock import chain_head, log_chain_lock, one_sqlite_writer
 from .checkpoints import checkpoint_at_head, checkpoint_due
 from .flashpoint import WarningDue, warned_zone_ids, warnings_due, warnings_write
 from .flashpoint_watch import Watcher
-from .models import Category, LogCheckpoint, LogEntry, Photo
+from .models import Category, LogCheckpoint, LogEntry
 from .selectors import (
     INCIDENT_KINDS,
     RECORD_KINDS,
@@ -545,4 +545,3 @@ def flashpoint_check(
 # This process's flashpoint thread, writing through the log's own writer.
 flashpoint_watcher = Watcher(flashpoint_warning_write)
 atexit.register(flashpoint_watcher.settle)  # a command that appends (a replay) waits for it
-

@@ -56,6 +56,8 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
     }
     config = {
         "fixtureId": fixture.pk,
+        # Every time the script draws is on the ground's clock, whatever the browser's zone.
+        "timeZone": settings.TIME_ZONE,
         "userName": str(user),
         "logUrl": reverse("api:log_list", args=[fixture.pk]),
         "appendUrl": reverse("api:log_append", args=[fixture.pk]),
@@ -120,6 +122,7 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "fixtureId": fixture.pk,
         "username": user.get_username(),
         "userName": str(user),
+        "timeZone": settings.TIME_ZONE,
         "post": post_place(post),
         "appendUrl": reverse("api:log_append", args=[fixture.pk]),
         "broadcastsUrl": reverse("api:broadcast_list", args=[fixture.pk]),

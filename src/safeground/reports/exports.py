@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
+from safeground import clock
 from safeground.accounts.permissions import (
     can_export_people,
     can_read_match_report,
@@ -80,8 +81,8 @@ def log_rows(user: Any, fixture: Fixture) -> Iterator[dict[str, Any]]:
         yield {
             "seq": e.seq,
             "kind": e.kind,
-            "observed_at": e.observed_at.isoformat(),
-            "logged_at": e.logged_at.isoformat(),
+            "observed_at": clock.iso(e.observed_at),
+            "logged_at": clock.iso(e.logged_at),
             "author": e.author_name,
             "author_role": e.author_role,
             "category": e.category.code if e.category else "",
@@ -119,8 +120,8 @@ def scan_rows(fixture: Fixture, *, after: int = 0, limit: int | None = None) -> 
         scans = scans[:limit]
     for row in scans.iterator(chunk_size=2000):
         values: dict[str, Any] = dict(zip(SCAN_COLUMNS, row, strict=True))
-        values["scanned_at"] = values["scanned_at"].isoformat()
-        values["stored_at"] = values["stored_at"].isoformat()
+        values["scanned_at"] = clock.iso(values["scanned_at"])
+        values["stored_at"] = clock.iso(values["stored_at"])
         yield values
 
 
@@ -154,7 +155,7 @@ def ban_rows(*, user: Any, ground: Ground, reason: str = "") -> tuple[tuple[str,
             "starts_on": ban.starts_on.isoformat(),
             "ends_on": ban.ends_on.isoformat() if ban.ends_on else None,
             "is_life": ban.is_life,
-            "created_at": ban.created_at.isoformat(),
+            "created_at": clock.iso(ban.created_at),
         }
         if people:
             person = ban.person

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Q
 from django.db.models.functions import TruncMinute
 
+from safeground import clock
 from safeground.accounts.permissions import can_read_match_report, is_home_staff, require
 from safeground.bans.models import Ban
 from safeground.entry.models import Scan, Ticket
@@ -81,7 +82,7 @@ class MatchReport:
             "fixture": {
                 "id": self.fixture.pk,
                 "name": str(self.fixture),
-                "kickoff": self.fixture.kickoff.isoformat(),
+                "kickoff": clock.iso(self.fixture.kickoff),
                 "competition": self.fixture.competition.name,
                 "ground": self.fixture.ground.code,
             },
@@ -230,8 +231,8 @@ def bans_proposed(fixture: Fixture) -> dict[str, Any]:
     labels = dict(Ban.Status.choices)
     return {
         "total": sum(by_status.values()),
-        "from": fixture.kickoff.isoformat(),
-        "until": until.isoformat() if until else None,
+        "from": clock.iso(fixture.kickoff),
+        "until": clock.iso(until) if until else None,
         "by_status": [
             {"status": status, "label": labels[status], "count": n}
             for status, n in sorted(by_status.items())
@@ -292,7 +293,7 @@ def escalations(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
                 "severity": report.severity,
                 "place": place_label(report),
                 "text": report.text,
-                "reported_at": report.observed_at.isoformat(),
+                "reported_at": clock.iso(report.observed_at),
                 "to_assignment": _minutes(report.observed_at, report.first_assigned),  # type: ignore[attr-defined]
                 "to_escalation": _minutes(report.observed_at, report.first_escalated),  # type: ignore[attr-defined]
                 "to_resolution": _minutes(report.observed_at, report.first_resolved),  # type: ignore[attr-defined]
@@ -305,7 +306,7 @@ def escalations(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
 def broadcasts_acknowledged(fixture: Fixture) -> list[dict[str, Any]]:
     return [
         {
-            "sent_at": b.sent_at.isoformat(),
+            "sent_at": clock.iso(b.sent_at),
             "script": b.get_script_display(),
             "text": b.text,
             "zone": b.zone.name if b.zone else "Everyone",
@@ -341,7 +342,7 @@ def debrief_notes(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
     rest (a report in the "decision" category)."""
     full_time = fixture.kickoff + timedelta(minutes=FULL_TIME)
     return [
-        {"seq": seq, "at": at.isoformat(), "author": author, "text": text}
+        {"seq": seq, "at": clock.iso(at), "author": author, "text": text}
         for seq, at, author, text in counted_reports([fixture.pk], home_only=home_only)
         .filter(
             author_role=DEBRIEF_ROLE, observed_at__gte=full_time, category__code__in=NOT_INCIDENTS

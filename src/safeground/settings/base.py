@@ -67,7 +67,8 @@ SAFEGROUND_EVIDENCE_RETENTION_DAYS = env.int("SAFEGROUND_EVIDENCE_RETENTION_DAYS
 # block, the planted ban matches among them: what tests use) or "none".
 SAFEGROUND_DEMO_TICKETS = env.str("SAFEGROUND_DEMO_TICKETS", default="all")
 # The demo season's log before the cup tie (clashes v Watford, disorder v Middlesbrough), which
-# raises the cup tie's risk category.
+# raises the cup tie's risk category, and the cup tie's own night as the police gave it (seven
+# arrests, 30 prevented from attending: refused at the turnstiles).
 SAFEGROUND_DEMO_HISTORY = env.bool("SAFEGROUND_DEMO_HISTORY", default=True)
 # The gates (docs/adr/0005-turnstile-decisions.md). A scan is for the match at the turnstile's
 # ground whose kick-off is nearest the time scanned, from OPENS hours before kick-off to CLOSES
@@ -251,6 +252,8 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "safeground.accounts.context_processors.safeground",
             ],
+            # One clock on every page: the `hhmm` and `local_time` filters (safeground.clock).
+            "builtins": ["safeground.clock"],
         },
     },
 ]

@@ -38,7 +38,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
   const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
   const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;
   const n = (x) => Number(x).toLocaleString("en-GB");
-  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: config.timeZone });
 
   function describeAction(e) {
     const who = e.author;
@@ -268,7 +268,28 @@ import { connectLive, refreshPanels } from "./live-1.js";
       circle.append(title);
       markers.append(circle);
     }
+    listByBlock();
     drawHeat();
+  }
+
+  // The map's text alternative: each block with incidents, and its incidents, in the plan's order.
+  function listByBlock() {
+    const items = [];
+    for (const block of document.querySelectorAll("[data-plan] .block")) {
+      const here = [...incidents.values()].filter((i) => i.block === block.dataset.block);
+      if (!here.length) continue;
+      const li = document.createElement("li");
+      li.dataset.block = block.dataset.block;
+      li.textContent = `Block ${block.dataset.name}: ${here.map((i) => `#${i.seq} ${i.category_name} (S${i.severity}) ${i.status}`).join("; ")}`;
+      items.push(li);
+    }
+    if (!items.length) {
+      const none = document.createElement("li");
+      none.className = "muted";
+      none.textContent = "Nothing in a block yet.";
+      items.push(none);
+    }
+    document.querySelector("[data-map-blocks-list]").replaceChildren(...items);
   }
 
   // Heat per zone: the severities of reports observed in the last N minutes, summed.

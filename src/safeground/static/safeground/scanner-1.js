@@ -44,7 +44,7 @@
     holdUntil = 0;
   }
 
-  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
 
   // ---- base64url, IndexedDB ----------------------------------------------------------------
   function unb64(text) {

@@ -12,7 +12,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   const freshness = document.querySelector("[data-freshness]");
   const RETRY_MS = 5_000;
 
-  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
   function csrfToken() {
     // The cookie is fresher than a page kept by the service worker (the token rotates at login).
     const cookie = document.cookie.split("; ").find((c) => c.startsWith(`${config.csrfCookie}=`));

@@ -2,6 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from safeground import clock
 from safeground.accounts.models import Device
 from safeground.accounts.services import device_revoke
 
@@ -17,4 +18,4 @@ class Command(BaseCommand):
         if device is None:
             raise CommandError(f"no device with id {device_id}")
         device = device_revoke(device=device)
-        self.stdout.write(f"Revoked {device.name} at {device.revoked_at:%Y-%m-%d %H:%M:%S}")
+        self.stdout.write(f"Revoked {device.name} at {clock.local_time(device.revoked_at)}")

@@ -8,17 +8,20 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 from django.utils import timezone
 
-from safeground.accounts.models import Device, User
-from safeground.accounts.services import device_create
-from safeground.demo.arrival import Tally, arrival_plan, arrival_replay
+from safeground.accounts.models import User
+from safeground.demo.arrival import (
+    Tally,
+    arrival_device,
+    arrival_plan,
+    arrival_replay,
+    device_info,
+)
 from safeground.demo.season import CUP_TIE_OPPONENT
 from safeground.entry.models import Ticket, TicketFlag
 from safeground.entry.runtime import live_counts, lookups
 from safeground.entry.selectors import entry_counts
 from safeground.entry.services import flag_confirm
 from safeground.matches.models import Fixture
-
-DEVICE_NAME = "Arrival replay"
 
 
 class Command(BaseCommand):
@@ -71,17 +74,10 @@ class Command(BaseCommand):
         self._summary(fixture, tally, time.monotonic() - started)
 
     def _device(self, fixture: Fixture) -> lookups.DeviceInfo:
-        organisation = fixture.ground.organisation
-        device = Device.objects.filter(organisation=organisation, name=DEVICE_NAME).first()
-        if device is None:
-            device, _key = device_create(
-                organisation=organisation, name=DEVICE_NAME, profile=Device.Profile.TURNSTILE
-            )
+        device = arrival_device(fixture)
         if device.revoked_at is not None:
-            raise CommandError(f"the device {DEVICE_NAME!r} is revoked")
-        return lookups.DeviceInfo(
-            device.pk, organisation.pk, device.name, device.profile, device.get_profile_display()
-        )
+            raise CommandError(f"the device {device.name!r} is revoked")
+        return device_info(device)
 
     def _confirm_flags(self, fixture: Fixture, count: int) -> None:
         done = TicketFlag.objects.filter(

@@ -3,6 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from safeground import clock
 from safeground.errors import SafegroundError
 from safeground.incidents.checkpoints import checkpoint_file_write, checkpoint_read
 from safeground.incidents.models import LogCheckpoint
@@ -53,9 +54,10 @@ class Command(BaseCommand):
         # A new checkpoint's file was written as its transaction committed; this writes the file
         # of one signed before only if the storage lost it (checkpoint_file_write compares).
         name = checkpoint_file_write(checkpoint)
+        signed_at = clock.local(checkpoint.made_at)
         self.stderr.write(
             f"match {fixture.pk} ({fixture}): #{checkpoint.entries} signed"
-            f" ({checkpoint.get_reason_display()}, {checkpoint.made_at:%Y-%m-%d %H:%M:%S %Z});"
+            f" ({checkpoint.get_reason_display()}, {signed_at:%Y-%m-%d %H:%M:%S %Z});"
             f" file {name}"
         )
         self.stdout.write(json.dumps(checkpoint_read(checkpoint).to_json(), indent=2))
