@@ -754,6 +754,13 @@ TABLE: dict[str, list[Row]] = {
             only(302, CASE_WORKERS, 405, 403),
         )
     ],
+    # An arrest from its log entry (issue 27): the form; recording it is the same right.
+    "entry_arrest": [
+        (
+            lambda: reverse("entry_arrest", args=[cup_tie().pk, a_report().pk]),
+            only(302, CASE_WORKERS, 200, 403),
+        )
+    ],
     "case": [(lambda: reverse("case", args=[a_case().pk]), only(302, CASE_WORKERS, 200, 403))],
     # The reason form first; the names only after it (tests/casework/test_who.py).
     "case_who": [
@@ -795,6 +802,49 @@ TABLE: dict[str, list[Row]] = {
     "api:who_was_there": [(who_url, only(401, CASE_WORKERS, 200, 403), WHO)],
     # The count before the names: the same roles (it names nobody, so no reason is asked).
     "api:who_was_there_count": [(who_count_url, only(401, CASE_WORKERS, 200, 403), WHO_COUNT)],
+    # The casework API (issue 27): the case workers, as on the pages.
+    "api:case_list": [
+        (
+            lambda: reverse("api:case_list", args=[cup_tie().pk]),
+            only(401, CASE_WORKERS, 200, 403),
+        )
+    ],
+    "api:case_read": [
+        (lambda: reverse("api:case_read", args=[a_case().pk]), only(401, CASE_WORKERS, 200, 403))
+    ],
+    "api:case_subjects": [
+        (
+            lambda: reverse("api:case_subjects", args=[a_case().pk]),
+            only(401, CASE_WORKERS, 200, 403),
+        )
+    ],
+    "api:case_outcomes": [
+        (
+            lambda: reverse("api:case_outcomes", args=[a_case().pk]),
+            only(401, CASE_WORKERS, 200, 403),
+        )
+    ],
+    "api:case_evidence": [
+        (
+            lambda: reverse("api:case_evidence", args=[a_case().pk]),
+            only(401, CASE_WORKERS, 200, 403),
+        )
+    ],
+    "api:case_outcome_record": [
+        (
+            lambda: reverse("api:case_outcome_record", args=[a_case().pk]),
+            only(401, CASE_WORKERS, 201, 403),
+            {"kind": "nfa", "note": "Permission table: no further action"},
+        )
+    ],
+    # The same return sent again is accepted (its references are already recorded).
+    "api:arrests_import": [
+        (
+            lambda: reverse("api:arrests_import", args=[cup_tie().pk]),
+            only(401, CASE_WORKERS, 200, 403),
+            {"arrests": [{"offence_group": "alcohol", "club": "away", "reference": "PT/1"}]},
+        )
+    ],
     # Steward deployment and pre-match checks (the deployment app). The board: the home club's
     # control-room staff and its auditor. POST-only routes are
     # opened with GET: those allowed get 405, everyone else 403.

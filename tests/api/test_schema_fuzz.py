@@ -123,6 +123,7 @@ def _world() -> World:
     )
     photo = log_entry_photo_add(entry=report, author=cast["loggist"], upload=factories.upload())
     log_entry_assign(entry=report, author=cast["loggist"], assignee=cast["steward"])
+    case = factories.case(cup, entries=[report], by=cast["banofficer"])
     plan_generate(fixture=cup, by=cast["safety"])
     broadcast = broadcast_send(fixture=cup, sent_by=cast["safety"], script="hold")
     # A check at the stewards' post: a steward records only their post's checks.
@@ -139,6 +140,7 @@ def _world() -> World:
             "check_id": check.pk,
             "organisation": cast.away.slug,
             "code": day.ground.code,
+            "case_id": case.pk,
         }
     )
     scan = {
@@ -173,6 +175,10 @@ def _world() -> World:
                                                 "reason": "identify the thrower"}),
         f"POST {fixtures}/who-was-there/count": ({}, {"entries": [report.pk]}),
         f"POST {fixtures}/checks/{{check_id}}/result": ({}, {"outcome": "pass"}),
+        "POST /api/cases/{case_id}/outcomes": ({}, {"kind": "arrest", "club": "away",
+                                                     "reference": "RC/1"}),
+        f"POST {fixtures}/arrests": ({}, {"arrests": [{"offence_group": "alcohol",
+                                                       "club": "away", "reference": "RC/2"}]}),
         "POST /api/entry/scan": ({}, scan),
         "GET /api/entry/bundle": ({"turnstile": "F03"}, NOT_SET),
         "POST /api/entry/offline-scans": (

@@ -86,6 +86,9 @@ def _pages() -> list[Visit]:
         Visit("casework list", "banofficer", f"/fixtures/{cup.pk}/casework/"),
         Visit("evidence locker", "banofficer", f"/fixtures/{cup.pk}/evidence/"),
         Visit("case page", "banofficer", f"/cases/{case.pk}/"),
+        Visit(
+            "record an arrest", "safety", f"/fixtures/{cup.pk}/casework/entries/{entry.pk}/arrest/"
+        ),
         Visit("who was there", "banofficer", f"/cases/{case.pk}/who-was-there/"),
         Visit("register", "banofficer", "/register/"),
         Visit("register (away liaison)", "liaison", "/register/"),

@@ -354,3 +354,51 @@ def test_a_file_erased_by_retention_shows_its_name_date_and_hash_with_no_link_an
     actions = CustodyRecord.objects.filter(evidence=still).values_list("action", flat=True)
     assert sorted(actions) == ["destroy", "upload"]  # the refused visit viewed nothing
     assert CustodyRecord.objects.filter(evidence=post, action="view").count() == 2
+
+
+def _arrests_of(page, club: str) -> int:
+    row = page.locator("[data-arrests-by-club] tr", has_text=club)
+    return int(row.locator("td.num").inner_text()) if row.count() else 0
+
+
+def test_the_safety_officer_records_an_arrest_from_its_log_entry_in_one_form(
+    site, new_page, log_in
+):
+    """Issue 27: an "Arrest" entry with no one identified yet and no offence in the log; one
+    form records it, with the away club, and the season's arrests by club counts it."""
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    entry = log_entry_append(
+        fixture=cup_tie,
+        author=User.objects.get(username="loggist"),
+        category="arrest",
+        text="Police detain a supporter who ran onto the pitch",
+        place=Place(block="S-L2"),
+    )
+    safety = log_in(new_page(), "safety")
+    safety.goto(f"{site}/grounds/{cup_tie.ground.code}/season/")
+    before = _arrests_of(safety, "Chelsea")
+
+    safety.goto(f"{site}/fixtures/{cup_tie.pk}/")
+    safety.get_by_role("link", name="Cases and evidence").click()
+    safety.get_by_role("link", name=f"Record an arrest from entry #{entry.seq}").click()
+    expect(safety.locator("[data-entry]")).to_contain_text("ran onto the pitch")
+    form = safety.locator("[data-arrest-form]")
+    form.get_by_label("Offence group (Home Office)").select_option(label="Pitch incursion")
+    form.get_by_label("Away club").check()
+    # A missing reference is a form error beside its field; nothing is written.
+    form.get_by_role("button", name="Record the arrest").click()
+    expect(safety.locator('[data-error="reference"]')).to_be_visible()
+    assert not Case.objects.filter(entries=entry).exists()
+    form = safety.locator("[data-arrest-form]")
+    expect(form.get_by_label("Away club")).to_be_checked()
+    form.get_by_label("Police reference").fill("RC/2016/0427")
+    form.get_by_role("button", name="Record the arrest").click()
+
+    expect(safety.locator(".message")).to_contain_text("Arrest recorded")
+    arrest = safety.locator('[data-outcomes] [data-outcome="arrest"]')
+    expect(arrest).to_contain_text("Pitch incursion")
+    expect(arrest).to_contain_text("club: away club")
+    expect(arrest).to_contain_text("RC/2016/0427")
+
+    safety.goto(f"{site}/grounds/{cup_tie.ground.code}/season/")
+    assert _arrests_of(safety, "Chelsea") == before + 1

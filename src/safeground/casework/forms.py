@@ -71,8 +71,28 @@ class OutcomeForm(forms.Form):
     subject = forms.IntegerField(required=False)
     offence = forms.CharField(max_length=200, required=False)
     home_office_offence = forms.CharField(max_length=20, required=False)
+    club = forms.CharField(max_length=10, required=False)
     force = forms.CharField(max_length=200, required=False)
     reference = forms.CharField(max_length=100, required=False)
+    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+
+class ArrestForm(forms.Form):
+    """An arrest from its log entry: what for, whose supporter, the police's reference."""
+
+    home_office_offence = forms.ChoiceField(
+        label="Offence group (Home Office)", choices=Outcome.HomeOfficeOffence.choices
+    )
+    club = forms.ChoiceField(
+        label="Arrested person's club",
+        choices=Outcome.Club.choices,
+        initial=Outcome.Club.NOT_KNOWN,
+        widget=forms.RadioSelect,
+    )
+    reference = forms.CharField(
+        label="Police reference", max_length=100, help_text="The custody or crime reference."
+    )
+    force = forms.CharField(label="Arresting force", max_length=200, required=False)
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
 
 

@@ -119,6 +119,14 @@ class Outcome(AppendOnlyModel):
         PYROTECHNICS = "pyrotechnics", "Possession of pyrotechnics"
         OTHER = "other", "Other"
 
+    class Club(models.TextChoices):
+        """Whose supporter the arrested person is, for the season's arrests by club."""
+
+        HOME = "home", "Home club"
+        AWAY = "away", "Away club"
+        OTHER = "other", "Another club"
+        NOT_KNOWN = "not_known", "Not known"
+
     class Kind(models.TextChoices):
         EJECTION = "ejection", "Ejected from the ground"
         ARREST = "arrest", "Arrested"
@@ -136,6 +144,9 @@ class Outcome(AppendOnlyModel):
     home_office_offence = models.CharField(
         max_length=20, choices=HomeOfficeOffence.choices, blank=True, default=""
     )
+    # An arrest: the arrested person's club ("not known" until it is; a ticket holder's ticket
+    # says it too).
+    club = models.CharField(max_length=10, choices=Club.choices, blank=True, default="")
     force = models.CharField(max_length=200, blank=True)  # an arrest: the arresting force
     reference = models.CharField(max_length=100, blank=True)  # custody or crime reference
     ban = models.ForeignKey(Ban, null=True, blank=True, on_delete=models.PROTECT, related_name="+")

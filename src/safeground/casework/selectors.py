@@ -88,6 +88,27 @@ def case_detail(case: Case) -> dict[str, Any]:
     }
 
 
+def case_evidence(case: Case) -> QuerySet[Evidence]:
+    """The case's evidence and that of its log entries, as the case page shows it."""
+    entries = case.entries.values("pk")
+    return Evidence.objects.filter(Q(case=case) | Q(entry__in=entries)).distinct()
+
+
+@transaction.atomic
+def case_subjects_read(user: Any, case: Case) -> list[Subject]:
+    """The case's subjects; each person or ticket holder named is a read of personal data, with
+    its access record (the register's log), in the same transaction."""
+    subjects = list(case.subjects.select_related("person", "ticket__block", "added_by"))
+    for subject in subjects:
+        if subject.kind in (Subject.Kind.PERSON, Subject.Kind.TICKET_HOLDER):
+            access_record_write(
+                user=user, action=AccessRecord.Action.READ, organisation=case.organisation_id,
+                person=subject.person, reason=f"the subjects of case #{case.pk} (API)",
+                detail=f"subject #{subject.pk}: {subject.get_kind_display()}",
+            )  # fmt: skip
+    return subjects
+
+
 def cases_of(user: Any, fixture: Fixture) -> list[Case]:
     require(can_work_cases(user, fixture))
     cases = fixture.cases.select_related("opened_by")
@@ -108,6 +129,16 @@ def reports_of(user: Any, fixture: Fixture) -> list[LogEntry]:
         user, fixture, LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
     )
     return list(reports.select_related("category", "block", "zone", "gate").order_by("-seq"))
+
+
+def report_of(user: Any, fixture: Fixture, entry_id: int) -> LogEntry:
+    """One of the match's reports the user may see (404 otherwise), with its open case if any."""
+    reports = entries_seen_by(
+        user, fixture, LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
+    )
+    return get_object_or_404(
+        reports.select_related("category", "block", "zone", "gate", "concourse"), pk=entry_id
+    )
 
 
 def _distance(rows: int) -> int:

@@ -7,7 +7,8 @@ check what may be written.
 
 import hashlib
 from collections.abc import Sequence
-from datetime import date, datetime
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from typing import IO, Any
 
 from django.conf import settings
@@ -15,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from safeground import clock
 from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord, Ban, Person
 from safeground.bans.services import SCHEDULED, access_record_write, ban_propose
@@ -23,6 +25,7 @@ from safeground.errors import SafegroundError
 from safeground.incidents.models import LogEntry, Photo
 from safeground.matches.models import Fixture
 
+from .arrest_file import ArrestRow, ArrestsRefused
 from .models import Case, CaseEvent, CustodyRecord, Evidence, Outcome, Subject
 
 MAX_TEXT = 4000
@@ -186,6 +189,70 @@ def case_home_office_group(case: Case) -> str:
     return _GROUP.OTHER
 
 
+def entry_home_office_group(entry: LogEntry) -> str:
+    """The group to offer first for an arrest from this entry: its open case's, else its own
+    category's ("other" if neither points to one)."""
+    case = case_of_entry(entry)
+    if case is not None:
+        return case_home_office_group(case)
+    code = entry.category.code if entry.category else ""
+    return HOME_OFFICE_GROUP_OF_CATEGORY.get(code, _GROUP.OTHER)
+
+
+def _arrest_fields(
+    *,
+    case: Case,
+    offence: str,
+    home_office_offence: str,
+    club: str,
+    force: str,
+    reference: str,
+) -> dict[str, str]:
+    """An arrest's particulars, checked: the Home Office group from its list (the case's entries
+    suggest one), the arrested person's club, the police reference; the offence, if named, one
+    of the entries' categories' offences; the force if known."""
+    if offence:
+        offences = case_offences(case)
+        if offence not in offences:
+            allowed = "; ".join(offences) or "none: leave it empty, the group is enough"
+            # The request may be well formed: the case's entries refuse it.
+            raise CaseworkError("offence", f"one of the entries' offences ({allowed})", status=409)
+    home_office_offence = home_office_offence or case_home_office_group(case)
+    if home_office_offence not in Outcome.HomeOfficeOffence.values:
+        groups = ", ".join(Outcome.HomeOfficeOffence.values)
+        raise CaseworkError("home_office_offence", f"one of {groups}")
+    club = club or Outcome.Club.NOT_KNOWN
+    if club not in Outcome.Club.values:
+        raise CaseworkError("club", f"one of {', '.join(Outcome.Club.values)}")
+    return {
+        "offence": offence,
+        "home_office_offence": home_office_offence,
+        "club": club,
+        "force": _text("force", force, required=False, max_length=200),
+        "reference": _text("reference", reference, max_length=100),
+    }
+
+
+def _outcome_write(
+    *, case: Case, by: User, kind: str, subject: Subject | None, note: str, **fields: Any
+) -> Outcome:
+    outcome = Outcome.objects.create(
+        case=case, subject=subject, kind=kind, note=note, by=by, at=timezone.now(), **fields
+    )
+    about = f" ({subject.label})" if subject else ""
+    detail = f"{outcome.get_kind_display()}{about}"
+    if kind == Outcome.Kind.ARREST:
+        group = outcome.get_home_office_offence_display()
+        offence = f"{outcome.offence} ({group})" if outcome.offence else group
+        force = f", {outcome.force}" if outcome.force else ""
+        detail += (
+            f": {offence}, club: {outcome.get_club_display().lower()}{force}, "
+            f"ref. {outcome.reference}"
+        )
+    _event(case, by=by, action="outcome", detail=detail)
+    return outcome
+
+
 @transaction.atomic
 def outcome_record(
     *,
@@ -195,45 +262,156 @@ def outcome_record(
     subject: Subject | None = None,
     offence: str = "",
     home_office_offence: str = "",
+    club: str = "",
     force: str = "",
     reference: str = "",
     note: str = "",
 ) -> Outcome:
     """Ejection, arrest, a referral for a court banning order, or no further action (a club ban
-    is proposed through case_ban_propose, into the register's approval flow)."""
+    is proposed through case_ban_propose, into the register's approval flow). An arrest may be
+    recorded before the person is known (a subject added later)."""
     if kind == Outcome.Kind.CLUB_BAN:
         raise CaseworkError("kind", "propose a club ban from the subject, for approval")
     if kind not in Outcome.Kind.values:
         raise CaseworkError("kind", f"one of {', '.join(Outcome.Kind.values)}")
     if subject is not None and subject.case_id != case.pk:
-        raise CaseworkError("subject", "a subject of this case")
+        raise CaseworkError("subject", "a subject of this case", status=404)
     note = _text("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
-    if kind != Outcome.Kind.NO_FURTHER_ACTION and (subject is None or subject.kind not in PEOPLE):
+    if subject is not None and subject.kind not in PEOPLE:
+        raise CaseworkError("subject", "choose the person this concerns, not material", status=409)
+    needs_person = kind not in (Outcome.Kind.NO_FURTHER_ACTION, Outcome.Kind.ARREST)
+    if needs_person and subject is None:
         raise CaseworkError("subject", "choose the person this concerns")
+    fields: dict[str, str] = {}
     if kind == Outcome.Kind.ARREST:
-        offences = case_offences(case)
-        if offence not in offences:
-            allowed = "; ".join(offences) or "none: this case's entries name no offence"
-            raise CaseworkError("offence", f"one of the entries' offences ({allowed})")
-        home_office_offence = home_office_offence or case_home_office_group(case)
-        if home_office_offence not in Outcome.HomeOfficeOffence.values:
-            groups = ", ".join(Outcome.HomeOfficeOffence.values)
-            raise CaseworkError("home_office_offence", f"one of {groups}")
-        force = _text("force", force, max_length=200)
-        reference = _text("reference", reference, max_length=100)
-    else:
-        offence = home_office_offence = force = reference = ""
-    outcome = Outcome.objects.create(
-        case=case, subject=subject, kind=kind, offence=offence, force=force, reference=reference,
-        home_office_offence=home_office_offence, note=note, by=by, at=timezone.now(),
+        fields = _arrest_fields(
+            case=case, offence=offence, home_office_offence=home_office_offence, club=club,
+            force=force, reference=reference,
+        )  # fmt: skip
+    return _outcome_write(case=case, by=by, kind=kind, subject=subject, note=note, **fields)
+
+
+def case_of_entry(entry: LogEntry) -> Case | None:
+    """The open case about this log entry, the newest if several."""
+    return entry.cases.filter(status=Case.Status.OPEN).order_by("-opened_at", "-pk").first()
+
+
+@transaction.atomic
+def arrest_record(
+    *,
+    entry: LogEntry,
+    by: User,
+    home_office_offence: str,
+    club: str,
+    reference: str,
+    force: str = "",
+    note: str = "",
+) -> Outcome:
+    """An arrest recorded from its log entry in one step: into the entry's open case, or a case
+    opened for it. Who was arrested may be added to the case when known."""
+    if entry.kind != LogEntry.Kind.REPORT:
+        raise CaseworkError("entry", "an arrest is recorded from a report in the log", status=409)
+    case = case_of_entry(entry)
+    if case is None:
+        what = entry.category.name if entry.category else "Report"
+        case = case_open(
+            by=by, fixture=entry.fixture, entries=[entry], title=f"{what}: log entry #{entry.seq}"
+        )
+    fields = _arrest_fields(
+        case=case, offence=entry.category.offence if entry.category else "",
+        home_office_offence=home_office_offence, club=club, force=force, reference=reference,
     )  # fmt: skip
-    about = f" ({subject.label})" if subject else ""
-    detail = f"{outcome.get_kind_display()}{about}"
-    if offence:
-        group = outcome.get_home_office_offence_display()
-        detail += f": {offence} ({group}), {force}, ref. {reference}"
-    _event(case, by=by, action="outcome", detail=detail)
-    return outcome
+    return _outcome_write(
+        case=case, by=by, kind=Outcome.Kind.ARREST, subject=None,
+        note=_text("note", note, required=False), **fields,
+    )  # fmt: skip
+
+
+# The police's arrest return for a match: its arrests go into one case of the match, with no log
+# entry; an arrest already recorded (from its log entry, or an earlier return) by its reference
+# is not counted twice.
+ARREST_RETURN = "Arrests returned by the police"
+# An arrest's time, if given, is within this of kick-off (before: at the turnstiles or on the
+# way; after: at the station or in town).
+ARREST_WINDOW = timedelta(hours=12)
+
+
+def _arrested_at(time: datetime | None) -> str:
+    return f"arrested at {clock.local(time):%d/%m/%Y %H:%M}" if time else ""
+
+
+@dataclass(frozen=True)
+class ArrestsImported:
+    case: Case | None  # None: every arrest was already recorded
+    created: int
+    already: list[str]  # the references already recorded for the match
+
+
+def _arrest_return_case(fixture: Fixture, by: User) -> Case:
+    case = (
+        Case.objects.filter(fixture=fixture, title=ARREST_RETURN, status=Case.Status.OPEN)
+        .order_by("pk")
+        .first()
+    )
+    if case is None:
+        case = Case.objects.create(
+            organisation_id=fixture.ground.organisation_id, fixture=fixture, title=ARREST_RETURN,
+            opened_by=by, opened_at=timezone.now(),
+        )  # fmt: skip
+        _event(case, by=by, action="opened", detail=f"{ARREST_RETURN}; no log entry")
+    return case
+
+
+@transaction.atomic
+def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> ArrestsImported:
+    """The police's arrests for a match, checked whole before anything is written (every problem
+    listed, ArrestsRefused, 409: the arrests conflict with each other or with the match's time).
+    An arrest whose reference the match already has is skipped and named."""
+    errors: list[str] = []
+    seen: dict[str, str] = {}
+    kickoff = clock.local(fixture.kickoff)
+    for row in rows:
+        if row.reference in seen:
+            first = seen[row.reference]
+            errors.append(f"{row.where}: reference: '{row.reference}' is also at {first}")
+        seen.setdefault(row.reference, row.where)
+        if row.time is not None and abs(row.time - fixture.kickoff) > ARREST_WINDOW:
+            errors.append(
+                f"{row.where}: time: {row.time.isoformat(timespec='minutes')} is not within "
+                f"{ARREST_WINDOW.seconds // 3600} hours of kick-off ({kickoff:%d/%m/%Y %H:%M})"
+            )
+    if errors:
+        raise ArrestsRefused(errors, status=409)
+    recorded = set(
+        Outcome.objects.filter(case__fixture=fixture, kind=Outcome.Kind.ARREST).values_list(
+            "reference", flat=True
+        )
+    )
+    new = [row for row in rows if row.reference not in recorded]
+    already = [row.reference for row in rows if row.reference in recorded]
+    if not new:
+        return ArrestsImported(case=None, created=0, already=already)
+    case = _arrest_return_case(fixture, by)
+    now = timezone.now()
+    Outcome.objects.bulk_create(
+        [
+            Outcome(
+                case=case,
+                kind=Outcome.Kind.ARREST,
+                home_office_offence=row.offence_group,
+                club=row.club,
+                reference=row.reference,
+                by=by,
+                at=now,
+                note=_arrested_at(row.time),
+            )
+            for row in new
+        ]
+    )
+    _event(case, by=by, action="arrests imported",
+           detail=f"{len(new)} arrests from the police's return (refs. "
+           f"{', '.join(row.reference for row in new)})"[:4000])  # fmt: skip
+    return ArrestsImported(case=case, created=len(new), already=already)
 
 
 def _names(subject: Subject) -> tuple[str, str, date | None]:

@@ -10,6 +10,11 @@ urlpatterns = [
         views.locker_evidence_add,
         name="locker_evidence_add",
     ),
+    path(
+        "fixtures/<int:fixture_id>/casework/entries/<int:entry_id>/arrest/",
+        views.entry_arrest,
+        name="entry_arrest",
+    ),
     path("cases/<int:case_id>/", views.case, name="case"),
     path("cases/<int:case_id>/who-was-there/", views.case_who, name="case_who"),
     path("cases/<int:case_id>/subjects/", views.case_subject_add, name="case_subject_add"),

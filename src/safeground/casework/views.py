@@ -29,6 +29,7 @@ from safeground.incidents.models import LogEntry
 
 from . import selectors, services
 from .forms import (
+    ArrestForm,
     BanForm,
     CloseForm,
     EvidenceForm,
@@ -88,6 +89,40 @@ def casework_fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
     )
 
 
+@login_required
+def entry_arrest(request: HttpRequest, fixture_id: int, entry_id: int) -> HttpResponse:
+    """An arrest recorded from its log entry in one form (into the entry's case, opened if
+    none); who was arrested may be added to the case when known."""
+    fixture = selectors.fixture_for_casework(request.user, fixture_id)
+    entry = selectors.report_of(request.user, fixture, entry_id)
+    form = ArrestForm(
+        request.POST or None,
+        initial={"home_office_offence": services.entry_home_office_group(entry)},
+    )
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                outcome = services.arrest_record(
+                    entry=entry, by=_user(request), **form.cleaned_data
+                )
+            except SafegroundError as error:
+                form.add_error(error.field if error.field in form.fields else None, error.message)
+            else:
+                messages.success(
+                    request, f"Arrest recorded from log entry #{entry.seq} (ref. "
+                    f"{outcome.reference}). Add who was arrested when known.",
+                )  # fmt: skip
+                return redirect("case", outcome.case_id)
+        status = 400
+    return render(
+        request,
+        "casework/arrest.html",
+        {"fixture": fixture, "entry": entry, "form": form, "case": services.case_of_entry(entry)},
+        status=status,
+    )
+
+
 def _case_page(
     request: HttpRequest, case: Case, *, errors: dict[str, str] | None = None, status: int = 200
 ) -> HttpResponse:
@@ -103,6 +138,7 @@ def _case_page(
             "offences": services.case_offences(case),
             "home_office_groups": Outcome.HomeOfficeOffence.choices,
             "home_office_group": services.case_home_office_group(case),
+            "clubs": Outcome.Club.choices,
             "may_identify": can_identify(user, case.fixture),
             "may_propose_ban": can_propose_ban(user, case.organisation_id),
             "evidence_kinds": Evidence.Kind.choices,
@@ -249,7 +285,7 @@ def case_outcome(request: HttpRequest, case_id: int) -> HttpResponse:
         services.outcome_record(
             case=case, by=_user(request), kind=data["kind"],
             subject=_subject(case, data["subject"]), offence=data["offence"],
-            home_office_offence=data["home_office_offence"], force=data["force"],
+            home_office_offence=data["home_office_offence"], club=data["club"], force=data["force"],
             reference=data["reference"], note=data["note"],
         )  # fmt: skip
     except SafegroundError as error:

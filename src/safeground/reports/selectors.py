@@ -127,23 +127,28 @@ def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[st
     return rows
 
 
+ANOTHER_CLUB = "Another club"
+
+
 def arrests_by_club(fixtures: Sequence[Fixture], total: int) -> list[dict[str, Any]]:
-    """The arrests by the club whose supporters they were: a ticket holder by the end of their
-    ticket; anyone else (a person on the register, someone not identified) "not known"."""
+    """The arrests by the club whose supporters they were: as the arrest says (home, away or
+    another club), else a ticket holder's by the end of their ticket; else "not known"."""
     by_fixture = {f.pk: f for f in fixtures}
     clubs: Counter[str] = Counter()
     known = 0
-    for fixture_id, end in (
-        Outcome.objects.filter(
-            case__fixture_id__in=by_fixture,
-            kind=Outcome.Kind.ARREST,
-            subject__ticket__isnull=False,
-        )
-        .values_list("case__fixture_id", "subject__ticket__end")
+    for fixture_id, club, end in (
+        Outcome.objects.filter(case__fixture_id__in=by_fixture, kind=Outcome.Kind.ARREST)
+        .values_list("case__fixture_id", "club", "subject__ticket__end")
         .order_by()
     ):
         fixture = by_fixture[fixture_id]
-        clubs[(fixture.away_club if end == "away" else fixture.home_club).name] += 1
+        side = club if club in (Outcome.Club.HOME, Outcome.Club.AWAY, Outcome.Club.OTHER) else end
+        if not side:  # not known: neither the arrest nor a ticket says
+            continue
+        if side == Outcome.Club.OTHER:
+            clubs[ANOTHER_CLUB] += 1
+        else:
+            clubs[(fixture.away_club if side == "away" else fixture.home_club).name] += 1
         known += 1
     rows = [{"club": name, "arrests": n} for name, n in clubs.most_common()]
     if total - known > 0:
