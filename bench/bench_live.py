@@ -1303,8 +1303,8 @@ def append_rate(entries: int) -> None:
     from django.test.utils import CaptureQueriesContext
 
     from safeground.accounts.models import User
-    from safeground.incidents.flashpoint import watcher
     from safeground.incidents.services import Place, log_entry_append
+    from safeground.incidents.services import flashpoint_watcher as watcher
     from safeground.matches.selectors import fixture_with_shares
 
     author = User.objects.get(username=DEMO_USER)
