@@ -862,9 +862,9 @@ def case(
 
 
 def evidence(case_, /, *, by: User | None = None, kind: str = "photo", **fields: object):  # type: ignore[no-untyped-def]
-    """A piece of evidence on the case (casework.services.evidence_add): a PNG still unless told
+    """A piece of evidence on the case (casework.evidence.evidence_add): a PNG still unless told
     (kind="cctv" gives a camera reference of two minutes at the case's first entry)."""
-    from safeground.casework.services import evidence_add
+    from safeground.casework.evidence import evidence_add
 
     by = by or case_.opened_by
     if kind == "cctv":

@@ -20,8 +20,9 @@ from playwright.sync_api import expect
 from safeground.accounts.models import Organisation, User
 from safeground.accounts.services import device_create
 from safeground.bans.models import AccessRecord, Ban, Person
+from safeground.casework.evidence import evidence_add
 from safeground.casework.models import Case, CustodyRecord, Evidence
-from safeground.casework.services import case_close, evidence_add
+from safeground.casework.services import case_close
 from safeground.demo.season import HOME_ORG, rerun_load
 from safeground.entry.models import Ticket, TicketFlag
 from safeground.incidents.models import Photo

@@ -12,8 +12,9 @@ from django.urls import reverse
 from pypdf import PdfReader
 
 from safeground.casework.bundle import bundle_verify
+from safeground.casework.evidence import evidence_add
 from safeground.casework.models import CustodyRecord, Evidence
-from safeground.casework.services import case_bundle_export, evidence_add
+from safeground.casework.services import case_bundle_export
 from safeground.incidents.models import LogCheckpoint, LogEntry, Photo
 from safeground.incidents.photos import log_entry_photo_add
 from safeground.incidents.services import log_checkpoint_make

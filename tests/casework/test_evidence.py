@@ -8,8 +8,8 @@ from django.core.files.storage import storages
 from django.urls import reverse
 
 from safeground.append_only import AppendOnlyError
+from safeground.casework.evidence import EvidenceRefused, evidence_add
 from safeground.casework.models import CustodyRecord, Evidence
-from safeground.casework.services import EvidenceRefused, evidence_add
 from safeground.incidents.photos import log_entry_photo_add
 from safeground.incidents.services import Place
 from tests import factories

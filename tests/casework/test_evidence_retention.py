@@ -18,12 +18,12 @@ from django.utils import timezone
 
 from safeground.bans.services import ban_appeal, ban_appeal_decide, ban_approve
 from safeground.casework.bundle import bundle_verify
+from safeground.casework.evidence import evidence_add
 from safeground.casework.models import Case, CustodyRecord, Evidence
 from safeground.casework.services import (
     case_ban_propose,
     case_bundle_export,
     case_close,
-    evidence_add,
     subject_add,
 )
 from safeground.incidents.services import Place

@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import IO, Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.text import get_valid_filename
 
 from safeground import clock
 from safeground.accounts.models import User
@@ -44,13 +42,7 @@ class FileErased(SafegroundError):
     status = 410
 
 
-class EvidenceRefused(SafegroundError):
-    """A file the evidence locker refuses (type, size, empty); nothing was stored."""
-
-    code = "evidence_refused"
-
-
-def _text(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
+def text_field(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
     value = (value or "").strip()
     if required and not value:
         raise CaseworkError(field, "is required")
@@ -59,7 +51,7 @@ def _text(field: str, value: str, *, required: bool = True, max_length: int = MA
     return value
 
 
-def _event(case: Case, *, by: User, action: str, detail: str) -> CaseEvent:
+def case_event(case: Case, *, by: User, action: str, detail: str) -> CaseEvent:
     return CaseEvent.objects.create(
         case=case, at=timezone.now(), by=by, by_name=by.get_username(), action=action,
         detail=detail,
@@ -83,31 +75,31 @@ def case_open(
     strangers = [e for e in entries if e.fixture_id != fixture.pk]
     if strangers:
         raise CaseworkError("entries", f"entry {strangers[0].pk} is not in this match's log")
-    title = _text("title", title, max_length=200)
+    title = text_field("title", title, max_length=200)
     case = Case.objects.create(
         organisation_id=fixture.ground.organisation_id,
         fixture=fixture,
         title=title,
-        summary=_text("summary", summary, required=False),
+        summary=text_field("summary", summary, required=False),
         opened_by=by,
         opened_at=timezone.now(),
     )
     ordered = sorted(entries, key=lambda e: e.seq)
     case.entries.set(ordered)
-    _event(case, by=by, action="opened",
+    case_event(case, by=by, action="opened",
            detail=f"{title}; log entries {', '.join(entry_label(e) for e in ordered)}")  # fmt: skip
     return case
 
 
 @transaction.atomic
 def case_close(*, case: Case, by: User, reason: str) -> Case:
-    reason = _text("reason", reason)
+    reason = text_field("reason", reason)
     case = Case.objects.select_for_update().get(pk=case.pk)
     if case.status == Case.Status.CLOSED:
         raise CaseworkError("status", f"case #{case.pk} is already closed")
     case.status = Case.Status.CLOSED
     case.save(update_fields=["status"])
-    _event(case, by=by, action="closed", detail=reason)
+    case_event(case, by=by, action="closed", detail=reason)
     return case
 
 
@@ -125,7 +117,7 @@ def subject_add(
     unidentified person described, or material)."""
     if kind not in Subject.Kind.values:
         raise CaseworkError("kind", f"one of {', '.join(Subject.Kind.values)}")
-    description = _text("description", description, required=False)
+    description = text_field("description", description, required=False)
     if kind == Subject.Kind.PERSON:
         if person is None or person.organisation_id != case.organisation_id:
             raise CaseworkError("person", "a person on the club's register")
@@ -150,7 +142,7 @@ def subject_add(
             user=by, action=AccessRecord.Action.READ, organisation=case.organisation_id,
             person=person, reason=f"named as a subject of case #{case.pk}",
         )  # fmt: skip
-    _event(case, by=by, action="subject added", detail=f"{subject.get_kind_display()}: "
+    case_event(case, by=by, action="subject added", detail=f"{subject.get_kind_display()}: "
            f"{subject.label}")  # fmt: skip
     return subject
 
@@ -228,8 +220,8 @@ def _arrest_fields(
         "offence": offence,
         "home_office_offence": home_office_offence,
         "club": club,
-        "force": _text("force", force, required=False, max_length=200),
-        "reference": _text("reference", reference, max_length=100),
+        "force": text_field("force", force, required=False, max_length=200),
+        "reference": text_field("reference", reference, max_length=100),
     }
 
 
@@ -249,7 +241,7 @@ def _outcome_write(
             f": {offence}, club: {outcome.get_club_display().lower()}{force}, "
             f"ref. {outcome.reference}"
         )
-    _event(case, by=by, action="outcome", detail=detail)
+    case_event(case, by=by, action="outcome", detail=detail)
     return outcome
 
 
@@ -276,7 +268,7 @@ def outcome_record(
         raise CaseworkError("kind", f"one of {', '.join(Outcome.Kind.values)}")
     if subject is not None and subject.case_id != case.pk:
         raise CaseworkError("subject", "a subject of this case", status=404)
-    note = _text("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
+    note = text_field("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
     if subject is not None and subject.kind not in PEOPLE:
         raise CaseworkError("subject", "choose the person this concerns, not material", status=409)
     needs_person = kind not in (Outcome.Kind.NO_FURTHER_ACTION, Outcome.Kind.ARREST)
@@ -323,7 +315,7 @@ def arrest_record(
     )  # fmt: skip
     return _outcome_write(
         case=case, by=by, kind=Outcome.Kind.ARREST, subject=None,
-        note=_text("note", note, required=False), **fields,
+        note=text_field("note", note, required=False), **fields,
     )  # fmt: skip
 
 
@@ -358,7 +350,7 @@ def _arrest_return_case(fixture: Fixture, by: User) -> Case:
             organisation_id=fixture.ground.organisation_id, fixture=fixture, title=ARREST_RETURN,
             opened_by=by, opened_at=timezone.now(),
         )  # fmt: skip
-        _event(case, by=by, action="opened", detail=f"{ARREST_RETURN}; no log entry")
+        case_event(case, by=by, action="opened", detail=f"{ARREST_RETURN}; no log entry")
     return case
 
 
@@ -408,7 +400,7 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
             for row in new
         ]
     )
-    _event(case, by=by, action="arrests imported",
+    case_event(case, by=by, action="arrests imported",
            detail=f"{len(new)} arrests from the police's return (refs. "
            f"{', '.join(row.reference for row in new)})"[:4000])  # fmt: skip
     return ArrestsImported(case=case, created=len(new), already=already)
@@ -457,7 +449,7 @@ def case_ban_propose(
     does nothing until another user approves it. Its grounds name the case's log entries."""
     if subject.case_id != case.pk:
         raise CaseworkError("subject", "a subject of this case")
-    grounds = _text("grounds", grounds)
+    grounds = text_field("grounds", grounds)
     first, last, dob = _names(subject)
     if not first or not last:
         raise CaseworkError("subject", "the ticket holder's name has no first and last name")
@@ -480,7 +472,7 @@ def case_ban_propose(
         at=timezone.now(),
     )  # fmt: skip
     term = "life" if is_life else f"until {ends_on:%d/%m/%Y}" if ends_on else ""
-    _event(case, by=by, action="club ban proposed",
+    case_event(case, by=by, action="club ban proposed",
            detail=f"ban #{ban.pk} ({term}) for {subject.label}; awaiting approval")  # fmt: skip
     return outcome
 
@@ -507,131 +499,6 @@ def custody_record_write(
     )  # fmt: skip
 
 
-IMAGES = {"image/jpeg", "image/png", "image/webp"}
-TYPES: dict[str, set[str]] = {
-    Evidence.Kind.PHOTO: IMAGES,
-    Evidence.Kind.SCREENSHOT: IMAGES,
-    Evidence.Kind.VIDEO: {"video/mp4", "video/quicktime", "video/webm"},
-    Evidence.Kind.DOCUMENT: {"application/pdf", "text/plain", *IMAGES},
-}
-IMAGE_MAX_MB = 25
-
-
-def max_bytes(kind: str) -> int:
-    """Videos up to SAFEGROUND_EVIDENCE_MAX_MB; images and documents up to 25 MB (or less)."""
-    limit = int(settings.SAFEGROUND_EVIDENCE_MAX_MB)
-    return (limit if kind == Evidence.Kind.VIDEO else min(limit, IMAGE_MAX_MB)) * 1024 * 1024
-
-
-def _looks_like(content_type: str, head: bytes) -> bool:
-    """The file's first bytes agree with the type it claims (a renamed file is refused)."""
-    if content_type == "image/jpeg":
-        return head.startswith(b"\xff\xd8\xff")
-    if content_type == "image/png":
-        return head.startswith(b"\x89PNG\r\n\x1a\n")
-    if content_type == "image/webp":
-        return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
-    if content_type == "application/pdf":
-        return head.startswith(b"%PDF-")
-    if content_type in {"video/mp4", "video/quicktime"}:
-        return head[4:8] in {b"ftyp", b"moov", b"mdat", b"wide", b"free"}
-    if content_type == "video/webm":
-        return head.startswith(b"\x1a\x45\xdf\xa3")
-    if content_type == "text/plain":
-        return b"\x00" not in head
-    return False
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.0f} MB ({size:,} bytes)"
-
-
-@transaction.atomic
-def evidence_add(
-    *,
-    by: User,
-    fixture: Fixture,
-    kind: str,
-    case: Case | None = None,
-    entry: LogEntry | None = None,
-    subject: Subject | None = None,
-    upload: Any = None,
-    description: str = "",
-    camera: str = "",
-    footage_from: datetime | None = None,
-    footage_to: datetime | None = None,
-) -> Evidence:
-    """Add a piece of evidence to a case and/or a log entry of the match. A file is kept with the
-    SHA-256 of its bytes as they arrived; CCTV footage is a reference (camera, start, end)."""
-    if kind not in Evidence.Kind.values:
-        raise EvidenceRefused("kind", f"one of {', '.join(Evidence.Kind.values)}")
-    if case is None and entry is None:
-        raise EvidenceRefused("case", "attach the evidence to a case or a log entry")
-    if case is not None and case.fixture_id != fixture.pk:
-        raise EvidenceRefused("case", "a case of this match")
-    if entry is not None and entry.fixture_id != fixture.pk:
-        raise EvidenceRefused("entry", "an entry of this match's log")
-    if subject is not None and (case is None or subject.case_id != case.pk):
-        raise EvidenceRefused("subject", "a subject of the same case")
-    description = _text("description", description, required=False)
-    fields: dict[str, Any] = {}
-    if kind == Evidence.Kind.CCTV:
-        if upload is not None:
-            raise EvidenceRefused("file", "CCTV footage is a reference: no file (upload a still "
-                                  "as a photo)")  # fmt: skip
-        fields["camera"] = _text("camera", camera, max_length=100)
-        if footage_from is None or footage_to is None:
-            raise EvidenceRefused("footage_from", "give the start and end of the footage")
-        if footage_to <= footage_from:
-            raise EvidenceRefused("footage_to", "the end is not after the start")
-        fields |= {"footage_from": footage_from, "footage_to": footage_to}
-    else:
-        if upload is None:
-            raise EvidenceRefused("file", "choose a file")
-        allowed = TYPES[kind]
-        content_type = (upload.content_type or "").split(";")[0].strip().lower()
-        if content_type not in allowed:
-            raise EvidenceRefused(
-                "file", f"a {Evidence.Kind(kind).label.lower()} must be one of "
-                f"{', '.join(sorted(allowed))}, not {content_type or 'an unknown type'}",
-            )  # fmt: skip
-        if not upload.size:
-            raise EvidenceRefused("file", "the file is empty")
-        limit = max_bytes(kind)
-        if upload.size > limit:
-            raise EvidenceRefused("file", f"the file is {upload.size:,} bytes; a "
-                                  f"{Evidence.Kind(kind).label.lower()} may be at most "
-                                  f"{_megabytes(limit)}")  # fmt: skip
-        digest = hashlib.sha256()
-        head = b""
-        for chunk in upload.chunks():
-            if len(head) < 16:
-                head += chunk[: 16 - len(head)]
-            digest.update(chunk)
-        upload.seek(0)
-        if not _looks_like(content_type, head):
-            raise EvidenceRefused("file", f"the file's contents are not {content_type}")
-        sha256 = digest.hexdigest()
-        original = get_valid_filename(upload.name or "file")[-150:] or "file"
-        upload.name = f"{sha256[:16]}-{original}"
-        fields |= {
-            "file": upload, "original_name": original, "content_type": content_type,
-            "size": upload.size, "sha256": sha256,
-        }  # fmt: skip
-    evidence = Evidence.objects.create(
-        fixture=fixture, case=case, entry=entry, subject=subject, kind=kind,
-        description=description, uploaded_by=by, uploaded_at=timezone.now(), **fields,
-    )  # fmt: skip
-    custody_record_write(user=by, action=CustodyRecord.Action.UPLOAD, evidence=evidence, case=case,
-                         detail=evidence.original_name or evidence.camera)  # fmt: skip
-    if case is not None:
-        what = evidence.original_name or f"camera {evidence.camera}"
-        sha = f", SHA-256 {evidence.sha256}" if evidence.sha256 else ""
-        _event(case, by=by, action="evidence added",
-               detail=f"#{evidence.pk} {evidence.get_kind_display()}: {what}{sha}")  # fmt: skip
-    return evidence
-
-
 @transaction.atomic
 def case_bundle_export(*, case: Case, by: User) -> IO[bytes]:
     """The case as a ZIP in a temporary file (casework.bundle); each evidence file's export is
@@ -651,7 +518,7 @@ def case_bundle_export(*, case: Case, by: User) -> IO[bytes]:
     for photo in detail["photos"]:
         custody_record_write(user=by, action=CustodyRecord.Action.EXPORT, photo=photo, case=case,
                              detail=f"case bundle of case #{case.pk}")  # fmt: skip
-    _event(case, by=by, action="bundle exported",
+    case_event(case, by=by, action="bundle exported",
            detail=f"ZIP of {len(detail['evidence'])} evidence items and "
            f"{len(detail['photos'])} stewards' photos, SHA-256 "
            f"{digest.hexdigest()}")  # fmt: skip

@@ -28,6 +28,7 @@ from safeground.errors import SafegroundError, large_uploads, text_answer
 from safeground.incidents.models import LogEntry
 
 from . import selectors, services
+from .evidence import evidence_add, max_bytes
 from .forms import (
     ArrestForm,
     BanForm,
@@ -319,7 +320,7 @@ def case_ban_propose(request: HttpRequest, case_id: int) -> HttpResponse:
     return redirect("case", case.pk)
 
 
-@large_uploads(lambda: services.max_bytes(Evidence.Kind.VIDEO) + EVIDENCE_FORM_BYTES)
+@large_uploads(lambda: max_bytes(Evidence.Kind.VIDEO) + EVIDENCE_FORM_BYTES)
 @login_required
 def case_evidence_add(request: HttpRequest, case_id: int) -> HttpResponse:
     case = _case_post(request, case_id)
@@ -335,7 +336,7 @@ def case_evidence_add(request: HttpRequest, case_id: int) -> HttpResponse:
         else None
     )
     try:
-        evidence = services.evidence_add(
+        evidence = evidence_add(
             by=_user(request), fixture=case.fixture, case=case, entry=entry,
             subject=_subject(case, data["subject"]), kind=data["kind"], upload=data["file"],
             description=data["description"], camera=data["camera"],
@@ -398,7 +399,7 @@ def evidence_locker(request: HttpRequest, fixture_id: int) -> HttpResponse:
     return _locker_page(request, selectors.fixture_for_casework(request.user, fixture_id))
 
 
-@large_uploads(lambda: services.max_bytes(Evidence.Kind.VIDEO) + EVIDENCE_FORM_BYTES)
+@large_uploads(lambda: max_bytes(Evidence.Kind.VIDEO) + EVIDENCE_FORM_BYTES)
 @login_required
 def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
     """Evidence on a log entry, before (or without) a case: a screenshot of a post, a leaflet."""
@@ -415,7 +416,7 @@ def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
     if entry is None:
         return _locker_page(request, fixture, error="entry: not a report of this match", status=400)
     try:
-        evidence = services.evidence_add(
+        evidence = evidence_add(
             by=_user(request), fixture=fixture, entry=entry, kind=data["kind"],
             upload=data["file"], description=data["description"], camera=data["camera"],
             footage_from=data["footage_from"], footage_to=data["footage_to"],

@@ -12,6 +12,7 @@ one namesake born on another day who is not.
 """
 
 import random
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -92,8 +93,26 @@ def register_demo_load(*, organisation: Organisation, ground: Ground) -> ImportR
     """The register, then the cup tie's tickets (matched on import)."""
     officer = User.objects.get(username="banofficer")
     approver = User.objects.get(username="safety")
-    rng = random.Random(SEED)
-    season_start = date(2016, 8, 1)
+    propose = _proposer(officer, organisation)
+    _club_bans(propose, approver)
+    _order_appeal_and_proposal(propose, officer, approver)
+    _historic_bans(propose, approver)
+    cup_tie = (
+        Fixture.objects.filter(ground=ground, zones__zone__code=AWAY_ZONE)
+        .select_related("home_club", "away_club", "ground")
+        .first()
+    )
+    if cup_tie is None:
+        return None
+    # "sample" (tests): two seats a block, where the planted holders sit; "none": no tickets.
+    if settings.SAFEGROUND_DEMO_TICKETS == "none":
+        return None
+    per_block = 2 if settings.SAFEGROUND_DEMO_TICKETS == "sample" else None
+    return tickets_write(fixture=cup_tie, rows=cup_tie_tickets(cup_tie, seats_per_block=per_block))
+
+
+def _proposer(officer: User, organisation: Organisation) -> Callable[..., Ban]:
+    """A ban proposed by the club's ban officer: a club ban unless told otherwise."""
 
     def propose(first: str, last: str, dob: date, **fields: object) -> Ban:
         defaults: dict[str, object] = {
@@ -108,6 +127,13 @@ def register_demo_load(*, organisation: Organisation, ground: Ground) -> ImportR
         }
         return ban_propose(**(defaults | fields))  # type: ignore[arg-type]
 
+    return propose
+
+
+def _club_bans(propose: Callable[..., Ban], approver: User) -> None:
+    """The season's club bans, approved (the same every load: a seeded random)."""
+    rng = random.Random(SEED)
+    season_start = date(2016, 8, 1)
     for first, last, dob, life in CLUB_BANS:
         starts = season_start + timedelta(days=rng.randrange(0, 80))
         ban = propose(
@@ -128,6 +154,10 @@ def register_demo_load(*, organisation: Organisation, ground: Ground) -> ImportR
             ),
         )
         ban_approve(ban=ban, by=approver, reason="Evidence reviewed; ban proportionate.")
+
+
+def _order_appeal_and_proposal(propose: Callable[..., Ban], officer: User, approver: User) -> None:
+    """A court's banning order, a ban under appeal and one proposed after the cup tie."""
     order = propose(
         "Wesley",
         "Marrowgate",
@@ -165,6 +195,10 @@ def register_demo_load(*, organisation: Organisation, ground: Ground) -> ImportR
         ends_on=date(2031, 10, 26),
         grounds="Ran onto the pitch after the cup tie; named from CCTV and his ticket.",
     )
+
+
+def _historic_bans(propose: Callable[..., Ban], approver: User) -> None:
+    """Two bans that ran their course before the season."""
     for first, last, dob, ended in [
         ("Terry", "Oldcastle-Venn", date(1970, 3, 3), date(2013, 5, 31)),
         ("Glen", "Pashworth", date(1975, 11, 9), date(2014, 6, 30)),
@@ -179,18 +213,6 @@ def register_demo_load(*, organisation: Organisation, ground: Ground) -> ImportR
         )
         ban_approve(ban=old, by=approver, reason="Approved at the time.")
     bans_roll_forward(today=date(2015, 1, 1))  # the two historic bans run their course
-    cup_tie = (
-        Fixture.objects.filter(ground=ground, zones__zone__code=AWAY_ZONE)
-        .select_related("home_club", "away_club", "ground")
-        .first()
-    )
-    if cup_tie is None:
-        return None
-    # "sample" (tests): two seats a block, where the planted holders sit; "none": no tickets.
-    if settings.SAFEGROUND_DEMO_TICKETS == "none":
-        return None
-    per_block = 2 if settings.SAFEGROUND_DEMO_TICKETS == "sample" else None
-    return tickets_write(fixture=cup_tie, rows=cup_tie_tickets(cup_tie, seats_per_block=per_block))
 
 
 def _surnames() -> list[str]:

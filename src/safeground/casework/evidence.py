@@ -1,0 +1,162 @@
+"""Evidence: a file kept with the SHA-256 of its bytes as they arrived, or CCTV footage as a
+reference, each upload in its custody record and the case's history (ADR 0007)."""
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from safeground.accounts.models import User
+from safeground.errors import SafegroundError
+from safeground.incidents.models import LogEntry
+from safeground.matches.models import Fixture
+
+from .models import Case, CustodyRecord, Evidence, Subject
+from .services import case_event, custody_record_write, text_field
+
+
+class EvidenceRefused(SafegroundError):
+    """A file the evidence locker refuses (type, size, empty); nothing was stored."""
+
+    code = "evidence_refused"
+
+
+IMAGES = {"image/jpeg", "image/png", "image/webp"}
+TYPES: dict[str, set[str]] = {
+    Evidence.Kind.PHOTO: IMAGES,
+    Evidence.Kind.SCREENSHOT: IMAGES,
+    Evidence.Kind.VIDEO: {"video/mp4", "video/quicktime", "video/webm"},
+    Evidence.Kind.DOCUMENT: {"application/pdf", "text/plain", *IMAGES},
+}
+IMAGE_MAX_MB = 25
+
+
+def max_bytes(kind: str) -> int:
+    """Videos up to SAFEGROUND_EVIDENCE_MAX_MB; images and documents up to 25 MB (or less)."""
+    limit = int(settings.SAFEGROUND_EVIDENCE_MAX_MB)
+    return (limit if kind == Evidence.Kind.VIDEO else min(limit, IMAGE_MAX_MB)) * 1024 * 1024
+
+
+def _looks_like(content_type: str, head: bytes) -> bool:
+    """The file's first bytes agree with the type it claims (a renamed file is refused)."""
+    if content_type == "image/jpeg":
+        return head.startswith(b"\xff\xd8\xff")
+    if content_type == "image/png":
+        return head.startswith(b"\x89PNG\r\n\x1a\n")
+    if content_type == "image/webp":
+        return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+    if content_type == "application/pdf":
+        return head.startswith(b"%PDF-")
+    if content_type in {"video/mp4", "video/quicktime"}:
+        return head[4:8] in {b"ftyp", b"moov", b"mdat", b"wide", b"free"}
+    if content_type == "video/webm":
+        return head.startswith(b"\x1a\x45\xdf\xa3")
+    if content_type == "text/plain":
+        return b"\x00" not in head
+    return False
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.0f} MB ({size:,} bytes)"
+
+
+def _footage_fields(
+    camera: str, footage_from: datetime | None, footage_to: datetime | None
+) -> dict[str, Any]:
+    """CCTV footage: the camera and the footage's start and end."""
+    camera = text_field("camera", camera, max_length=100)
+    if footage_from is None or footage_to is None:
+        raise EvidenceRefused("footage_from", "give the start and end of the footage")
+    if footage_to <= footage_from:
+        raise EvidenceRefused("footage_to", "the end is not after the start")
+    return {"camera": camera, "footage_from": footage_from, "footage_to": footage_to}
+
+
+def _file_fields(kind: str, upload: Any) -> dict[str, Any]:
+    """A file of an allowed type and size whose first bytes agree with its type, named by its
+    SHA-256 so two uploads of one name never overwrite each other."""
+    if upload is None:
+        raise EvidenceRefused("file", "choose a file")
+    allowed = TYPES[kind]
+    content_type = (upload.content_type or "").split(";")[0].strip().lower()
+    if content_type not in allowed:
+        raise EvidenceRefused(
+            "file", f"a {Evidence.Kind(kind).label.lower()} must be one of "
+            f"{', '.join(sorted(allowed))}, not {content_type or 'an unknown type'}",
+        )  # fmt: skip
+    if not upload.size:
+        raise EvidenceRefused("file", "the file is empty")
+    limit = max_bytes(kind)
+    if upload.size > limit:
+        raise EvidenceRefused("file", f"the file is {upload.size:,} bytes; a "
+                              f"{Evidence.Kind(kind).label.lower()} may be at most "
+                              f"{_megabytes(limit)}")  # fmt: skip
+    digest = hashlib.sha256()
+    head = b""
+    for chunk in upload.chunks():
+        if len(head) < 16:
+            head += chunk[: 16 - len(head)]
+        digest.update(chunk)
+    upload.seek(0)
+    if not _looks_like(content_type, head):
+        raise EvidenceRefused("file", f"the file's contents are not {content_type}")
+    sha256 = digest.hexdigest()
+    original = get_valid_filename(upload.name or "file")[-150:] or "file"
+    upload.name = f"{sha256[:16]}-{original}"
+    return {
+        "file": upload, "original_name": original, "content_type": content_type,
+        "size": upload.size, "sha256": sha256,
+    }  # fmt: skip
+
+
+@transaction.atomic
+def evidence_add(
+    *,
+    by: User,
+    fixture: Fixture,
+    kind: str,
+    case: Case | None = None,
+    entry: LogEntry | None = None,
+    subject: Subject | None = None,
+    upload: Any = None,
+    description: str = "",
+    camera: str = "",
+    footage_from: datetime | None = None,
+    footage_to: datetime | None = None,
+) -> Evidence:
+    """Add a piece of evidence to a case and/or a log entry of the match. A file is kept with the
+    SHA-256 of its bytes as they arrived; CCTV footage is a reference (camera, start, end)."""
+    if kind not in Evidence.Kind.values:
+        raise EvidenceRefused("kind", f"one of {', '.join(Evidence.Kind.values)}")
+    if case is None and entry is None:
+        raise EvidenceRefused("case", "attach the evidence to a case or a log entry")
+    if case is not None and case.fixture_id != fixture.pk:
+        raise EvidenceRefused("case", "a case of this match")
+    if entry is not None and entry.fixture_id != fixture.pk:
+        raise EvidenceRefused("entry", "an entry of this match's log")
+    if subject is not None and (case is None or subject.case_id != case.pk):
+        raise EvidenceRefused("subject", "a subject of the same case")
+    description = text_field("description", description, required=False)
+    if kind == Evidence.Kind.CCTV:
+        if upload is not None:
+            raise EvidenceRefused("file", "CCTV footage is a reference: no file (upload a still "
+                                  "as a photo)")  # fmt: skip
+        fields = _footage_fields(camera, footage_from, footage_to)
+    else:
+        fields = _file_fields(kind, upload)
+    evidence = Evidence.objects.create(
+        fixture=fixture, case=case, entry=entry, subject=subject, kind=kind,
+        description=description, uploaded_by=by, uploaded_at=timezone.now(), **fields,
+    )  # fmt: skip
+    custody_record_write(user=by, action=CustodyRecord.Action.UPLOAD, evidence=evidence, case=case,
+                         detail=evidence.original_name or evidence.camera)  # fmt: skip
+    if case is not None:
+        what = evidence.original_name or f"camera {evidence.camera}"
+        sha = f", SHA-256 {evidence.sha256}" if evidence.sha256 else ""
+        case_event(case, by=by, action="evidence added",
+               detail=f"#{evidence.pk} {evidence.get_kind_display()}: {what}{sha}")  # fmt: skip
+    return evidence
