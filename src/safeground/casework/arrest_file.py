@@ -14,14 +14,12 @@ listed here are ignored):
 Every problem is collected, not just the first, as `line N: FIELD: what is wrong`.
 """
 
-import csv
-import io
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
 
+from safeground.csv_file import Row, decoded, header_read, lines
 from safeground.errors import FileRefused
 
 from .models import Outcome
@@ -96,54 +94,22 @@ def _time(value: str) -> datetime | None:
 
 def parse_arrests(data: bytes) -> list[ArrestRow]:
     """Every arrest of the file, or ArrestsRefused with every problem found."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise ArrestsRefused(
-            [f"line {line}: file: is not UTF-8 text; export it as UTF-8 CSV"]
-        ) from None
-    if not text.strip():
-        raise ArrestsRefused(["line 1: file: is empty (no header, no arrests)"])
-    first = text.split("\n", 1)[0]
-    delimiter = max((",", ";", "\t"), key=first.count)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    errors: list[str] = []
-    try:
-        header = next(reader)
-    except csv.Error as error:
-        raise ArrestsRefused([f"line 1: header: {error}"]) from None
-    columns: dict[str, int] = {}
-    for position, raw in enumerate(header):
-        name = ALIASES.get(re.sub(r"[\s\-]+", "_", raw.strip().lower()))
-        if name is None:
-            continue
-        if name in columns:
-            errors.append(f"line 1: header: column '{name}' appears twice")
-        columns[name] = position
-    found = ", ".join(h.strip() for h in header) or "nothing"
-    for required in ("offence_group", "club", "reference"):
-        if required not in columns:
-            errors.append(f"line 1: header: no '{required}' column (found: {found})")
+    text, errors = decoded(data)
     if errors:
         raise ArrestsRefused(errors)
+    if not text.strip():
+        raise ArrestsRefused(["line 1: file: is empty (no header, no arrests)"])
+    header = header_read(text, ALIASES, ("offence_group", "club", "reference"))
+    if header.errors:
+        raise ArrestsRefused(header.errors)
     rows: list[ArrestRow] = []
-    line = reader.line_num + 1
-    try:
-        for fields in reader:
-            start, line = line, reader.line_num + 1
-            if not any(field.strip() for field in fields):
-                continue
-            if len(rows) >= MAX_LINES:
-                errors.append(f"line {start}: file: more than {MAX_LINES} arrests in one file")
-                break
-            row = _row(fields, f"line {start}", len(header), columns, errors)
-            if row is not None:
-                rows.append(row)
-    except csv.Error as error:
-        errors.append(f"line {reader.line_num}: file: {error}")
+    for start, fields in lines(header, errors):
+        if len(rows) >= MAX_LINES:
+            errors.append(f"line {start}: file: more than {MAX_LINES} arrests in one file")
+            break
+        row = _row(Row(fields, f"line {start}", header, errors))
+        if row is not None:
+            rows.append(row)
     if errors:
         raise ArrestsRefused(errors)
     if not rows:
@@ -151,20 +117,11 @@ def parse_arrests(data: bytes) -> list[ArrestRow]:
     return rows
 
 
-def _row(
-    fields: list[str], where: str, width: int, columns: dict[str, int], errors: list[str]
-) -> ArrestRow | None:
-    if len(fields) != width:
-        errors.append(f"{where}: row: has {len(fields)} fields; the header has {width}")
+def _row(fields: Row) -> ArrestRow | None:
+    if not fields.complete():
         return None
-    before = len(errors)
-
-    def get(name: str) -> str:
-        position = columns.get(name)
-        return fields[position].strip() if position is not None else ""
-
-    def bad(field: str, message: str) -> None:
-        errors.append(f"{where}: {field}: {message}")
+    before = len(fields.errors)
+    get, bad = fields.get, fields.bad
 
     group = GROUPS.get(" ".join(get("offence_group").lower().split()), "")
     if not group:
@@ -183,6 +140,6 @@ def _row(
         time = _time(get("time"))
         if time is None:
             bad("time", f"'{get('time')[:40]}' is not a time like 2016-10-26 21:05")
-    if len(errors) > before or club is None:
+    if len(fields.errors) > before or club is None:
         return None
-    return ArrestRow(where, group, club, reference, time)
+    return ArrestRow(fields.where, group, club, reference, time)

@@ -15,8 +15,6 @@ The file may start with a byte-order mark, be separated by `,` or `;` (or tabs),
 `line N: FIELD: what is wrong`, so whoever exports the file can fix it in one pass.
 """
 
-import csv
-import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from datetime import date
 from typing import NamedTuple
 
 from safeground.bans.dates import parse_date
+from safeground.csv_file import Header, Row, decoded, header_read, lines
 from safeground.errors import FileRefused
 
 from .rules import BARCODE_PATTERN
@@ -89,46 +88,19 @@ class TicketRow(NamedTuple):
     end: str
 
 
-def _delimiter(header: str) -> str:
-    counts = {d: header.count(d) for d in (",", ";", "\t")}
-    return max(counts, key=lambda d: counts[d])
-
-
-def _decode(data: bytes) -> tuple[str, list[str]]:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8"), []
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        return "", [
-            f"line {line}: file: is not UTF-8 text (byte {error.start + 1}); "
-            "export the file as UTF-8 CSV"
-        ]
-
-
-def _columns(header: list[str]) -> tuple[dict[str, int], list[str]]:
-    errors: list[str] = []
-    columns: dict[str, int] = {}
-    for position, raw in enumerate(header):
-        key = re.sub(r"[\s\-]+", "_", raw.strip().lower())
-        name = ALIASES.get(key)
-        if name is None:
-            continue
-        if name in columns:
-            errors.append(f"line 1: header: column '{name}' appears twice")
-        columns[name] = position
-    found = ", ".join(h.strip() for h in header) or "nothing"
-    for required in ("barcode", "date_of_birth", "end"):
-        if required not in columns:
-            errors.append(f"line 1: header: no '{required}' column (found: {found})")
-    if "name" not in columns and not {"first_name", "last_name"} <= set(columns):
-        errors.append(f"line 1: header: no 'name' column, nor first_name and last_name ({found})")
+def _columns_check(header: Header) -> None:
+    """What a ticket file needs beyond its required columns: a name, and a place."""
+    columns, found = set(header.columns), header.found
+    if "name" not in columns and not {"first_name", "last_name"} <= columns:
+        header.errors.append(
+            f"line 1: header: no 'name' column, nor first_name and last_name ({found})"
+        )
     if "block" not in columns and "area" not in columns:
-        errors.append(f"line 1: header: no 'block' (with row and seat) or 'area' column ({found})")
-    if "block" in columns and not {"row", "seat"} <= set(columns):
-        errors.append("line 1: header: a 'block' column needs 'row' and 'seat' columns")
-    return columns, errors
+        header.errors.append(
+            f"line 1: header: no 'block' (with row and seat) or 'area' column ({found})"
+        )
+    if "block" in columns and not {"row", "seat"} <= columns:
+        header.errors.append("line 1: header: a 'block' column needs 'row' and 'seat' columns")
 
 
 def parse_tickets(
@@ -139,52 +111,41 @@ def parse_tickets(
     progress: Progress | None = None,
 ) -> list[TicketRow]:
     """Every ticket of the file, or TicketFileError with every problem found."""
-    text, errors = _decode(data)
+    text, errors = decoded(data)
     if errors:
         raise TicketFileError(errors)
     if not text.strip():
         raise TicketFileError(["line 1: file: is empty (no header, no tickets)"])
-    first_line = text.split("\n", 1)[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first_line))
-    try:
-        header = next(reader)
-    except csv.Error as error:
-        raise TicketFileError([f"line 1: header: {error}"]) from None
-    columns, errors = _columns(header)
-    if errors:
-        raise TicketFileError(errors)
+    header = header_read(text, ALIASES, ("barcode", "date_of_birth", "end"))
+    if header.width:  # the header line was read: every problem of it, together
+        _columns_check(header)
+    if header.errors:
+        raise TicketFileError(header.errors)
     total = text.count("\n") + 1
     rows: list[TicketRow] = []
     barcodes: dict[str, int] = {}
     seats: dict[tuple[int, str, str], int] = {}
-    line = reader.line_num + 1
-    try:
-        for fields in reader:
-            start, line = line, reader.line_num + 1
-            if progress and len(rows) % PROGRESS_EVERY == 0:
-                progress("checked", start, total)
-            if not any(field.strip() for field in fields):
+    for start, fields in lines(header, errors):
+        if progress and len(rows) % PROGRESS_EVERY == 0:
+            progress("checked", start, total)
+        row = _row(Row(fields, f"line {start}", header, errors), start, blocks, today)
+        if row is None:
+            continue
+        if row.barcode in barcodes:
+            first = barcodes[row.barcode]
+            errors.append(f"line {start}: barcode: '{row.barcode}' is also on line {first}")
+            continue
+        barcodes[row.barcode] = start
+        if row.block_id is not None:
+            seat_key = (row.block_id, row.row, row.seat)
+            if seat_key in seats:
+                errors.append(
+                    f"line {start}: seat: row {row.row} seat {row.seat} of this block is also "
+                    f"sold on line {seats[seat_key]}"
+                )
                 continue
-            row = _row(fields, start, len(header), columns, blocks, today, errors)
-            if row is None:
-                continue
-            if row.barcode in barcodes:
-                first = barcodes[row.barcode]
-                errors.append(f"line {start}: barcode: '{row.barcode}' is also on line {first}")
-                continue
-            barcodes[row.barcode] = start
-            if row.block_id is not None:
-                seat_key = (row.block_id, row.row, row.seat)
-                if seat_key in seats:
-                    errors.append(
-                        f"line {start}: seat: row {row.row} seat {row.seat} of this block is also "
-                        f"sold on line {seats[seat_key]}"
-                    )
-                    continue
-                seats[seat_key] = start
-            rows.append(row)
-    except csv.Error as error:
-        errors.append(f"line {reader.line_num}: file: {error}")
+            seats[seat_key] = start
+        rows.append(row)
     if errors:
         raise TicketFileError(errors)
     if not rows:
@@ -194,33 +155,17 @@ def parse_tickets(
     return rows
 
 
-def _row(
-    fields: list[str],
-    line: int,
-    width: int,
-    columns: dict[str, int],
-    blocks: dict[str, BlockInfo],
-    today: date,
-    errors: list[str],
-) -> TicketRow | None:
-    if len(fields) != width:
-        errors.append(f"line {line}: row: has {len(fields)} fields; the header has {width}")
+def _row(fields: Row, line: int, blocks: dict[str, BlockInfo], today: date) -> TicketRow | None:
+    if not fields.complete():
         return None
-    before = len(errors)
-
-    def get(name: str) -> str:
-        position = columns.get(name)
-        return fields[position].strip() if position is not None else ""
-
-    def bad(field: str, message: str) -> None:
-        errors.append(f"line {line}: {field}: {message}")
-
+    before = len(fields.errors)
+    get, bad = fields.get, fields.bad
     barcode = get("barcode")
     if not barcode:
         bad("barcode", "is missing")
     elif not BARCODE.match(barcode):
         bad("barcode", f"'{barcode[:70]}' must be 1 to 64 printable characters without spaces")
-    if "name" in columns:
+    if "name" in fields.header.columns:
         name = " ".join(get("name").split())
     else:
         name = " ".join(f"{get('first_name')} {get('last_name')}".split())
@@ -236,7 +181,7 @@ def _row(
         bad("end", f"'{get('end')}' must be home or away")
     block_code, row_label, seat, area = get("block"), get("row"), get("seat"), get("area")
     block_id = _place_check(blocks, block_code, row_label, seat, area, bad)
-    if len(errors) > before or dob is None:
+    if len(fields.errors) > before or dob is None:
         return None
     return TicketRow(
         line=line,
