@@ -57,8 +57,19 @@ def test_a_revoked_key_is_refused_on_every_device_route_within_the_cache_time(
         ),
         "whoami": lambda: call(asgi_server, "GET", "/api/devices/me", gates.key),
     }
-    # Every route works, and the process now holds the key in its cache.
-    assert {name: route() for name, route in routes.items()} == dict.fromkeys(routes, 200)
+
+    # Every route works, and the process now holds the key in its cache. A 503 is "send it
+    # again" (the lean route's first database connection may miss its deadline on a loaded
+    # machine, as it did once in CI): sent again, as a scanner does, before it counts.
+    def answered(route):  # type: ignore[no-untyped-def]
+        for _ in range(3):
+            status = route()
+            if status != 503:
+                return status
+            time.sleep(0.5)
+        return status
+
+    assert {name: answered(route) for name, route in routes.items()} == dict.fromkeys(routes, 200)
     assert device_key_hash(gates.key) in lookups._devices._data  # expired or not: still held
 
     call_command("revokedevice", str(gates.device_id))
