@@ -463,7 +463,12 @@ def test_a_long_outage_is_refused_at_once_and_recovered_from_within_5_s(proxied,
         connection.close()
         connection.close_pool()
     assert {status for status, _ in refused} == {503}
-    assert max(took for _, took in refused) < 0.25, sorted(took for _, took in refused)[-5:]
+    slow = [
+        (("scan", "append")[i % 2], round(took, 3))
+        for i, (_, took) in enumerate(refused)
+        if took >= 0.25
+    ]
+    assert not slow, slow
     assert scanned is not None and scanned < 5
     assert appended is not None and appended < 5
     texts = set(LogEntry.objects.values_list("text", flat=True))
