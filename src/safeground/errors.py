@@ -218,7 +218,7 @@ def _database_away() -> SafegroundError | None:
     waiting SAFEGROUND_DATABASE_WAIT_SECONDS for a connection on an HTTP thread: the threads stay
     free, the refusals come fast, and no backlog of waiting requests delays the first ones after
     the database's return (bench_faults: entries back 6 s after a 25 s cut)."""
-    if not outage.down:
+    if not outage.refusing:
         return None
     outage.refused("database away")
     return Unavailable("", DATABASE_AWAY)

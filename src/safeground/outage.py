@@ -43,6 +43,14 @@ class Outage:
     def down(self) -> bool:
         return self.since is not None
 
+    @property
+    def refusing(self) -> bool:
+        """Refuse at once: down, or a request has just been refused and the watcher's own
+        connection is finding out whether the outage has begun. Without the second, a request
+        arriving in those few milliseconds (one a broken pooled connection refused at once) waited
+        out the whole deadline (tests/test_outage.py, under load)."""
+        return self.since is not None or self._checking
+
     def refused(self, error: BaseException | str) -> None:
         """A request refused because the database did not answer. The first starts a check: a
         connection of our own, at once. Only if that fails too is the outage begun (one
@@ -134,7 +142,7 @@ class OutageFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name.startswith("psycopg"):
-            return not (outage.down and record.getMessage().startswith(self.POOL_NOISE))
+            return not (outage.refusing and record.getMessage().startswith(self.POOL_NOISE))
         status = getattr(record, "status_code", None)
         if status != 503:
             return True
@@ -142,7 +150,7 @@ class OutageFilter(logging.Filter):
         if error is None:
             # The API's 503 for the database counted itself (safeground.api); an overloaded
             # server's own 503 (a request queued too long) is kept when no outage is on.
-            return not outage.down
+            return not outage.refusing
         if not _database_error(error):
             return True
         if not getattr(record, "outage_counted", False):  # one count, however many handlers

@@ -169,7 +169,7 @@ def gates_router(app: ASGIApp) -> ASGIApp:
         if body is TOO_LARGE[1]:
             await _answer(send, *TOO_LARGE, retry_after)
             return
-        if outage.down:  # known to be away: refused at once, nothing decided (safeground.outage)
+        if outage.refusing:  # known or found to be away: refused at once (safeground.outage)
             outage.refused("database away")
             await _answer(send, *UNAVAILABLE, retry_after)
             return
