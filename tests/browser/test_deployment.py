@@ -130,6 +130,13 @@ def test_the_safety_officer_overrides_a_failed_critical_check_with_a_reason(
     expect(roster.get_by_role("row", name="Kim Ashby Away section (cup)")).to_be_visible()
 
 
+def _top(locator) -> float:
+    """Where an element starts on the page. The deployment panel is swapped in again as it
+    refreshes, and a box read between the swap's two halves is None; evaluating waits for the
+    element to be there again."""
+    return float(locator.evaluate("e => e.getBoundingClientRect().top + window.scrollY"))
+
+
 def test_on_a_phone_the_report_buttons_come_first_above_check_in_briefing_and_checks(
     site, new_page, log_in
 ) -> None:
@@ -144,9 +151,9 @@ def test_on_a_phone_the_report_buttons_come_first_above_check_in_briefing_and_ch
     expect(check_in).to_be_visible()  # the deployment panel has loaded beneath
     expect(phone.locator("[data-checks] li").first).to_be_visible()
     first_report = phone.locator("[data-report] .tile").first
-    report_top = first_report.bounding_box()["y"]  # type: ignore[index]
+    report_top = _top(first_report)
     assert report_top + 40 <= PHONE["height"], report_top  # the button itself, not just its edge
-    assert report_top < check_in.bounding_box()["y"]  # type: ignore[index]
-    assert report_top < phone.locator("[data-checks]").bounding_box()["y"]  # type: ignore[index]
+    assert report_top < _top(check_in)
+    assert report_top < _top(phone.locator("[data-checks]"))
     first_report.click()
     expect(first_report.locator("input")).to_be_checked()
