@@ -6,7 +6,9 @@ from django.contrib.auth import views as auth_views
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.utils.translation import gettext
 from django.views import defaults
+from django.views.i18n import set_language
 
 from safeground.accounts import views as account_views
 
@@ -23,6 +25,7 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/2fa/", account_views.second_factor, name="second_factor"),
+    path("i18n/setlang/", set_language, name="set_language"),
     path("", include("safeground.accounts.urls")),
     path("", include("safeground.matches.urls")),
     path("", include("safeground.venues.urls")),
@@ -48,7 +51,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if request.path.startswith("/api/"):
         response = JsonResponse(Unavailable("", DATABASE_UNAVAILABLE).to_json(), status=503)
     else:
-        text = "Safeground cannot reach its database just now. Try again in a few seconds."
+        text = gettext("Safeground cannot reach its database just now. Try again in a few seconds.")
         response = HttpResponse(text, status=503, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
     return response

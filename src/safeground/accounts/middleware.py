@@ -10,7 +10,7 @@ from safeground.errors import error_body
 
 from .permissions import needs_second_factor
 
-EXEMPT_PREFIXES = ("/account/2fa/", "/logout/", "/static/")
+EXEMPT_PREFIXES = ("/account/2fa/", "/logout/", "/static/", "/i18n/")
 
 
 class SecondFactorRequired:

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext, gettext_lazy
 from django_otp import login as otp_login
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
@@ -21,7 +22,7 @@ from .services import device_revoke
 
 class TokenForm(forms.Form):
     token = forms.CharField(
-        label="Six-digit code from your authenticator app",
+        label=gettext_lazy("Six-digit code from your authenticator app"),
         min_length=6,
         max_length=6,
         widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
@@ -48,7 +49,9 @@ def second_factor(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST or None)
     allowed, _ = device.verify_is_allowed()  # django-otp slows down repeated wrong codes
     if request.method == "POST" and form.is_valid() and not allowed:
-        form.add_error("token", "Too many wrong codes in a row: wait a few seconds, then try.")
+        form.add_error(
+            "token", gettext("Too many wrong codes in a row: wait a few seconds, then try.")
+        )
     elif request.method == "POST" and form.is_valid():
         if device.verify_token(form.cleaned_data["token"]):
             if setting_up:
@@ -59,7 +62,9 @@ def second_factor(request: HttpRequest) -> HttpResponse:
             if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}):
                 next_url = "/"
             return redirect(next_url)
-        form.add_error("token", "That code is not right or has expired. Try the current one.")
+        form.add_error(
+            "token", gettext("That code is not right or has expired. Try the current one.")
+        )
     context = {"form": form, "setting_up": setting_up}
     if setting_up:
         context["qr_svg"] = mark_safe(_qr_svg(device.config_url))
@@ -85,9 +90,12 @@ def device_revoke_page(request: HttpRequest, device_id: int) -> HttpResponse:
     if request.method == "POST":
         if device.revoked_at is None:
             device = device_revoke(device=device, by=request.user)  # type: ignore[arg-type]
-            messages.success(request, f"Revoked {device.name}: its key no longer works.")
+            messages.success(
+                request,
+                gettext("Revoked %(name)s: its key no longer works.") % {"name": device.name},
+            )
         else:
-            messages.info(request, f"{device.name} was already revoked.")
+            messages.info(request, gettext("%(name)s was already revoked.") % {"name": device.name})
         return redirect("devices")
     return render(
         request,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Prefetch, Q
+from django.utils.translation import gettext, gettext_noop
 
 from safeground.incidents.selectors import assignable_people, current_posts, post_label
 from safeground.matches.models import Fixture, PlanVersion
@@ -16,11 +17,11 @@ from safeground.matches.selectors import plan_current, plan_is_signed_off
 from .models import CheckIn, CheckResult, MatchCheck, PlanReady
 
 NOT_DONE = "not_done"
-STATE_LABELS = {
-    NOT_DONE: "Not done",
-    CheckResult.Outcome.PASS: "Passed",
-    CheckResult.Outcome.FAIL: "Failed",
-    CheckResult.Outcome.RECHECK: "Sent back: check again",
+STATE_LABELS = {  # in the reader's language when shown (CheckState.label)
+    NOT_DONE: gettext_noop("Not done"),
+    CheckResult.Outcome.PASS: gettext_noop("Passed"),
+    CheckResult.Outcome.FAIL: gettext_noop("Failed"),
+    CheckResult.Outcome.RECHECK: gettext_noop("Sent back: check again"),
 }
 
 
@@ -33,7 +34,7 @@ class CheckState:
 
     @property
     def label(self) -> str:
-        return STATE_LABELS[self.state]
+        return gettext(STATE_LABELS[self.state])
 
     @property
     def done(self) -> bool:

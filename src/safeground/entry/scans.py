@@ -205,8 +205,8 @@ def scan_message(
     reason = outcome.reason
     if not reason:
         if direction == Scan.Direction.OUT:
-            return rules.EXIT_REENTRY if reentry else rules.EXIT_NO_REENTRY
-        return rules.ADMIT.format(place=_place(outcome, ground))
+            return rules.exit_words(reentry)
+        return rules.admit_words(_place(outcome, ground))
     if reason == Reason.ALREADY_INSIDE:
         gate = ground.gate_names.get(outcome.entered_gate_id or 0)
         when = f"{timezone.localtime(outcome.entered_at):%H:%M}" if outcome.entered_at else None

@@ -23,6 +23,7 @@ from safeground.bans.views import reason_gate
 
 from . import rules, selectors, services
 from .forms import FlagDecisionForm
+from .scanner_words import scanner_words
 
 # Bump when the service worker's own logic changes; a change to any asset renews its cache anyway.
 SCANNER_SW_VERSION = 1
@@ -61,6 +62,7 @@ def scanner_page(request: HttpRequest) -> HttpResponse:
         "zxing": _static_url(ZXING),
         # The reasons, their order and the steward's words the page decides with offline.
         "rules": rules.for_scanner(),
+        "words": scanner_words(),
     }
     return render(request, "entry/scanner.html", {"config": config})
 

@@ -36,6 +36,7 @@ from .selectors import (
     steward_posts,
 )
 from .steward import last_seq, post_blocks, post_place, steward_categories, steward_log
+from .steward_words import steward_words
 
 
 @login_required
@@ -133,6 +134,7 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "tasks": mine.tasks,
         "reports": mine.reports,
         "lastSeq": since,
+        "words": steward_words(),
     }
     return render(
         request,

@@ -213,6 +213,8 @@ MIDDLEWARE = [
     "safeground.errors.RequestChecks",  # bodies over their limit, NUL characters: refused first
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language: the person's choice (a cookie, set_language), else their browser's.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -313,6 +315,10 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-gb"
+# English (UK) is the source; Welsh is complete for the steward, scanner and public pages.
+# `make messages` refreshes the catalogues under LOCALE_PATHS (make lint fails on a stale one).
+LANGUAGES = [("en-gb", "English"), ("cy", "Cymraeg")]
+LOCALE_PATHS = [PACKAGE_DIR / "locale"]
 TIME_ZONE = "Europe/London"
 USE_I18N = True
 USE_TZ = True

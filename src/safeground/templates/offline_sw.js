@@ -1,4 +1,4 @@
-{% autoescape off %}{% block about %}{% endblock %}
+{% load i18n %}{% autoescape off %}{% block about %}{% endblock %}
 //
 // Shared by the pages that open with no network (templates/offline_sw.js; each page's worker
 // extends it). It keeps the page and its files in one cache, named by version and by a digest of
@@ -68,9 +68,8 @@ async function pageFirstFromNetwork(request) {
     const kept = await cache.match(PAGE);
     if (kept) return kept;
     return new Response(
-      "<!doctype html><title>Offline</title><p>No network, and this page was never opened on " +
-        "this {% block device %}device{% endblock %} with a network. " +
-        "Open it once with a network so it works offline.</p>",
+      "<!doctype html><title>{% translate "Offline" as offline %}{{ offline|escapejs }}</title><p>" +
+        "{% block offline_text %}{% translate "No network, and this page was never opened on this device with a network. Open it once with a network so it works offline." as text %}{{ text|escapejs }}{% endblock %}</p>",
       { status: 503, headers: { "Content-Type": "text/html; charset=utf-8" } },
     );
   }

@@ -1,7 +1,7 @@
 // The steward's outbox: every report is written here first (IndexedDB), then sent in order.
 //
 //   import { Outbox } from "./outbox-1.js";
-//   const outbox = new Outbox({ owner: "steward", csrfToken: () => "…" });
+//   const outbox = new Outbox({ owner: "steward", csrfToken: () => "…", words: config.words });
 //   await outbox.add({ url, body, photo, photoUrl });  // body carries its idempotency_key
 //   await outbox.flush();  // {sent: [...], refused: [...], stopped: null | "offline" | ...}
 //
@@ -38,23 +38,27 @@ function openDb() {
   });
 }
 
+// The outbox's own words, in the steward's language (the page's config gives them).
+const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
+
 // A server answer the steward can read: {"field","detail"}, pydantic's detail list, or a text.
-export function reasonOf(data, status) {
+export function reasonOf(data, status, words) {
   if (data && data.field) return `${data.field}: ${data.detail}`;
   if (data && Array.isArray(data.detail)) {
     return data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ");
   }
   if (data && typeof data.detail === "string") return data.detail;
-  if (status === 403) return "not allowed: your role may not log this for this match";
-  return `refused (HTTP ${status})`;
+  if (status === 403) return words.notAllowed;
+  return say(words.refusedHttp, { status });
 }
 
 // Worth trying again later: the report may yet be stored as it is.
 const transient = (status) => status >= 500 || status === 401 || status === 408 || status === 429;
 
 export class Outbox {
-  constructor({ owner, csrfToken }) {
+  constructor({ owner, csrfToken, words }) {
     this.owner = owner;
+    this.words = words;
     this.csrfToken = csrfToken;
     this.db = openDb();
     this.running = null;
@@ -195,7 +199,7 @@ export class Outbox {
       await this._done(item);
       return "done";
     }
-    return this._failed(item, answer, (reason) => `report stored as #${item.entry.seq}, but its photo was refused: ${reason}`);
+    return this._failed(item, answer, (reason) => say(this.words.photoRefused, { seq: item.entry.seq, reason }));
   }
 
   async _failed(item, answer, explain) {
@@ -204,7 +208,7 @@ export class Outbox {
       await this._put(item);
       return answer.status === 0 ? "offline" : answer.status === 401 ? "logged-out" : "server";
     }
-    await this._refuse(item, explain(reasonOf(answer.data, answer.status)));
+    await this._refuse(item, explain(reasonOf(answer.data, answer.status, this.words)));
     return "refused";
   }
 }

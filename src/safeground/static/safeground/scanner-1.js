@@ -18,6 +18,9 @@
   const scanForm = document.querySelector("[data-scan-form]");
   const barcodeInput = scanForm.elements.barcode;
   const bundleStatus = document.querySelector("[data-bundle-status]");
+  // The page's own words in the steward's language (entry/scanner_words.py); `{name}` a slot.
+  const WORDS = config.words;
+  const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
   const PAIRING = "safeground-scanner";
   const BARCODE = /^[\x21-\x7e]{1,64}$/; // as the server checks it
   const ONLINE_WAIT_MS = 4000; // longer than this at a turnstile, decide offline
@@ -130,13 +133,13 @@
   async function verify(record) {
     const publicKey = unb64(record.public_key);
     const keyId = hex(new Uint8Array(await crypto.subtle.digest("SHA-256", publicKey))).slice(0, 16);
-    if (keyId !== record.key_id) throw new Error("the ticket list is signed with another key");
+    if (keyId !== record.key_id) throw new Error(WORDS.otherKey);
     const key = await crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
     const data = unb64(record.payload);
     const good = await crypto.subtle.verify({ name: "Ed25519" }, key, unb64(record.signature), data);
-    if (!good) throw new Error("the ticket list's signature does not verify: not loaded");
+    if (!good) throw new Error(WORDS.badSignature);
     const payload = JSON.parse(new TextDecoder().decode(data));
-    if (payload.version !== 1) throw new Error(`ticket list version ${payload.version} is not understood`);
+    if (payload.version !== 1) throw new Error(say(WORDS.badVersion, { version: payload.version }));
     return payload;
   }
 
@@ -174,19 +177,19 @@
       const query = new URLSearchParams({ turnstile: pairing.turnstile });
       answer = keyAnswer.ok ? await fetch(`${config.bundleUrl}?${query}`, { headers: headers() }) : keyAnswer;
     } catch {
-      throw new Error("No network: the ticket list could not be loaded.");
+      throw new Error(WORDS.noNetworkList);
     }
     if (answer.status === 401) {
       if (localStorage.getItem(PAIRING)) await stopRevoked();
-      throw new Error("This key is not valid (unknown or revoked).");
+      throw new Error(WORDS.keyNotValid);
     }
     const data = await answer.json().catch(() => ({}));
     if (!answer.ok) {
-      throw new Error(data.field ? `${data.field}: ${data.detail}` : data.detail || `refused (HTTP ${answer.status})`);
+      throw new Error(data.field ? `${data.field}: ${data.detail}` : data.detail || say(WORDS.refusedHttp, { status: answer.status }));
     }
     const keyInfo = await keyAnswer.json();
     const record = { id: "current", ...data, public_key: keyInfo.public_key };
-    if (record.key_id !== keyInfo.key_id) throw new Error("the ticket list is signed with another key");
+    if (record.key_id !== keyInfo.key_id) throw new Error(WORDS.otherKey);
     await verify(record); // checked before it is kept
     await idb("mine", "readwrite", (s) => s.clear()); // what it knew is in the new list's "inside"
     await idb("bundle", "readwrite", (s) => s.put(record));
@@ -206,9 +209,8 @@
     if (!bundle) return;
     const p = bundle.payload;
     const expired = new Date() > bundle.expires;
-    bundleStatus.textContent = expired
-      ? `The ticket list for ${p.fixture.title} expired at ${time(p.expires_at)}: reconnect to the network.`
-      : `Bundle for ${p.fixture.title}, valid until ${time(p.expires_at)}, ${p.tickets.length} tickets`;
+    const slots = { title: p.fixture.title, time: time(p.expires_at), count: p.tickets.length };
+    bundleStatus.textContent = say(expired ? WORDS.listExpired : WORDS.bundle, slots);
     bundleStatus.classList.toggle("is-stale", expired);
   }
 
@@ -265,16 +267,18 @@
     already_inside: (row, hash) => Boolean(row) && ((row[2] === "inside" && !left.has(hash)) || mine.has(hash)),
   };
 
-  // An exit is an "admit" to the server (the turnstile turns): the steward reads EXIT.
+  // An exit is an "admit" to the server (the turnstile turns): the steward reads EXIT. Above the
+  // message, the reason's name in words; its code stays in data-reason.
   function show({ decision, reason, message, offline, direction = "in" }) {
     decisionBox.hidden = false;
     decisionBox.className = `decision decision-${decision === "admit" ? "admit" : decision === "deny" ? "deny" : "stop"}`;
     decisionBox.dataset.decision = decision;
+    decisionBox.dataset.reason = reason || "";
     decisionBox.querySelector("[data-decision-word]").textContent =
-      decision === "admit" ? (direction === "out" ? "EXIT" : "ADMIT") : decision === "deny" ? "DO NOT ADMIT" : "CANNOT CHECK";
-    decisionBox.querySelector("[data-decision-reason]").textContent = reason || "";
+      decision === "admit" ? (direction === "out" ? WORDS.exit : WORDS.admit) : decision === "deny" ? WORDS.deny : WORDS.cannotCheck;
+    decisionBox.querySelector("[data-decision-reason]").textContent = reason ? RULES.labels[reason] || reason : "";
     decisionBox.querySelector("[data-decision-message]").textContent = message;
-    decisionBox.querySelector("[data-decision-mode]").textContent = offline ? `OFFLINE · queued (${queued})` : "";
+    decisionBox.querySelector("[data-decision-mode]").textContent = offline ? say(WORDS.offlineQueued, { count: queued }) : "";
   }
 
   // A seated ticket's place in RULES.seat's words; else the area it admits to.
@@ -288,9 +292,9 @@
   }
 
   async function decideOffline(barcode, direction) {
-    if (!bundle) return { reason: "", message: "No ticket list on this scanner: connect to the network to load it." };
+    if (!bundle) return { reason: "", message: WORDS.noList };
     if (new Date() > bundle.expires) {
-      return { reason: "", message: `The ticket list expired at ${time(bundle.payload.expires_at)}: reconnect to the network to scan.` };
+      return { reason: "", message: say(WORDS.expiredScan, { time: time(bundle.payload.expires_at) }) };
     }
     const hash = await hashOf(barcode);
     const row = bundle.tickets.get(hash);
@@ -330,7 +334,7 @@
   async function scan(barcode) {
     if (revoked || !barcode) return;
     if (!BARCODE.test(barcode)) {
-      show({ decision: "deny", reason: "", message: "Not a ticket barcode (1 to 64 letters, digits or signs, no spaces). Scan again." });
+      show({ decision: "deny", reason: "", message: WORDS.notBarcode });
       return;
     }
     const direction = directionChoice.value;
@@ -356,7 +360,7 @@
         }
         if (answer.status < 500 && answer.status !== 429) {
           const why = data.field ? `${data.field}: ${data.detail}` : data.detail;
-          show({ decision: "stop", reason: "", message: why || `Refused (HTTP ${answer.status})` });
+          show({ decision: "stop", reason: "", message: why || say(WORDS.refusedHttpScan, { status: answer.status }) });
           return;
         }
         // A server error: the scan may not be stored; decide offline under the same nonce.
@@ -390,7 +394,7 @@
   let queued = 0;
   async function drawQueue() {
     queued = (await getAll("queue")).length;
-    document.querySelector("[data-queued]").textContent = `queued (${queued})`;
+    document.querySelector("[data-queued]").textContent = say(WORDS.queued, { count: queued });
   }
 
   function listItem(list, section, text) {
@@ -455,7 +459,7 @@
           listItem(
             "[data-conflicts]",
             "[data-conflicts-section]",
-            `${time(item.scanned_at)} ${item.barcode}: ticket used twice — also admitted by another scanner`,
+            `${time(item.scanned_at)} ${item.barcode}: ${WORDS.usedTwice}`,
           );
         }
       });
@@ -468,7 +472,7 @@
   // ---- network state -----------------------------------------------------------------------
   function online(isOnline) {
     const label = document.querySelector("[data-network]");
-    label.textContent = isOnline ? "online" : "OFFLINE";
+    label.textContent = isOnline ? WORDS.online : WORDS.offline;
     label.classList.toggle("is-offline", !isOnline);
     root.dataset.online = isOnline;
   }
@@ -503,17 +507,18 @@
       stopCamera();
       stopCamera = null;
       video.hidden = true;
-      cameraButton.textContent = "Camera";
+      cameraButton.textContent = WORDS.camera;
       return;
     }
     try {
       const { startCamera } = await import(config.cameraModule);
       video.hidden = false;
       stopCamera = await startCamera(video, scan, { zxing: config.zxing });
-      cameraButton.textContent = "Stop camera";
+      cameraButton.textContent = WORDS.stopCamera;
     } catch (error) {
       video.hidden = true;
-      show({ decision: "stop", reason: "", message: error.message || String(error) });
+      const said = WORDS.cameraErrors[error.code];
+      show({ decision: "stop", reason: "", message: said ? say(said, { detail: error.detail }) : error.message || String(error) });
     }
   });
 

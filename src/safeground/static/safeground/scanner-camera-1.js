@@ -14,16 +14,18 @@
 //
 // startCamera rejects with an Error whose message a steward can act on and whose `code` is one of
 // "insecure_page", "camera_refused", "no_camera", "camera_busy", "camera_failed",
-// "reader_unavailable".
+// "reader_unavailable", and `detail` (the browser's name for what failed, or ""): a page in
+// another language words it from the code.
 
 const SAME_BARCODE_QUIET_MS = 2_000;
 // About ten reads a second: a queue moves faster than that, and a phone's battery lasts.
 const READ_EVERY_MS = 100;
 const NATIVE_FORMATS = ["qr_code", "code_128"];
 
-function cameraError(code, message) {
+function cameraError(code, message, detail = "") {
   const error = new Error(message);
   error.code = code;
+  error.detail = detail; // what the browser said, for a page that words the error itself
   return error;
 }
 
@@ -45,7 +47,7 @@ function fromMediaError(error) {
         "The camera could not start: another app may be using it. Close other camera apps and try again.",
       );
     default:
-      return cameraError("camera_failed", `The camera could not start (${error.name || error}).`);
+      return cameraError("camera_failed", `The camera could not start (${error.name || error}).`, error.name || String(error));
   }
 }
 
@@ -142,7 +144,7 @@ export async function startCamera(video, onBarcode, { zxing } = {}) {
   } catch (error) {
     release();
     video.srcObject = null;
-    throw cameraError("camera_failed", `The camera picture could not be shown (${error.name}).`);
+    throw cameraError("camera_failed", `The camera picture could not be shown (${error.name}).`, error.name);
   }
 
   let stopped = false;

@@ -11,6 +11,9 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   const message = document.querySelector("[data-report-message]");
   const freshness = document.querySelector("[data-freshness]");
   const RETRY_MS = 5_000;
+  // The page's words, in the steward's language (incidents/steward_words.py): `{name}` a slot.
+  const WORDS = config.words;
+  const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
 
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
   function csrfToken() {
@@ -27,7 +30,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
       credentials: "same-origin",
     });
     const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(reasonOf(data, response.status));
+    if (!response.ok) throw new Error(reasonOf(data, response.status, WORDS));
     return data;
   }
   const noNetwork = (err) => err instanceof TypeError; // fetch's own failure, not a refusal
@@ -45,7 +48,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
       });
   }
 
-  const outbox = new Outbox({ owner: config.username, csrfToken });
+  const outbox = new Outbox({ owner: config.username, csrfToken, words: WORDS });
   let queuedCount = 0;
   let stopped = null;
   const sentList = document.querySelector("[data-sent]");
@@ -65,10 +68,10 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   async function drawOutbox() {
     const [queued, refused] = await Promise.all([outbox.queued(), outbox.refused()]);
     queuedCount = queued.length;
-    document.querySelector("[data-outbox-count]").textContent = `queued (${queued.length})`;
+    document.querySelector("[data-outbox-count]").textContent = say(WORDS.queued, { count: queued.length });
     document.querySelector("[data-queued]").replaceChildren(
       ...queued.map((q) => {
-        const li = item(q.label, `${time(q.body.observed_at)} · ${q.state === "photo" ? `logged as #${q.entry.seq}, photo waiting` : "waiting to send"}`);
+        const li = item(q.label, `${time(q.body.observed_at)} · ${q.state === "photo" ? say(WORDS.photoWaiting, { seq: q.entry.seq }) : WORDS.waiting}`);
         li.className = "is-queued";
         return li;
       }),
@@ -84,8 +87,8 @@ import { Outbox, reasonOf } from "./outbox-1.js";
         why.textContent = r.reason;
         const dismiss = document.createElement("button");
         dismiss.type = "button";
-        dismiss.textContent = "Seen";
-        dismiss.setAttribute("aria-label", `Seen: ${r.label}`);
+        dismiss.textContent = WORDS.seen;
+        dismiss.setAttribute("aria-label", say(WORDS.seenLabel, { label: r.label }));
         dismiss.addEventListener("click", async () => {
           await outbox.dismiss(r.id);
           drawOutbox();
@@ -157,7 +160,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   function chosenPlace() {
     const chip = form.querySelector('input[name="place"]:checked');
     const block = chip ? chip.value : form.elements.block_any?.value || "";
-    if (block) return { place: { block }, label: `Block ${block}` };
+    if (block) return { place: { block }, label: say(WORDS.block, { block }) };
     if (config.post) return { place: { [config.post.field]: config.post.code }, label: config.post.label };
     return null;
   }
@@ -169,11 +172,11 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     const category = chosenCategory();
     const where = chosenPlace();
     if (!category) {
-      message.textContent = "Pick what you saw first.";
+      message.textContent = WORDS.pickWhat;
       return;
     }
     if (!where) {
-      message.textContent = "Pick where it is.";
+      message.textContent = WORDS.pickWhere;
       return;
     }
     const text = form.elements.text.value.trim();
@@ -195,11 +198,11 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     });
     form.reset();
     setSeverity(2);
-    message.textContent = "Saved. It goes to the control room as soon as there is a network.";
+    message.textContent = WORDS.saved;
     await drawOutbox();
     const result = await flush();
-    if (result.sent.some((sent) => sent.id === added.id)) message.textContent = "Sent to the control room.";
-    else if (result.refused.some((refused) => refused.id === added.id)) message.textContent = "Refused: see below.";
+    if (result.sent.some((sent) => sent.id === added.id)) message.textContent = WORDS.sent;
+    else if (result.refused.some((refused) => refused.id === added.id)) message.textContent = WORDS.refused;
   });
 
   // ---- My reports: each as it stands now, as the control room acts on it -----------------
@@ -225,8 +228,9 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   }
 
   function stateWord(report) {
-    if (report.status !== "open") return report.status;
-    return report.updated_seq === report.seq ? "received" : "open"; // reopened
+    const reopened = report.updated_seq !== report.seq;
+    const word = report.status !== "open" ? report.status : reopened ? "open" : "received";
+    return WORDS.states[word] || word;
   }
 
   function drawReports() {
@@ -234,7 +238,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     sentList.replaceChildren(
       ...sorted.map((report) => {
         const label = report.label || [report.category_name, report.place, report.text].filter(Boolean).join(" · ");
-        const li = item(label, `${time(report.observed_at)} · logged as #${report.seq} ·`);
+        const li = item(label, `${time(report.observed_at)} · ${say(WORDS.loggedAs, { seq: report.seq })} ·`);
         li.dataset.report = report.id;
         const state = document.createElement("span");
         state.className = "task-state";
@@ -282,7 +286,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     const state = document.createElement("span");
     state.className = "task-state";
     state.dataset.taskState = "";
-    state.textContent = task.task || "new";
+    state.textContent = WORDS.tasks[task.task || "new"] || task.task;
     head.append(" ", state);
     const text = document.createElement("p");
     text.textContent = task.text;
@@ -304,14 +308,14 @@ import { Outbox, reasonOf } from "./outbox-1.js";
           tasks.set(task.id, { ...task, task: word });
           drawTasks();
         } catch (err) {
-          error.textContent = noNetwork(err) ? "No network: try again in a moment." : err.message;
+          error.textContent = noNetwork(err) ? WORDS.noNetworkTask : err.message;
           b.disabled = false;
         }
       });
       buttons.append(b);
     };
-    if (!task.task) answer("accepted", "Accept");
-    if (task.task !== "done") answer("done", "Done");
+    if (!task.task) answer("accepted", WORDS.accept);
+    if (task.task !== "done") answer("done", WORDS.done);
     li.append(head, text, buttons, error);
     return li;
   }
@@ -393,7 +397,9 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     }
     dialog.dataset.broadcastId = next.id;
     dialog.dataset.script = next.script;
-    dialog.querySelector("[data-broadcast-text]").textContent = next.text;
+    // A script's own name (no words of the sender's) is read in the steward's language.
+    const script = WORDS.scripts[next.script];
+    dialog.querySelector("[data-broadcast-text]").textContent = script && next.text === script.source ? script.said : next.text;
     dialog.querySelector("[data-broadcast-meta]").textContent =
       `${next.zone ? `${next.zone} · ` : ""}${next.sent_by} · ${time(next.sent_at)}`;
     dialog.querySelector("[data-broadcast-error]").textContent = "";
@@ -417,7 +423,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
       acknowledged(id);
     } catch (err) {
       dialog.querySelector("[data-broadcast-error]").textContent = noNetwork(err)
-        ? "No network: the control room has not got your acknowledgement. Try again."
+        ? WORDS.noNetworkAck
         : err.message;
     } finally {
       button.disabled = false;
@@ -452,12 +458,12 @@ import { Outbox, reasonOf } from "./outbox-1.js";
 
   function showFreshness() {
     const online = navigator.onLine && connected;
-    const ago = lastUpdate ? `last update ${Math.round((Date.now() - lastUpdate) / 1000)} s ago` : "no updates yet";
+    const ago = lastUpdate ? say(WORDS.lastUpdate, { seconds: Math.round((Date.now() - lastUpdate) / 1000) }) : WORDS.noUpdates;
     let text;
-    if (refused === 4401) text = "logged out: log in again to send reports";
-    else if (online) text = `connected · ${ago}${queuedCount ? ` · ${queuedCount} queued` : ""}`;
-    else text = `offline · ${queuedCount} queued`;
-    if (stopped === "logged-out") text = "logged out: log in again to send the queued reports";
+    if (refused === 4401) text = WORDS.loggedOut;
+    else if (online) text = say(WORDS.connected, { ago }) + (queuedCount ? say(WORDS.queuedCount, { count: queuedCount }) : "");
+    else text = say(WORDS.offline, { count: queuedCount });
+    if (stopped === "logged-out") text = WORDS.loggedOutQueued;
     freshness.textContent = text;
     freshness.classList.toggle("ok", online);
     freshness.classList.toggle("down", !online);
