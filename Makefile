@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -14,7 +14,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $(STAMP)
 
-install: $(STAMP)
+# The translations (src/safeground/locale): Django reads compiled catalogues (.mo), made here from
+# the committed .po files, never committed themselves.
+MO := $(patsubst %.po,%.mo,$(wildcard src/safeground/locale/*/LC_MESSAGES/*.po))
+$(MO): %.mo: %.po | gettext
+	msgfmt --check-format -o $@ $<
+
+install: $(STAMP) $(MO)
+
+# Debian's gettext: makemessages and msgfmt for the translation catalogues.
+gettext:
+	@command -v msgfmt >/dev/null && command -v xgettext >/dev/null || { \
+	  echo "Installing Debian's gettext for the translation catalogues"; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends gettext >/dev/null; }
+
+# Every string marked in the code into the catalogues (then fill in the translations, commit).
+messages: $(STAMP) gettext
+	$(BIN)/python scripts/messages refresh
 
 # Pango and a font for printed documents (WeasyPrint): on Debian, Chromium brings them, a bare
 # machine may not have them.
@@ -24,7 +40,7 @@ print-libs:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
 	    libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fontconfig >/dev/null; }
 
-run: $(STAMP) print-libs
+run: $(STAMP) $(MO) print-libs
 	$(BIN)/safeground migrate --no-input -v 0
 	$(BIN)/safeground demo --if-empty
 	$(BIN)/safeground serve
@@ -37,17 +53,18 @@ browser:
 
 LINTED := src tests $(wildcard bench)
 
-lint: $(STAMP)
+lint: $(STAMP) gettext
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/mypy
 	PYTHONPATH=src $(BIN)/lint-imports --no-cache
+	$(BIN)/python scripts/messages check
 
 # Known vulnerabilities in the installed dependencies (pip-audit); says plainly when it cannot run.
 audit: $(STAMP)
 	scripts/audit
 
-test: $(STAMP) print-libs browser lint audit
+test: $(STAMP) $(MO) print-libs browser lint audit
 	DJANGO_SETTINGS_MODULE=safeground.settings.test $(BIN)/safeground makemigrations --check --dry-run
 	scripts/run-tests
 
