@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from safeground.accounts.models import Device, Organisation
 from safeground.accounts.services import device_create, device_revoke
+from safeground.entry import rules
 from safeground.entry.models import EntryConflict, Scan, Ticket, TicketFlag
 from safeground.entry.runtime import lookups
 from safeground.matches.models import Fixture
@@ -75,8 +76,13 @@ def scan(page: Page, barcode: str) -> None:
 
 
 def expect_decision(page: Page, word: str, reason: str, words: str = "") -> None:
+    """The decision's word, its reason (the code in data-reason; the steward reads its name,
+    never the code) and its message."""
     box = page.locator("[data-decision]")
-    expect(box.locator("[data-decision-reason]")).to_have_text(reason)
+    expect(box).to_have_attribute("data-reason", reason)
+    expect(box.locator("[data-decision-reason]")).to_have_text(
+        rules.label(reason) if reason else ""
+    )
     expect(box.locator("[data-decision-word]")).to_have_text(word)
     colour = "admit" if word in ("ADMIT", "EXIT") else "deny"  # an exit turns the turnstile too
     expect(box).to_have_class(f"decision decision-{colour}")

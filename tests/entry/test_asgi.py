@@ -40,6 +40,30 @@ def test_the_lean_route_refuses_as_the_ninja_route_does(gates, monkeypatch) -> N
     assert Scan.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("cookie", "accept", "language"),
+    [
+        ("", "", "en-gb"),
+        ("", "cy,en-GB;q=0.8", "cy"),
+        ("", "fr-FR,fr;q=0.9", "en-gb"),  # a language without a catalogue: the source
+        ("django_language=cy; csrftoken=x", "en-GB,en;q=0.9", "cy"),  # their choice first
+        ("django_language=en-gb", "cy", "en-gb"),
+    ],
+)
+def test_the_lean_route_answers_in_the_language_a_page_would_be_in(cookie, accept, language):
+    assert asgi.scan_language(cookie, accept) == language
+
+
+def test_a_scan_is_answered_in_the_stewards_language(gates) -> None:
+    welsh = json.loads(asgi.scan_in_language("cy", gates.key, body(gates))[1])
+    assert welsh["decision"] == "admit" and welsh["message"].startswith("Gadewch i mewn: bloc ")
+    again = json.loads(asgi.scan_in_language("cy", gates.key, body(gates))[1])
+    assert again["reason"] == "already_inside"
+    assert again["message"].startswith("Peidiwch â gadael i mewn: defnyddiwyd y tocyn hwn eisoes")
+    english = json.loads(asgi.scan_over_http(gates.key, body(gates))[1])
+    assert english["message"].startswith("Do not admit: this ticket was already used")
+
+
 def call(app, method: str, path: str, payload: bytes, headers: list) -> tuple[list, list]:
     sent: list = []
     chunks = [{"type": "http.request", "body": payload[:10], "more_body": True},

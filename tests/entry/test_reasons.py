@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import translation
+from django.utils.translation import gettext
 
 from safeground.entry import bundle, decision, rules
 from safeground.entry.models import Scan, TicketFlag
@@ -94,20 +96,30 @@ def slot_word_pieces() -> set[str]:
     return {piece for text in texts for piece in re.split(r"\{\w+\}", text) if piece.strip()}
 
 
+def said(words: object) -> object:
+    """The table's words in the active language (its catalogue's translation)."""
+    if isinstance(words, dict):
+        return {key: gettext(text) for key, text in words.items()}
+    return gettext(str(words))
+
+
 def page_disagreements(table: Table, config: dict) -> list[str]:
     """The page's config carries the reasons a scanner decides offline, in order, in the table's
-    words, the admit and exit messages, and the words that fill the messages' slots."""
-    wanted = [{"code": r.code, "message": r.message} for r in table if r.offline]
+    words (in the active language), the admit and exit messages, the words that fill the
+    messages' slots, and each reason's name."""
+    wanted = [{"code": r.code, "message": gettext(r.message)} for r in table if r.offline]
     problems = [] if config["reasons"] == wanted else ["the page's reasons are not the table's"]
+    if config.get("labels") != {r.code: gettext(r.label) for r in table}:
+        problems.append("the page's reason names are not the table's")
     for key, text in (
         ("admit", rules.ADMIT),
         ("exitReentry", rules.EXIT_REENTRY),
         ("exitNoReentry", rules.EXIT_NO_REENTRY),
     ):
-        if config.get(key) != text:
+        if config.get(key) != gettext(text):
             problems.append(f"the page's {key} message is not the table's")
     for key, words in SLOT_WORDS.items():
-        if config.get(key) != words:
+        if config.get(key) != said(words):
             problems.append(f"the page's {key} words are not entry/rules.py's")
     return problems
 
@@ -135,8 +147,8 @@ def script_disagreements(table: Table, script: str) -> list[str]:
     return problems
 
 
-def scanner_config() -> dict:
-    page = Client().get("/entry/scanner/")
+def scanner_config(language: str = "en-gb") -> dict:
+    page = Client(headers={"accept-language": language}).get("/entry/scanner/")
     found = re.search(
         r'<script id="scanner-config" type="application/json">(.*?)</script>',
         page.content.decode(),
@@ -210,6 +222,21 @@ def test_the_orm_checker_catches_another_order_or_a_missing_check() -> None:
 def test_the_bundle_checker_catches_another_order() -> None:
     assert bundle_disagreements(swapped(REASONS, "banned", "cancelled"), bundle.STATES)
     assert bundle_disagreements(swapped(REASONS, "cancelled", "flagged"), bundle.STATES)
+
+
+@pytest.mark.django_db
+def test_a_welsh_scanner_page_gets_the_table_in_welsh() -> None:
+    """A steward whose browser asks for Welsh gets the table's words from the Welsh catalogue,
+    every one translated (none left in English), with the same slots."""
+    config = scanner_config("cy")
+    with translation.override("cy"):
+        assert page_disagreements(REASONS, config) == []
+    english = scanner_config()
+    for reason, welsh in zip(english["reasons"], config["reasons"], strict=True):
+        assert welsh["message"] != reason["message"], reason["code"]
+        assert rules.SLOT.findall(welsh["message"]) == rules.SLOT.findall(reason["message"])
+    assert config["labels"]["banned"] == "Wedi'i wahardd"
+    assert config["seat"] == "bloc {block}, rhes {row}, sedd {seat}"
 
 
 @pytest.mark.django_db

@@ -6,4 +6,6 @@ def safeground(request: HttpRequest) -> dict[str, object]:
     return {
         "demo_mode": settings.SAFEGROUND_DEMO,
         "second_factor_off": not settings.SAFEGROUND_REQUIRE_2FA,
+        # The language switch names each language in itself (settings.LANGUAGES, untranslated).
+        "language_choices": settings.LANGUAGES,
     }

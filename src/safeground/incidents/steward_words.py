@@ -5,11 +5,12 @@ They travel in the page's config, so a page kept by the service worker has them 
 `{name}` marks a slot the script fills. The script writes no words of its own.
 """
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils.translation import gettext, gettext_noop, pgettext
 
-from .models import Broadcast
+from .models import Broadcast, Category
 
 # A broadcast sent without words of its own carries its script's name in the sender's language
 # (Broadcast.Script's labels, English): the steward reads it in theirs. Named here for the
@@ -23,8 +24,11 @@ SCRIPT_NAMES = (
 )
 
 
-def steward_words() -> dict[str, Any]:
+def steward_words(categories: Iterable[Category]) -> dict[str, Any]:
+    """`categories`: those the page offers; the log's frames name them in English (their names),
+    the page in the steward's language (a seeded name's translation, any other as it is)."""
     return {
+        "categories": {category.name: gettext(category.name) for category in categories},
         "queued": gettext("queued ({count})"),
         "photoWaiting": gettext("logged as #{seq}, photo waiting"),
         "waiting": gettext("waiting to send"),

@@ -134,7 +134,7 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "tasks": mine.tasks,
         "reports": mine.reports,
         "lastSeq": since,
-        "words": steward_words(),
+        "words": steward_words([*common, *more]),
     }
     return render(
         request,

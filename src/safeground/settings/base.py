@@ -319,6 +319,7 @@ LANGUAGE_CODE = "en-gb"
 # `make messages` refreshes the catalogues under LOCALE_PATHS (make lint fails on a stale one).
 LANGUAGES = [("en-gb", "English"), ("cy", "Cymraeg")]
 LOCALE_PATHS = [PACKAGE_DIR / "locale"]
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600  # a steward's choice outlasts the browser session
 TIME_ZONE = "Europe/London"
 USE_I18N = True
 USE_TZ = True

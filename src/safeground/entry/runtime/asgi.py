@@ -22,10 +22,14 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection
+from django.http import HttpRequest
+from django.http.cookie import parse_cookie
+from django.utils import translation
 
 from safeground.accounts.devices import PROFILES
 from safeground.errors import ARRIVED, TooLarge, Unavailable, error_body
@@ -92,6 +96,21 @@ def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:
         return FAILED
 
 
+def scan_language(cookie: str, accept: str) -> str:
+    """The language of a scan's answer, as LocaleMiddleware chooses a page's (this route runs
+    before it): the steward's choice (the language cookie), else their browser's."""
+    if not cookie and not accept:
+        return settings.LANGUAGE_CODE
+    asked = SimpleNamespace(COOKIES=parse_cookie(cookie), META={"HTTP_ACCEPT_LANGUAGE": accept})
+    return translation.get_language_from_request(cast(HttpRequest, asked))
+
+
+def scan_in_language(language: str, key: str | None, body: bytes) -> tuple[int, bytes]:
+    """scan_over_http, answering in `language` (on a scan thread: the loop's is not there)."""
+    with translation.override(language):
+        return scan_over_http(key, body)
+
+
 async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None:
     """The scan decided on the event loop, or None when it must go to a scan thread (something
     it needs is not cached; nothing was written)."""
@@ -156,9 +175,14 @@ def gates_router(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         key = None
+        cookie = accept = ""
         for name, value in scope["headers"]:
             if name == b"x-device-key":
                 key = value.decode("latin-1")
+            elif name == b"cookie":
+                cookie = value.decode("latin-1")
+            elif name == b"accept-language":
+                accept = value.decode("latin-1")
             elif name == b"content-length" and value.isdigit() and int(value) > MAX_BODY:
                 # Refused before it is read (a 50 MB body is not received at all).
                 await _answer(send, *TOO_LARGE, retry_after)
@@ -177,10 +201,12 @@ def gates_router(app: ASGIApp) -> ASGIApp:
         # before this ran counts too (bench_faults: refusals at 2.10-2.25 s against 2 s).
         waited = time.monotonic() - scope.get(ARRIVED, time.monotonic())
         try:
+            language = scan_language(cookie, accept)
             async with asyncio.timeout(max(0.0, deadline - waited)):
-                answered = await scan_on_loop(key, body) if loop.on_loop() else None
+                with translation.override(language):
+                    answered = await scan_on_loop(key, body) if loop.on_loop() else None
                 if answered is None:
-                    answered = await threads.in_scan_thread(scan_over_http, key, body)
+                    answered = await threads.in_scan_thread(scan_in_language, language, key, body)
         except TimeoutError:
             answered = UNAVAILABLE
         await _answer(send, *answered, retry_after)

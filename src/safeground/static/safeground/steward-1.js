@@ -14,6 +14,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   // The page's words, in the steward's language (incidents/steward_words.py): `{name}` a slot.
   const WORDS = config.words;
   const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
+  const categoryName = (name) => WORDS.categories[name] || name;
 
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
   function csrfToken() {
@@ -237,7 +238,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     const sorted = [...reports.values()].sort((a, b) => b.seq - a.seq);
     sentList.replaceChildren(
       ...sorted.map((report) => {
-        const label = report.label || [report.category_name, report.place, report.text].filter(Boolean).join(" · ");
+        const label = report.label || [categoryName(report.category_name), report.place, report.text].filter(Boolean).join(" · ");
         const li = item(label, `${time(report.observed_at)} · ${say(WORDS.loggedAs, { seq: report.seq })} ·`);
         li.dataset.report = report.id;
         const state = document.createElement("span");
@@ -282,7 +283,7 @@ import { Outbox, reasonOf } from "./outbox-1.js";
     li.dataset.task = task.id;
     const head = document.createElement("div");
     head.className = "task-head";
-    head.textContent = `#${task.seq} ${task.category_name} · ${task.place}`;
+    head.textContent = `#${task.seq} ${categoryName(task.category_name)} · ${task.place}`;
     const state = document.createElement("span");
     state.className = "task-state";
     state.dataset.taskState = "";
