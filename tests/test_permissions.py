@@ -307,6 +307,9 @@ TABLE: dict[str, list[Row]] = {
     "login": [(lambda: reverse("login"), expect(200, 302))],
     "logout": [(lambda: reverse("logout"), expect(405, 405))],
     "second_factor": [(lambda: reverse("second_factor"), expect(302, 200))],
+    # The language switch: anyone, logged in or not (the log-in page has it); a GET changes
+    # nothing and goes back (to the start page).
+    "set_language": [(lambda: reverse("set_language"), expect(302, 302))],
     "home": [(lambda: reverse("home"), expect(302, 200))],
     "ground": [
         (
