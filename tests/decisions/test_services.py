@@ -245,3 +245,24 @@ def test_the_decision_log_prints(cup, cast, client_for, no_second_factor) -> Non
     assert "Hold the away supporters" in text
     assert f"amended by #{first.entry.seq + 1}" in text
     assert str(cast["police"]) in text and str(cast["loggist"]) in text
+
+
+def test_a_case_bundle_carries_the_decisions_that_cite_its_entries(cup, cast, tmp_path) -> None:
+    import json
+    import zipfile
+
+    from safeground.casework.bundle import bundle_verify
+    from safeground.casework.services import case_bundle_export
+
+    case = factories.case(cup, title="Concourse stand-off")
+    entry = case.entries.get()
+    cited = record(cup, cast, parts=DecisionParts(decision="Riot police into the concourse",
+                                                  rationale="Stand-off", links=(entry.seq,)))
+    record(cup, cast, parts=DecisionParts(decision="Unrelated", rationale="x"))
+    data = case_bundle_export(case=case, by=cast["police"]).read()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        decisions = json.loads(zf.read("decisions.json"))
+    assert [(d["seq"], d["hash"]) for d in decisions] == [(cited.entry.seq, cited.entry.hash)]
+    path = tmp_path / "case.zip"
+    path.write_bytes(data)
+    assert bundle_verify(path).ok  # listed in the manifest with its SHA-256

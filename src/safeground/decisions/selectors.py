@@ -270,3 +270,33 @@ def commanders(fixture: Fixture) -> list[Any]:
         {m.user for m in members if orgs.get(m.organisation_id) == m.role},
         key=lambda u: (str(u), u.pk),
     )
+
+
+def decisions_report(user: Any, fixture: Fixture) -> dict[str, Any]:
+    """The post-match report's part (reports/match_report views): the decision log as this
+    reader may see it, each broadcast's acknowledgement times, the radio-down periods."""
+    return {
+        "decision_rows": decision_log(user, fixture),
+        "broadcast_times": broadcast_times(fixture),
+        "radio_periods": radio_periods(fixture),
+    }
+
+
+def decisions_citing(user: Any, fixture: Fixture, seqs: set[int]) -> list[dict[str, Any]]:
+    """The decisions (as this user may see them) linked to any of these log entries: what a
+    case bundle carries for its entries, each with its chained entry's hash and canonical form,
+    so it is checked against the match's chain like the case's own entries."""
+    from safeground.incidents.chain import canonical
+
+    found = []
+    for row in decision_log(user, fixture):
+        if seqs.intersection(row.decision.links):
+            entry = row.decision.entry
+            found.append(
+                {
+                    **decision_json(row),
+                    "prev_hash": entry.prev_hash,
+                    "canonical": canonical(entry).decode(),
+                }
+            )
+    return found
