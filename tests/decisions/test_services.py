@@ -266,3 +266,21 @@ def test_a_case_bundle_carries_the_decisions_that_cite_its_entries(cup, cast, tm
     path = tmp_path / "case.zip"
     path.write_bytes(data)
     assert bundle_verify(path).ok  # listed in the manifest with its SHA-256
+
+
+def test_the_demo_derby_has_its_real_decisions(settings, db) -> None:
+    from safeground.demo.season import demo_load
+    from safeground.matches.models import Fixture
+
+    settings.SAFEGROUND_DEMO_HISTORY = True
+    demo_load()
+    cup = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    decisions = {d.decision: d for d in Decision.objects.filter(fixture=cup)}
+    assert len(decisions) == 3
+    riot = decisions["Riot police (public order unit) into the south lower concourse"]
+    assert riot.decision_maker.username == "police" and riot.entry.author.username == "loggist"
+    assert riot.links  # the arrests on the concourse
+    assert all(d.retrospective_reason for d in decisions.values())
+    assert any("alcohol" in text for text in decisions)
+    assert any(text.startswith("Hold the away supporters") for text in decisions)
+    assert chain_verify(cup.pk)[1] is None
