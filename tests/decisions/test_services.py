@@ -256,8 +256,13 @@ def test_a_case_bundle_carries_the_decisions_that_cite_its_entries(cup, cast, tm
 
     case = factories.case(cup, title="Concourse stand-off")
     entry = case.entries.get()
-    cited = record(cup, cast, parts=DecisionParts(decision="Riot police into the concourse",
-                                                  rationale="Stand-off", links=(entry.seq,)))
+    cited = record(
+        cup,
+        cast,
+        parts=DecisionParts(
+            decision="Riot police into the concourse", rationale="Stand-off", links=(entry.seq,)
+        ),
+    )
     record(cup, cast, parts=DecisionParts(decision="Unrelated", rationale="x"))
     data = case_bundle_export(case=case, by=cast["police"]).read()
     with zipfile.ZipFile(io.BytesIO(data)) as zf:

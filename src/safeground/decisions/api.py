@@ -9,7 +9,7 @@ from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
 from safeground.accounts.models import User
-from safeground.errors import NotFound, answers, said
+from safeground.errors import WITHOUT_NUL, NotFound, answers, said
 
 from . import services
 from .selectors import (
@@ -23,7 +23,11 @@ from .selectors import (
 )
 
 router = Router(tags=["decisions"], auth=django_auth)
-TEXT = {"max_length": services.MAX_TEXT, "pattern": r"^[^\x00]*$"}
+
+
+def _text(description: str = "") -> Any:
+    """An optional part of a decision: free text, no NUL."""
+    return Field("", max_length=services.MAX_TEXT, pattern=WITHOUT_NUL, description=description)
 
 
 class DecisionIn(Schema):
@@ -32,16 +36,14 @@ class DecisionIn(Schema):
     )
     decision: str = Field(max_length=services.MAX_TEXT, pattern=said())
     rationale: str = Field(max_length=services.MAX_TEXT, pattern=said())
-    information: str = Field("", **TEXT)  # type: ignore[arg-type]
-    threat_assessment: str = Field("", **TEXT)  # type: ignore[arg-type]
-    powers_policy: str = Field("", **TEXT)  # type: ignore[arg-type]
-    options_considered: str = Field("", **TEXT)  # type: ignore[arg-type]
-    options_rejected: str = Field("", description="each rejected option, and why", **TEXT)  # type: ignore[arg-type]
+    information: str = _text()
+    threat_assessment: str = _text()
+    powers_policy: str = _text()
+    options_considered: str = _text()
+    options_rejected: str = _text("each rejected option, and why")
     review_at: datetime | None = Field(None, description="after the time decided")
     decided_at: datetime | None = Field(None, description="the time decided; empty: now")
-    retrospective_reason: str = Field(
-        "", description="needed when logged over 5 minutes after it was decided", **TEXT  # type: ignore[arg-type]
-    )
+    retrospective_reason: str = _text("needed when logged over 5 minutes after it was decided")
     links: list[int] = Field([], description="seqs of the log entries it concerns")
     home_only: bool = False
 

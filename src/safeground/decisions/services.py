@@ -158,7 +158,10 @@ def _commander_role(user: User, fixture: Fixture) -> str:
     if not roles:
         raise DecisionError(
             "decision_maker",
-            _("%(name)s is not a commander of this match: the safety officer or the police commander")
+            _(
+                "%(name)s is not a commander of this match: "
+                "the safety officer or the police commander"
+            )
             % {"name": user},
             status=409,
         )
@@ -305,7 +308,9 @@ def decision_review(
     if len(note) > MAX_TEXT:
         raise DecisionError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
     if decision_current(decision).pk != decision.pk:
-        raise DecisionError("decision", _("this decision is struck through: review the amendment"), status=409)
+        raise DecisionError(
+            "decision", _("this decision is struck through: review the amendment"), status=409
+        )
     if review_due_at(decision) is None:
         raise DecisionError("decision", _("this decision has no review time"), status=409)
     now = timezone.now()
@@ -348,7 +353,9 @@ def _radio_switch(
         _commander_role(decision_maker, fixture)  # raises, naming the field
     if radio_is_down(fixture) == down:
         state = _("down") if down else _("up")
-        raise DecisionError("radio", _("the radio is already marked %(state)s") % {"state": state}, status=409)
+        raise DecisionError(
+            "radio", _("the radio is already marked %(state)s") % {"state": state}, status=409
+        )
     instructions = fallback_instructions(fixture) if down else ""
     if down:
         parts = DecisionParts(
@@ -402,7 +409,9 @@ def _radio_switch(
 def radio_down(*, fixture: Fixture, by: User, decision_maker: User, note: str = "") -> RadioSwitch:
     """The radio has failed: a logged decision, the plan's fallback instructions broadcast to
     every steward, and a banner on every screen until the radio is switched back up."""
-    return _radio_switch(fixture=fixture, by=by, decision_maker=decision_maker, down=True, note=note)
+    return _radio_switch(
+        fixture=fixture, by=by, decision_maker=decision_maker, down=True, note=note
+    )
 
 
 @transaction.atomic

@@ -15,7 +15,11 @@ urlpatterns = [
         views.decision_review_view,
         name="decisions_review",
     ),
-    path("fixtures/<int:fixture_id>/decisions/banner/", views.decisions_banner, name="decisions_banner"),
+    path(
+        "fixtures/<int:fixture_id>/decisions/banner/",
+        views.decisions_banner,
+        name="decisions_banner",
+    ),
     path("fixtures/<int:fixture_id>/radio/", views.radio_switch, name="decisions_radio"),
     # Under the steward page's folder: the phone's radio-down banner.
     path(

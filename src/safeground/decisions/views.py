@@ -124,7 +124,9 @@ def decision_amend_page(request: HttpRequest, fixture_id: int, decision_id: int)
     if request.method != "POST":
         form = AmendForm(fixture=fixture, initial=_amend_initial(decision))
         return render(
-            request, "decisions/amend.html", {"fixture": fixture, "decision": decision, "form": form}
+            request,
+            "decisions/amend.html",
+            {"fixture": fixture, "decision": decision, "form": form},
         )
     form = AmendForm(request.POST, fixture=fixture)
     if form.is_valid():
@@ -168,7 +170,9 @@ def decision_review_view(request: HttpRequest, fixture_id: int, decision_id: int
         except SafegroundError as error:
             _refused_on(form, error)
         else:
-            return redirect(f"{reverse('decisions', args=[fixture.pk])}#decision-{decision.entry.seq}")
+            return redirect(
+                f"{reverse('decisions', args=[fixture.pk])}#decision-{decision.entry.seq}"
+            )
     return render(
         request,
         "decisions/review.html",
@@ -217,7 +221,8 @@ def radio_switch(request: HttpRequest, fixture_id: int) -> HttpResponse:
     fixture = fixture_for_radio(request.user, fixture_id)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    form = RadioForm(request.POST, fixture=fixture)
+    form: RadioForm | None = RadioForm(request.POST, fixture=fixture)
+    assert form is not None
     if form.is_valid():
         switch = services.radio_down if request.POST.get("down") == "1" else services.radio_restore
         try:

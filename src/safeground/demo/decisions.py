@@ -29,41 +29,56 @@ def cup_tie_decisions_load(cup_tie: Fixture) -> None:
     safety = User.objects.get(username="safety")
     police = User.objects.get(username="police")
     decisions = [
-        (safety, -585, DecisionParts(
-            decision="No alcohol on sale anywhere in the ground for this match",
-            rationale="A London derby in the cup, category C-IR, after disorder at the Watford "
-            "and Middlesbrough matches this season",
-            information="The police's intelligence on both clubs' risk groups; this season's log",
-            threat_assessment="High: risk groups of both clubs expected; drink raised the earlier "
-            "disorder",
-            powers_policy="Ground regulations; the safety certificate's conditions; the match plan",
-            options_considered="Normal bar service; no alcohol in the away end only; no alcohol "
-            "anywhere",
-            options_rejected="Away end only: the home concourses meet the away end's at the top "
-            "of the lower tier",
-            review_at=_at(cup_tie, -60),
-        )),
-        (police, 88, DecisionParts(
-            decision="Riot police (public order unit) into the south lower concourse",
-            rationale="Both sets of supporters surging at each other; stewards stretched",
-            information="Supervisor's report of the surge on the lower-tier concourse; CCTV",
-            threat_assessment="High: a stand-off face to face, missiles thrown earlier",
-            powers_policy="Common-law power to prevent a breach of the peace; Public Order Act 1986",
-            options_considered="Stewards alone; a police line across the concourse; the public "
-            "order unit in",
-            options_rejected="Stewards alone: outnumbered, and stewards had been moved between "
-            "areas all night",
-            links=_concourse_arrests(cup_tie),
-        )),
-        (safety, 89, DecisionParts(
-            decision="Hold the away supporters in the stand after the final whistle",
-            rationale="Stand-off on the concourse; the two groups' routes out meet there",
-            threat_assessment="High until the concourse is clear",
-            powers_policy="Match plan: segregation at egress",
-            options_considered="Release together; hold the away end; hold the home lower tier",
-            options_rejected="Release together: the routes cross at the top of the lower tier",
-            review_at=_at(cup_tie, 110),
-        )),
+        (
+            safety,
+            -585,
+            DecisionParts(
+                decision="No alcohol on sale anywhere in the ground for this match",
+                rationale="A London derby in the cup, category C-IR, after disorder at the "
+                "Watford and Middlesbrough matches this season",
+                information="The police's intelligence on both clubs' risk groups; "
+                "this season's log",
+                threat_assessment="High: risk groups of both clubs expected; drink raised "
+                "the earlier disorder",
+                powers_policy="Ground regulations; the safety certificate's conditions; "
+                "the match plan",
+                options_considered="Normal bar service; no alcohol in the away end only; "
+                "no alcohol anywhere",
+                options_rejected="Away end only: the home concourses meet the away end's "
+                "at the top of the lower tier",
+                review_at=_at(cup_tie, -60),
+            ),
+        ),
+        (
+            police,
+            88,
+            DecisionParts(
+                decision="Riot police (public order unit) into the south lower concourse",
+                rationale="Both sets of supporters surging at each other; stewards stretched",
+                information="Supervisor's report of the surge on the lower-tier concourse; CCTV",
+                threat_assessment="High: a stand-off face to face, missiles thrown earlier",
+                powers_policy="Common-law power to prevent a breach of the peace; "
+                "Public Order Act 1986",
+                options_considered="Stewards alone; a police line across the concourse; the public "
+                "order unit in",
+                options_rejected="Stewards alone: outnumbered, and stewards had been moved between "
+                "areas all night",
+                links=_concourse_arrests(cup_tie),
+            ),
+        ),
+        (
+            safety,
+            89,
+            DecisionParts(
+                decision="Hold the away supporters in the stand after the final whistle",
+                rationale="Stand-off on the concourse; the two groups' routes out meet there",
+                threat_assessment="High until the concourse is clear",
+                powers_policy="Match plan: segregation at egress",
+                options_considered="Release together; hold the away end; hold the home lower tier",
+                options_rejected="Release together: the routes cross at the top of the lower tier",
+                review_at=_at(cup_tie, 110),
+            ),
+        ),
     ]
     made = []
     for maker, minutes, parts in decisions:

@@ -51,15 +51,21 @@ class CommsState:
             state = "not done"
         else:
             state = f"{self.acknowledged} of {len(self.recipients)} acknowledged"
-        return {"check": None, "name": _("Communications check"), "place": _("every steward checked in"), "state": state}
+        return {
+            "check": None,
+            "name": _("Communications check"),
+            "place": _("every steward checked in"),
+            "state": state,
+        }
 
 
 def checked_in_stewards(fixture: Fixture) -> set[int]:
     """Stewards checked in at their current post."""
     posts = current_posts(fixture)
     return set(
-        CheckIn.objects.filter(fixture=fixture, post__in=[p.pk for p in posts.values()])
-        .values_list("steward_id", flat=True)
+        CheckIn.objects.filter(
+            fixture=fixture, post__in=[p.pk for p in posts.values()]
+        ).values_list("steward_id", flat=True)
     )
 
 
@@ -72,11 +78,17 @@ def comms_check_send(*, fixture: Fixture, by: User) -> CommsCheck:
     expected = checked_in_stewards(fixture)
     if not expected:
         raise SafegroundError(
-            "stewards", _("no steward has checked in yet: the test alert needs someone to reach"), status=409
+            "stewards",
+            _("no steward has checked in yet: the test alert needs someone to reach"),
+            status=409,
         )
     broadcast = broadcast_send(fixture=fixture, sent_by=by, script="free", text=_(TEST_ALERT))
     return CommsCheck.objects.create(
-        fixture=fixture, broadcast=broadcast, by=by, at=timezone.now(), expected_ids=sorted(expected)
+        fixture=fixture,
+        broadcast=broadcast,
+        by=by,
+        at=timezone.now(),
+        expected_ids=sorted(expected),
     )
 
 
@@ -84,7 +96,10 @@ def comms_state(fixture: Fixture) -> CommsState:
     """The latest communications check and, for each steward it expected, when they
     acknowledged it."""
     check = (
-        CommsCheck.objects.filter(fixture=fixture).select_related("broadcast").order_by("-at", "-pk").first()
+        CommsCheck.objects.filter(fixture=fixture)
+        .select_related("broadcast")
+        .order_by("-at", "-pk")
+        .first()
     )
     if check is None:
         return CommsState(None, [])

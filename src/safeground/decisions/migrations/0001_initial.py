@@ -8,74 +8,169 @@ from safeground.append_only import AppendOnlyTriggers
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('incidents', '0008_logentry_decision_kinds'),
-        ('matches', '0005_match_plan'),
+        ("incidents", "0008_logentry_decision_kinds"),
+        ("matches", "0005_match_plan"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('decision', models.TextField()),
-                ('rationale', models.TextField()),
-                ('information', models.TextField(blank=True)),
-                ('threat_assessment', models.TextField(blank=True)),
-                ('powers_policy', models.TextField(blank=True)),
-                ('options_considered', models.TextField(blank=True)),
-                ('options_rejected', models.TextField(blank=True)),
-                ('review_at', models.DateTimeField(blank=True, null=True)),
-                ('decision_maker_name', models.CharField(max_length=150)),
-                ('decision_maker_role', models.CharField(max_length=30)),
-                ('decided_at', models.DateTimeField()),
-                ('retrospective_reason', models.TextField(blank=True)),
-                ('amendment_reason', models.TextField(blank=True)),
-                ('links', models.JSONField(blank=True, default=list)),
-                ('home_only', models.BooleanField(default=False)),
-                ('sha256', models.CharField(max_length=64)),
-                ('amends', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='amendments', to='decisions.decision')),
-                ('decision_maker', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('entry', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='decision', to='incidents.logentry')),
-                ('fixture', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to='matches.fixture')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("decision", models.TextField()),
+                ("rationale", models.TextField()),
+                ("information", models.TextField(blank=True)),
+                ("threat_assessment", models.TextField(blank=True)),
+                ("powers_policy", models.TextField(blank=True)),
+                ("options_considered", models.TextField(blank=True)),
+                ("options_rejected", models.TextField(blank=True)),
+                ("review_at", models.DateTimeField(blank=True, null=True)),
+                ("decision_maker_name", models.CharField(max_length=150)),
+                ("decision_maker_role", models.CharField(max_length=30)),
+                ("decided_at", models.DateTimeField()),
+                ("retrospective_reason", models.TextField(blank=True)),
+                ("amendment_reason", models.TextField(blank=True)),
+                ("links", models.JSONField(blank=True, default=list)),
+                ("home_only", models.BooleanField(default=False)),
+                ("sha256", models.CharField(max_length=64)),
+                (
+                    "amends",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="amendments",
+                        to="decisions.decision",
+                    ),
+                ),
+                (
+                    "decision_maker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "entry",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decision",
+                        to="incidents.logentry",
+                    ),
+                ),
+                (
+                    "fixture",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decisions",
+                        to="matches.fixture",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['fixture', 'decided_at', 'pk'],
+                "ordering": ["fixture", "decided_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='DecisionReview',
+            name="DecisionReview",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField()),
-                ('note', models.TextField()),
-                ('next_review_at', models.DateTimeField(blank=True, null=True)),
-                ('by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('decision', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reviews', to='decisions.decision')),
-                ('entry', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='review', to='incidents.logentry')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField()),
+                ("note", models.TextField()),
+                ("next_review_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reviews",
+                        to="decisions.decision",
+                    ),
+                ),
+                (
+                    "entry",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="review",
+                        to="incidents.logentry",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['decision', 'at', 'pk'],
+                "ordering": ["decision", "at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='RadioSwitch',
+            name="RadioSwitch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('down', models.BooleanField()),
-                ('at', models.DateTimeField()),
-                ('instructions', models.TextField(blank=True)),
-                ('broadcast', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='incidents.broadcast')),
-                ('by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('decision', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='decisions.decision')),
-                ('fixture', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='radio_switches', to='matches.fixture')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("down", models.BooleanField()),
+                ("at", models.DateTimeField()),
+                ("instructions", models.TextField(blank=True)),
+                (
+                    "broadcast",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="incidents.broadcast",
+                    ),
+                ),
+                (
+                    "by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "decision",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="decisions.decision",
+                    ),
+                ),
+                (
+                    "fixture",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="radio_switches",
+                        to="matches.fixture",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['fixture', 'at', 'pk'],
+                "ordering": ["fixture", "at", "pk"],
             },
         ),
         AppendOnlyTriggers("decisions_decision"),

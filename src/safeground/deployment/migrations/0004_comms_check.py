@@ -8,27 +8,52 @@ from safeground.append_only import AppendOnlyTriggers
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('deployment', '0003_check_photo_erasure'),
-        ('incidents', '0008_logentry_decision_kinds'),
-        ('matches', '0005_match_plan'),
+        ("deployment", "0003_check_photo_erasure"),
+        ("incidents", "0008_logentry_decision_kinds"),
+        ("matches", "0005_match_plan"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CommsCheck',
+            name="CommsCheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField()),
-                ('expected_ids', models.JSONField(default=list)),
-                ('broadcast', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='incidents.broadcast')),
-                ('by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('fixture', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='comms_checks', to='matches.fixture')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField()),
+                ("expected_ids", models.JSONField(default=list)),
+                (
+                    "broadcast",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="incidents.broadcast",
+                    ),
+                ),
+                (
+                    "by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "fixture",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="comms_checks",
+                        to="matches.fixture",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['fixture', '-at', '-pk'],
+                "ordering": ["fixture", "-at", "-pk"],
             },
         ),
         AppendOnlyTriggers("deployment_commscheck"),

@@ -4,15 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('incidents', '0007_photo_erasure'),
+        ("incidents", "0007_photo_erasure"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='logentry',
-            name='kind',
-            field=models.CharField(choices=[('report', 'Report'), ('assignment', 'Assignment'), ('escalation', 'Escalation'), ('status', 'Status change'), ('correction', 'Correction'), ('task', 'Task update'), ('warning', 'Flashpoint warning'), ('broadcast', 'Broadcast sent'), ('post', 'Steward posted'), ('photo', 'Photo kept'), ('decision', 'Decision logged'), ('decision_review', 'Decision reviewed')], max_length=20),
+            model_name="logentry",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("report", "Report"),
+                    ("assignment", "Assignment"),
+                    ("escalation", "Escalation"),
+                    ("status", "Status change"),
+                    ("correction", "Correction"),
+                    ("task", "Task update"),
+                    ("warning", "Flashpoint warning"),
+                    ("broadcast", "Broadcast sent"),
+                    ("post", "Steward posted"),
+                    ("photo", "Photo kept"),
+                    ("decision", "Decision logged"),
+                    ("decision_review", "Decision reviewed"),
+                ],
+                max_length=20,
+            ),
         ),
     ]
