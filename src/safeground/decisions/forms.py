@@ -30,7 +30,15 @@ class CommanderField(forms.ModelChoiceField):
         return str(obj)
 
 
-class DecisionForm(forms.Form):
+class PlainForm(forms.Form):
+    """Labels without a trailing colon (the page's other forms have none)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
+class DecisionForm(PlainForm):
     decision_maker = CommanderField(queryset=None, label=_("Decision-maker (commander)"))
     decided_at = forms.DateTimeField(
         label=_("Time decided"), required=False, widget=WHEN, help_text=_("empty: now")
@@ -94,12 +102,12 @@ class AmendForm(DecisionForm):
     field_order = ["reason"]
 
 
-class ReviewForm(forms.Form):
+class ReviewForm(PlainForm):
     note = _area(_("What the review found"), required=True)
     next_review_at = forms.DateTimeField(label=_("Next review at"), required=False, widget=WHEN)
 
 
-class RadioForm(forms.Form):
+class RadioForm(PlainForm):
     decision_maker = CommanderField(queryset=None, label=_("Decided by"))
     note = forms.CharField(label=_("What happened"), required=False, max_length=500)
 
