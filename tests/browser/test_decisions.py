@@ -44,9 +44,7 @@ def fill_decision(page: Page, commander: str, decided: str, review: str) -> None
     form.get_by_label("Review at").fill(review)
 
 
-def test_the_police_commanders_decision_logged_amended_reviewed_and_printed(
-    site, new_page, log_in
-):
+def test_the_police_commanders_decision_logged_amended_reviewed_and_printed(site, new_page, log_in):
     fixture = cup_tie()
     police = str(User.objects.get(username="police"))
     loggist_name = str(User.objects.get(username="loggist"))
