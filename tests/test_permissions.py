@@ -158,6 +158,56 @@ LOG_SIGNERS = ["safety", "loggist"]
 PLAN_SIGNERS = ["safety", "police"]
 
 
+# The decision log (the decisions app): whoever opens the control room reads it (the police and
+# the away club too); the loggist, the safety officer and the police commander log decisions; the
+# control room (safety officer, loggist) switches the radio down and back up.
+DECISION_READERS = {"steward": 403}
+DECISION_LOGGERS = ["safety", "loggist", "police"]
+RADIO_SWITCHERS = ["safety", "loggist"]
+A_DECISION = {"decision_maker": "police", "decision": "Hold the away end", "rationale": "Surge"}
+
+
+def a_decision(review: bool = False):  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from safeground.decisions.services import DecisionParts, decision_record
+
+    now = timezone.now()
+    return decision_record(
+        fixture=cup_tie(),
+        loggist=User.objects.get(username="loggist"),
+        decision_maker=User.objects.get(username="police"),
+        parts=DecisionParts(
+            decision="Hold the away end",
+            rationale="Surge on the concourse",
+            review_at=now + timedelta(seconds=1) if review else None,
+        ),
+    )
+
+
+def radio_in_state(down: bool) -> Fixture:
+    """The cup tie with the radio marked down (or up), whatever the row before left it."""
+    from safeground.decisions.selectors import radio_is_down
+    from safeground.decisions.services import radio_down, radio_restore
+
+    fixture = cup_tie()
+    if radio_is_down(fixture) != down:
+        switch = radio_down if down else radio_restore
+        safety = User.objects.get(username="safety")
+        switch(fixture=fixture, by=safety, decision_maker=safety)
+    return fixture
+
+
+def stewards_checked_in() -> Fixture:
+    from safeground.deployment.services import steward_check_in
+
+    fixture = stewards_posted()
+    steward_check_in(fixture=fixture, steward=User.objects.get(username="steward"))
+    return fixture
+
+
 # The banned-supporter register (docs/adr/0004-ban-register.md). POST-only routes are opened
 # with GET: those allowed get 405, everyone else 403.
 REGISTER = ["safety", "banofficer", "security"]
@@ -958,6 +1008,108 @@ TABLE: dict[str, list[Row]] = {
     # and only the home club's safety officer revokes the home club's turnstile.
     "devices": [(lambda: reverse("devices"), only(302, ["safety", "liaison"], 200, 403))],
     "device_revoke": [(a_device_revoke_url, only(302, ["safety"], 200, 403))],
+    # The decision log. POST-only routes are opened with GET: those allowed get 405.
+    "decisions": [
+        (lambda: reverse("decisions", args=[cup_tie().pk]), expect(302, 200, **DECISION_READERS))
+    ],
+    "decisions_pdf": [
+        (
+            lambda: reverse("decisions_pdf", args=[cup_tie().pk]),
+            expect(302, 200, **DECISION_READERS),
+        )
+    ],
+    "decisions_banner": [
+        (
+            lambda: reverse("decisions_banner", args=[cup_tie().pk]),
+            expect(302, 200, **DECISION_READERS),
+        )
+    ],
+    "decisions_amend": [
+        (
+            lambda: reverse("decisions_amend", args=[cup_tie().pk, a_decision().pk]),
+            only(302, DECISION_LOGGERS, 200, 403),
+        )
+    ],
+    "decisions_review": [
+        (
+            lambda: reverse("decisions_review", args=[cup_tie().pk, a_decision().pk]),
+            only(302, DECISION_LOGGERS, 405, 403),
+        )
+    ],
+    "decisions_radio": [
+        (
+            lambda: reverse("decisions_radio", args=[cup_tie().pk]),
+            only(302, RADIO_SWITCHERS, 405, 403),
+        )
+    ],
+    # The steward's phone: the radio-down banner.
+    "decisions_steward_banner": [
+        (
+            lambda: reverse("decisions_steward_banner", args=[cup_tie().pk]),
+            only(302, STEWARDS, 200, 403),
+        )
+    ],
+    "api:decision_list": [
+        (
+            lambda: reverse("api:decision_list", args=[cup_tie().pk]),
+            expect(401, 200, **DECISION_READERS),
+        )
+    ],
+    "api:decision_record": [
+        (
+            lambda: reverse("api:decision_record", args=[cup_tie().pk]),
+            only(401, DECISION_LOGGERS, 201, 403),
+            A_DECISION,
+        )
+    ],
+    "api:decision_amend": [
+        (
+            lambda: reverse("api:decision_amend", args=[cup_tie().pk, a_decision().pk]),
+            only(401, DECISION_LOGGERS, 201, 403),
+            {**A_DECISION, "reason": "Crowd still there"},
+        )
+    ],
+    "api:decision_review": [
+        (
+            lambda: reverse("api:decision_review", args=[cup_tie().pk, a_decision(True).pk]),
+            only(401, DECISION_LOGGERS, 201, 403),
+            {"note": "Stands"},
+        )
+    ],
+    "api:radio_down": [
+        (
+            lambda: reverse("api:radio_down", args=[radio_in_state(down=False).pk]),
+            only(401, RADIO_SWITCHERS, 201, 403),
+            {"decision_maker": "safety"},
+        )
+    ],
+    "api:radio_up": [
+        (
+            lambda: reverse("api:radio_up", args=[radio_in_state(down=True).pk]),
+            only(401, RADIO_SWITCHERS, 201, 403),
+            {"decision_maker": "safety"},
+        )
+    ],
+    # The communications check (deployment): the board's readers see it; the control room sends.
+    "deployment_comms_check": [
+        (
+            lambda: reverse("deployment_comms_check", args=[cup_tie().pk]),
+            only(302, ["safety", "loggist", "supervisor"], 405, 403),
+        )
+    ],
+    "api:deployment_comms_check": [
+        (
+            lambda: reverse("api:deployment_comms_check", args=[cup_tie().pk]),
+            only(401, DEPLOYMENT, 200, 403),
+        )
+    ],
+    "api:deployment_comms_check_send": [
+        (
+            lambda: reverse("api:deployment_comms_check_send", args=[stewards_checked_in().pk]),
+            only(401, ["safety", "loggist", "supervisor"], 201, 403),
+            {},
+        )
+    ],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
 }

@@ -107,6 +107,25 @@ class World:
     names: dict[str, Any] = field(default_factory=dict)
 
 
+DECISION = {"decision_maker": "police", "decision": "Hold the away end", "rationale": "Surge"}
+
+
+def _a_decision(cup: Any, cast: Any) -> Any:
+    """A decision of the cup tie with a review time, so it may be amended and reviewed."""
+    from django.utils import timezone
+
+    from safeground.decisions.services import DecisionParts, decision_record
+
+    return decision_record(
+        fixture=cup,
+        loggist=cast["loggist"],
+        decision_maker=cast["police"],
+        parts=DecisionParts(
+            decision="Hold", rationale="Surge", review_at=timezone.now() + timedelta(hours=1)
+        ),
+    )
+
+
 def _world() -> World:
     day = factories.match_day()
     cast, cup = day.cast, day.cup_tie
@@ -130,6 +149,7 @@ def _world() -> World:
     check = next(c for c in factories.checks(cup) if c.zone and c.zone.code == "away-south-cup")
     factories.ticket(cup, barcode="AWAY-1", block="S-L2")
     _, key = factories.device(cast.home)
+    decision = _a_decision(cup, cast)
     lookups.caches_clear()
     world = World(
         ids={
@@ -141,6 +161,7 @@ def _world() -> World:
             "organisation": cast.away.slug,
             "code": day.ground.code,
             "case_id": case.pk,
+            "decision_id": decision.pk,
         }
     )
     scan = {
@@ -177,6 +198,11 @@ def _world() -> World:
         f"POST {fixtures}/checks/{{check_id}}/result": ({}, {"outcome": "pass"}),
         "POST /api/cases/{case_id}/outcomes": ({}, {"kind": "arrest", "club": "away",
                                                      "reference": "RC/1"}),
+        f"POST {fixtures}/decisions": ({}, DECISION),
+        f"POST {fixtures}/decisions/{{decision_id}}/amend": ({}, {**DECISION, "reason": "x"}),
+        f"POST {fixtures}/decisions/{{decision_id}}/review": ({}, {"note": "Stands"}),
+        f"POST {fixtures}/radio/down": ({}, {"decision_maker": "police"}),
+        f"POST {fixtures}/radio/up": ({}, {"decision_maker": "police"}),
         f"POST {fixtures}/arrests": ({}, {"arrests": [{"offence_group": "alcohol",
                                                        "club": "away", "reference": "RC/2"}]}),
         "POST /api/entry/scan": ({}, scan),
@@ -194,6 +220,7 @@ def _world() -> World:
         "kickoff": "2030-08-10 15:00",
         "assignee": "steward",
         "steward": "steward",
+        "decision_maker": "police",
         "category": "missile",
         "turnstile": "F03",
         "zone": "away-south-cup",

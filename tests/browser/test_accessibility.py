@@ -59,6 +59,7 @@ def _pages() -> list[Visit]:
                         assigned_by=loggist, zone="away-se-cup")  # fmt: skip
     ticket_flag = flag(make_ticket(cup, "FLAGGED-1", "S-L2", "away"), TicketFlag.Status.OPEN)
     plan_generate(fixture=cup, by=User.objects.get(username="safety"))
+    decision = _decision_due_and_radio_down(cup, loggist)
     person = Person.objects.order_by("pk").first()
     assert person is not None
     ground = f"/grounds/{cup.ground.code}"
@@ -98,10 +99,35 @@ def _pages() -> list[Visit]:
         Visit("flagged ticket", "banofficer", f"/register/flags/{ticket_flag.pk}/"),
         Visit("access records", "auditor", "/register/access/"),
         Visit("post-match report", "safety", f"/fixtures/{cup.pk}/report/"),
+        Visit("decision log", "loggist", f"/fixtures/{cup.pk}/decisions/"),
+        Visit("decision log (police)", "police", f"/fixtures/{cup.pk}/decisions/"),
+        Visit("decision amend", "loggist", f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"),
         Visit("season report", "safety", f"{ground}/season/"),
         Visit("devices", "safety", "/account/devices/"),
         Visit("scanner (not paired)", "", "/entry/scanner/"),
     ]
+
+
+def _decision_due_and_radio_down(cup: Fixture, loggist: User):  # type: ignore[no-untyped-def]
+    """A decision whose review is due (the control room's reminder) and the radio marked down
+    (its banner on the control room and the steward's page)."""
+    from safeground.decisions.services import DecisionParts, decision_record, radio_down
+
+    police, safety = User.objects.get(username="police"), User.objects.get(username="safety")
+    now = timezone.now()
+    decision = decision_record(
+        fixture=cup,
+        loggist=loggist,
+        decision_maker=police,
+        decided_at=now - timedelta(minutes=2),
+        parts=DecisionParts(
+            decision="Riot police into the south lower concourse",
+            rationale="Stand-off on the concourse",
+            review_at=now - timedelta(minutes=1),
+        ),
+    )
+    radio_down(fixture=cup, by=loggist, decision_maker=safety)
+    return decision
 
 
 def _serious(page: Page, name: str) -> list[str]:

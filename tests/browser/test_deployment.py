@@ -101,13 +101,14 @@ def test_the_safety_officer_overrides_a_failed_critical_check_with_a_reason(
     failed = next(check for check in mine if check.critical)
     check_record(check=failed, by=user("steward"), outcome="fail", note="Barrier bent in row C")
     open_critical = MatchCheck.objects.filter(fixture=fixture, critical=True).count()
+    overridden = open_critical + 1  # and the communications check: no test alert sent
 
     page: Page = log_in(new_page(), "safety")
     page.goto(f"{site}/fixtures/{fixture.pk}/deployment/")
     expect(page.locator("[data-open-critical]")).to_have_text(str(open_critical))
     page.locator("[data-mark-ready]").click()
     expect(page.locator(".message")).to_contain_text(
-        f"{open_critical} critical checks failed or not done"
+        f"{overridden} critical checks failed or not done"
     )
     expect(page.locator("[data-ready-status]")).to_contain_text("Not marked ready")
     assert not PlanReady.objects.exists()
@@ -116,12 +117,12 @@ def test_the_safety_officer_overrides_a_failed_critical_check_with_a_reason(
     page.get_by_label("Override: why the match can go ahead anyway (recorded)").fill(reason)
     page.locator("[data-mark-ready]").click()
     expect(page.locator("[data-ready-status]")).to_contain_text(
-        f"overriding {open_critical} critical checks: “{reason}”"
+        f"overriding {overridden} critical checks: “{reason}”"
     )
     ready = PlanReady.objects.get()
     assert (ready.by.username, ready.version_id) == ("safety", plan.pk)
     assert {c["check"] for c in ready.open_critical} >= {failed.pk}
-    assert len(ready.open_critical) == open_critical
+    assert len(ready.open_critical) == overridden
 
     # The briefing says so, and the steward's post is on it.
     page.locator("[data-briefing-link]").click()

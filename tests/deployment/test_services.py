@@ -20,7 +20,7 @@ from safeground.deployment.services import (
     plan_mark_ready,
     steward_check_in,
 )
-from safeground.errors import Forbidden
+from safeground.errors import Forbidden, SafegroundError
 from safeground.matches.services import plan_revise
 from tests import factories
 
@@ -190,11 +190,23 @@ def all_passed(checks, by) -> None:
         factories.check_done(check, by)
 
 
+def comms_passed(cup, cast) -> None:
+    """The communications check passed: the steward checked in and acknowledged the test alert."""
+    from safeground.deployment.comms import comms_check_send
+    from safeground.incidents.broadcasting import broadcast_ack
+
+    factories.post(cup, cast["steward"])
+    steward_check_in(fixture=cup, steward=cast["steward"])
+    sent = comms_check_send(fixture=cup, by=cast["loggist"])
+    broadcast_ack(broadcast=sent.broadcast, user=cast["steward"])
+
+
 def test_a_failed_critical_check_blocks_ready_unless_overridden_with_a_reason(
     match_day, cup
 ) -> None:
     safety, supervisor = match_day.cast["safety"], match_day.cast["supervisor"]
     plan = factories.plan_signed_off(cup, match_day.cast)
+    comms_passed(cup, match_day.cast)
     checks = factories.checks(cup)
     critical = next(c for c in checks if c.critical)
     all_passed([c for c in checks if c != critical], supervisor)
@@ -223,6 +235,7 @@ def test_a_critical_check_not_done_blocks_ready_and_a_non_critical_failure_does_
     factories.plan_signed_off(cup, match_day.cast)
     with pytest.raises(PlanNotReady, match="not prepared"):
         plan_mark_ready(fixture=cup, by=safety)
+    comms_passed(cup, match_day.cast)
     checks = factories.checks(cup)
     critical = [c for c in checks if c.critical]
     all_passed(critical[1:], supervisor)
@@ -258,6 +271,7 @@ def test_a_ready_mark_lapses_when_the_plan_changes(match_day, cup) -> None:
     cast = match_day.cast
     plan = factories.plan_signed_off(cup, cast)
     all_passed(factories.checks(cup), cast["supervisor"])
+    comms_passed(cup, cast)
     plan_mark_ready(fixture=cup, by=cast["safety"])
     assert deployment_board(cup).ready is not None
     plan_revise(fixture=cup, by=cast["safety"], based_on=plan.number, first_aiders=99)
@@ -297,3 +311,32 @@ def test_checks_of_a_zone_the_match_no_longer_uses_leave_the_count(match_day, cu
     assert completion(states).total == len(checks) - len(left)
     assert {s.check.pk for s in states}.isdisjoint(c.pk for c in left)
     assert MatchCheck.objects.filter(pk__in=[c.pk for c in left]).count() == len(left)  # kept
+
+
+def test_the_communications_check_blocks_ready_until_every_steward_checked_in_acknowledges(
+    match_day, cup
+) -> None:
+    from safeground.deployment.comms import comms_check_send, comms_state
+    from safeground.incidents.broadcasting import broadcast_ack
+
+    cast = match_day.cast
+    factories.plan_signed_off(cup, cast)
+    all_passed(factories.checks(cup), cast["supervisor"])
+    factories.post(cup, cast["steward"])
+    factories.post(cup, cast["supervisor"], gate="F")
+    with pytest.raises(SafegroundError, match="no steward has checked in"):
+        comms_check_send(fixture=cup, by=cast["loggist"])
+    steward_check_in(fixture=cup, steward=cast["steward"])
+    with pytest.raises(Forbidden):
+        comms_check_send(fixture=cup, by=cast["steward"])
+    sent = comms_check_send(fixture=cup, by=cast["loggist"])
+    # Every posted phone gets the alert; the steward checked in is the one who must answer.
+    assert set(sent.broadcast.recipient_ids) == {cast["steward"].pk, cast["supervisor"].pk}
+    assert sent.expected_ids == [cast["steward"].pk]
+    with pytest.raises(PlanNotReady, match="Communications check"):
+        plan_mark_ready(fixture=cup, by=cast["safety"])
+    broadcast_ack(broadcast=sent.broadcast, user=cast["steward"])
+    state = comms_state(cup)
+    assert state.passed and state.recipients[0].acked_at is not None
+    ready = plan_mark_ready(fixture=cup, by=cast["safety"])
+    assert ready.open_critical == []

@@ -176,6 +176,37 @@ def test_broadcast_ack(day, client_for, sent) -> None:
     assert (data["broadcast"], data["user"]) == (broadcast.pk, "steward")
 
 
+# --- the decision log and the radio ---------------------------------------------------------------
+
+
+def test_decision(day, client_for, sent) -> None:
+    body = {"decision_maker": "police", "decision": "Hold the away end", "rationale": "Surge"}
+    with sent() as events:
+        response = client_for("loggist").post(api(day, "/decisions"), body, "application/json")
+    assert response.status_code == 201
+    data = only(events, catalogue.DECISION)
+    assert (data["action"], data["seq"]) == ("logged", response.json()["seq"])
+    assert data["decision_maker"] == str(day.cast["police"])
+    # The log's rule for an entry with no zone: not to a steward's phone.
+    assert not events[-1].audience.admits(
+        Viewer(1, frozenset(), frozenset({"steward"}), True, frozenset({1}))
+    )
+
+
+def test_radio_status(day, client_for, sent) -> None:
+    post_steward(day, client_for)
+    with sent() as events:
+        response = client_for("loggist").post(
+            api(day, "/radio/down"), {"decision_maker": "safety"}, "application/json"
+        )
+    assert response.status_code == 201
+    data = only(events, catalogue.RADIO_STATUS)
+    assert data["down"] is True and data["instructions"]
+    only(events, catalogue.BROADCAST)  # the fallback instructions, to every steward
+    event = next(e for e in events if e.type == catalogue.RADIO_STATUS)
+    assert day.cast["steward"].pk in event.audience.user_ids
+
+
 # --- the gates ------------------------------------------------------------------------------------
 
 
@@ -287,6 +318,8 @@ TESTED = {
     catalogue.ENTRY_COUNTS: test_entry_counts,
     catalogue.STEWARD_CHECKIN: test_steward_checkin,
     catalogue.CHECK_RESULT: test_check_result,
+    catalogue.DECISION: test_decision,
+    catalogue.RADIO_STATUS: test_radio_status,
 }
 
 

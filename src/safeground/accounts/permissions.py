@@ -404,3 +404,29 @@ def device_organisation_ids(user: Any) -> set[int]:
 
 def can_manage_devices(user: Any, organisation_id: int) -> bool:
     return organisation_id in device_organisation_ids(user)
+
+
+# The decision log (JESIP joint decision logging). Whoever works the match in the control room
+# reads it (the police and the away club too, by the log's home-only rule), stewards do not; the
+# loggist (or a commander) records a commander's decision; the commanders who make decisions are
+# the home club's safety officer and the policing force's commander. Radio down is the control
+# room's switch (the safety officer or the loggist, naming the commander who decided it).
+DECISION_LOGGERS = frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR, Role.POLICE_COMMANDER})
+
+
+def can_read_decisions(user: Any, fixture: Fixture) -> bool:
+    return can_open_control_room(user, fixture)
+
+
+def can_log_decisions(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_for_fixture(user, fixture, police_only=True) & DECISION_LOGGERS)
+
+
+def can_make_decisions(user: Any, fixture: Fixture) -> bool:
+    """A commander of this match: the home club's safety officer or the policing force's
+    commander (plan_sign_roles: the same two who sign the plan off)."""
+    return bool(plan_sign_roles(user, fixture))
+
+
+def can_switch_radio(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & BROADCASTERS)

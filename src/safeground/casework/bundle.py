@@ -9,6 +9,8 @@
                        references are listed in manifest.json, they have no file; nor has a
                        file erased by retention, listed with its `erased_at` and SHA-256)
     photos/...         the stewards' photos of its log entries, as taken
+    decisions.json     the commanders' decisions linked to its log entries (decisions app), each
+                       with its chained entry's hash
     manifest.json      the case, and the SHA-256 of every other file in the ZIP; for evidence,
                        the SHA-256 recorded at upload too
 
@@ -27,9 +29,11 @@ from datetime import UTC
 from pathlib import Path
 from typing import IO, Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from safeground.decisions.selectors import decisions_citing
 from safeground.errors import SafegroundError
 from safeground.incidents.chain import canonical
 from safeground.incidents.checkpoints import checkpoints_document
@@ -130,6 +134,12 @@ def bundle_build(case: Case, detail: dict[str, Any], *, by: Any) -> IO[bytes]:
         # The match's signed checkpoints, so the log can be checked away from the club's
         # database: `safeground verify-log --checkpoints checkpoints.json`.
         "checkpoints.json": json.dumps(checkpoints_document(case.fixture), indent=2).encode(),
+        "decisions.json": json.dumps(
+            decisions_citing(by, case.fixture, {e.seq for e in detail["entries"]}),
+            indent=2,
+            ensure_ascii=False,
+            cls=DjangoJSONEncoder,
+        ).encode(),
         "summary.pdf": render_pdf(
             "casework/print/case.html",
             {"case": case, **detail, "log": log, "exported_by": by, "exported_at": timezone.now()},

@@ -22,6 +22,7 @@ from safeground.matches.services import club_ensure, competition_ensure, fixture
 from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
 
+from .decisions import cup_tie_decisions_load
 from .history import cup_tie_night_load, history_demo_load
 from .register import cup_tie_tickets, register_demo_load
 
@@ -151,6 +152,7 @@ def demo_load() -> Ground:
     if settings.SAFEGROUND_DEMO_HISTORY:
         history_demo_load(ground=ground, author=User.objects.get(username="loggist"))
         cup_tie_night_load(Fixture.objects.get(ground=ground, stage="Fourth round"))
+        cup_tie_decisions_load(Fixture.objects.get(ground=ground, stage="Fourth round"))
     return ground
 
 

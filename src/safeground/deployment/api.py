@@ -154,3 +154,43 @@ def plan_ready(request: HttpRequest, fixture_id: int, payload: ReadyIn) -> Statu
         override_reason=payload.override_reason,
     )
     return Status(201, _ready_json(ready))
+
+
+def _comms_json(fixture: Any) -> dict[str, Any]:
+    from .comms import comms_state
+
+    state = comms_state(fixture)
+    return {
+        "sent_at": state.check.at if state.check else None,
+        "broadcast": state.check.broadcast_id if state.check else None,
+        "passed": state.passed,
+        "stewards": [
+            {"steward": r.username, "name": r.name, "acknowledged_at": r.acked_at}
+            for r in state.recipients
+        ],
+    }
+
+
+@router.get(
+    "/fixtures/{fixture_id}/comms-check", response=dict[str, Any], url_name="deployment_comms_check"
+)
+def comms_check(request: HttpRequest, fixture_id: int) -> dict[str, Any]:
+    """The latest communications check: who it expected (the stewards checked in when it was
+    sent) and when each acknowledged it."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_view_deployment(request.user, fixture))
+    return _comms_json(fixture)
+
+
+@router.post(
+    "/fixtures/{fixture_id}/comms-check",
+    response={201: dict[str, Any]},
+    url_name="deployment_comms_check_send",
+)
+def comms_check_send(request: HttpRequest, fixture_id: int) -> Status[Any]:
+    """The test alert to every steward checked in (the control room)."""
+    from .comms import comms_check_send as send
+
+    fixture = fixture_for(request.user, fixture_id)
+    send(fixture=fixture, by=request.user)  # type: ignore[arg-type]
+    return Status(201, _comms_json(fixture))

@@ -134,3 +134,23 @@ class PlanReady(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.fixture}: plan version {self.version.number} ready"
+
+
+class CommsCheck(AppendOnlyModel):
+    """The communications check before the match: a test alert (a broadcast) to the stewards
+    checked in at that moment, each of whom acknowledges it on their phone. The plan is not
+    ready until every one of them has (or the safety officer overrides, with a reason)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="comms_checks")
+    broadcast = models.OneToOneField(
+        "incidents.Broadcast", on_delete=models.PROTECT, related_name="+"
+    )
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField()
+    expected_ids = models.JSONField(default=list)  # the stewards checked in when it was sent
+
+    class Meta:
+        ordering = ["fixture", "-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"communications check of {self.fixture_id} at {clock.hhmm(self.at)}"

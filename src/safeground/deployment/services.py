@@ -28,6 +28,7 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import plan_current, plan_is_signed_off
 
 from .checklist import checklist_for
+from .comms import comms_state
 from .models import CheckIn, CheckResult, MatchCheck, PlanReady
 from .selectors import check_states, completion, post_place_filter
 
@@ -242,6 +243,9 @@ def plan_mark_ready(*, fixture: Fixture, by: User, override_reason: str = "") ->
     if len(reason) > 2000:
         raise DeploymentError("override_reason", f"is {len(reason)} characters; at most 2000")
     problems = [s.summary() for s in done.open_critical]
+    comms = comms_state(fixture)
+    if not comms.passed:
+        problems.append(comms.summary())  # the radio check is critical too
     if not reason:
         if not done.prepared:
             raise PlanNotReady("checks", "the pre-match checks are not prepared yet")

@@ -15,6 +15,11 @@ urlpatterns = [
         name="deployment_checks_prepare",
     ),
     path(
+        "fixtures/<int:fixture_id>/deployment/comms-check/",
+        views.deployment_comms_check,
+        name="deployment_comms_check",
+    ),
+    path(
         "fixtures/<int:fixture_id>/deployment/checks/<int:check_id>/send-back/",
         views.deployment_check_send_back,
         name="deployment_check_send_back",

@@ -32,6 +32,7 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from . import briefing as briefing_data
+from .comms import comms_check_send, comms_state
 from .models import CheckResult, MatchCheck
 from .selectors import check_in_for, checks_at_post, deployment_board
 from .services import (
@@ -100,6 +101,7 @@ def deployment(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "may_send_back": can_send_check_back(user, fixture),
             "may_mark_ready": can_mark_plan_ready(user, fixture),
             "may_read_briefing": can_read_briefing(user, fixture),
+            "comms": comms_state(fixture),
         },
     )
 
@@ -152,6 +154,19 @@ def deployment_checks_prepare(request: HttpRequest, fixture_id: int) -> HttpResp
         _refused(request, error)
     else:
         messages.info(request, f"{len(made)} checks added from the ground's checklist.")
+    return redirect("deployment", fixture.pk)
+
+
+@login_required
+def deployment_comms_check(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """Send the communications check's test alert to every steward checked in."""
+    fixture = _fixture(request, fixture_id, can_prepare_checks)
+    if refused := _post_only(request):
+        return refused
+    try:
+        comms_check_send(fixture=fixture, by=_user(request))
+    except SafegroundError as error:
+        _refused(request, error)
     return redirect("deployment", fixture.pk)
 
 

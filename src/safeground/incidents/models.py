@@ -47,6 +47,9 @@ class LogEntry(AppendOnlyModel):
         BROADCAST = "broadcast", "Broadcast sent"
         POST = "post", "Steward posted"
         PHOTO = "photo", "Photo kept"
+        # A commander's decision (or its amendment) and its review: the decisions app's record.
+        DECISION = "decision", "Decision logged"
+        DECISION_REVIEW = "decision_review", "Decision reviewed"
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"

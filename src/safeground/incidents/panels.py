@@ -29,6 +29,10 @@ PanelProvider = Callable[[Any, Any], Panel | None]  # (user, fixture) -> a panel
 
 _steward: list[PanelProvider] = []
 _control_room: list[PanelProvider] = []
+# Banners: the same kind of fragment, shown at the top of the page (the radio-down banner, the
+# decision reviews due), not among the panels.
+_steward_banners: list[PanelProvider] = []
+_control_room_banners: list[PanelProvider] = []
 
 
 def register_steward_panel(provider: PanelProvider) -> None:
@@ -41,6 +45,16 @@ def register_control_room_panel(provider: PanelProvider) -> None:
         _control_room.append(provider)
 
 
+def register_steward_banner(provider: PanelProvider) -> None:
+    if provider not in _steward_banners:
+        _steward_banners.append(provider)
+
+
+def register_control_room_banner(provider: PanelProvider) -> None:
+    if provider not in _control_room_banners:
+        _control_room_banners.append(provider)
+
+
 def _panels(providers: list[PanelProvider], user: Any, fixture: Any) -> list[Panel]:
     return [panel for provider in providers if (panel := provider(user, fixture)) is not None]
 
@@ -51,3 +65,11 @@ def steward_panels(user: Any, fixture: Any) -> list[Panel]:
 
 def control_room_panels(user: Any, fixture: Any) -> list[Panel]:
     return _panels(_control_room, user, fixture)
+
+
+def steward_banners(user: Any, fixture: Any) -> list[Panel]:
+    return _panels(_steward_banners, user, fixture)
+
+
+def control_room_banners(user: Any, fixture: Any) -> list[Panel]:
+    return _panels(_control_room_banners, user, fixture)

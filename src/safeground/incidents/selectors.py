@@ -29,7 +29,13 @@ RELATED = ["category", "block", "zone", "gate", "concourse", "assignee", "concer
 INCIDENT_KINDS = {LogEntry.Kind.REPORT, LogEntry.Kind.WARNING}
 # Chained records (a broadcast, a steward's post, a photo's hash): in the chain so checkpoints
 # anchor them, never in the log as it is shown (each has its own page, event and audience).
-RECORD_KINDS = {LogEntry.Kind.BROADCAST, LogEntry.Kind.POST, LogEntry.Kind.PHOTO}
+RECORD_KINDS = {
+    LogEntry.Kind.BROADCAST,
+    LogEntry.Kind.POST,
+    LogEntry.Kind.PHOTO,
+    LogEntry.Kind.DECISION,  # the decision log's own page and audience (decisions app)
+    LogEntry.Kind.DECISION_REVIEW,
+}
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from safeground.venues.selectors import ground_plan
 
 from .checkpoints import checkpoint_read, checkpoints_document
 from .models import Broadcast, LogCheckpoint, LogEntry
-from .panels import control_room_panels, steward_panels
+from .panels import control_room_banners, control_room_panels, steward_banners, steward_panels
 from .selectors import (
     assignable_people,
     categories,
@@ -85,6 +85,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "scripts": Broadcast.Script.choices,
             "posts": steward_posts(fixture),
             "panels": control_room_panels(user, fixture),
+            "banners": control_room_banners(user, fixture),
         },
     )
 
@@ -149,6 +150,7 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "more_categories": more,
             "config": config,
             "panels": steward_panels(user, fixture),
+            "banners": steward_banners(user, fixture),
         },
     )
 

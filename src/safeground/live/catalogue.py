@@ -218,6 +218,34 @@ class CheckResultEvent(_Data):
     open_critical: int
 
 
+# --- the decision log and the radio (published by decisions) -----------------------------------
+
+DECISION = "decision"
+RADIO_STATUS = "radio.status"
+
+
+class DecisionEvent(_Data):
+    """A decision logged, amended (`amends`: the decision struck through) or reviewed (no text:
+    the decision log's pages fetch it again, each reader by the log's rule)."""
+
+    id: int
+    seq: int
+    action: str  # logged | amended | reviewed
+    amends: int | None
+    decision_maker: str
+    decided_at: str
+    review_at: str | None
+
+
+class RadioStatusEvent(_Data):
+    """The control room switched the radio down (fallback instructions in force) or back up."""
+
+    down: bool
+    at: str
+    by: str
+    instructions: str
+
+
 # --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
 
 HELLO = "hello"
@@ -240,6 +268,8 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     ENTRY_CONFLICT: EntryConflictEvent,
     STEWARD_CHECKIN: StewardCheckInEvent,
     CHECK_RESULT: CheckResultEvent,
+    DECISION: DecisionEvent,
+    RADIO_STATUS: RadioStatusEvent,
 }
 CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
 

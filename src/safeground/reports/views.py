@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from safeground.accounts.permissions import can_export_people
+from safeground.decisions.selectors import decisions_report
 from safeground.errors import SafegroundError, error_body
 from safeground.printing import pdf_response
 
@@ -99,7 +100,8 @@ def _block_heat(report: MatchReport) -> list[dict[str, Any]]:
 @login_required
 def match_report(request: HttpRequest, fixture_id: int) -> HttpResponse:
     report = match_report_for(request.user, fixture_id)
-    return render(request, "reports/match_report.html", _match_context(report))
+    context = {**_match_context(report), **decisions_report(request.user, report.fixture)}
+    return render(request, "reports/match_report.html", context)
 
 
 @login_required
@@ -107,7 +109,7 @@ def match_report_pdf(request: HttpRequest, fixture_id: int) -> HttpResponse:
     report = match_report_for(request.user, fixture_id)
     return pdf_response(
         "reports/match_report_print.html",
-        _match_context(report),
+        {**_match_context(report), **decisions_report(request.user, report.fixture)},
         f"post-match-report-{report.fixture}-{report.fixture.kickoff:%Y-%m-%d}",
         request,
     )

@@ -204,6 +204,7 @@ INSTALLED_APPS = [
     "safeground.reports",
     "safeground.casework",
     "safeground.deployment",
+    "safeground.decisions",
     "safeground.backups",
     "safeground.privacy",
     "safeground.demo",

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class DecisionsConfig(AppConfig):
+    name = "safeground.decisions"
+    verbose_name = "Decision log and radio fallback"
+
+    def ready(self) -> None:
+        # The control room and the steward's phone are the log's pages: the decision log's
+        # reminders and the radio-down banner reach them through the log's registration point.
+        from safeground.incidents import panels
+
+        from .views import control_room_banner_for, steward_banner_for
+
+        panels.register_control_room_banner(control_room_banner_for)
+        panels.register_steward_banner(steward_banner_for)

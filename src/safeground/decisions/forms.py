@@ -1,0 +1,120 @@
+"""The decision log's forms: a decision (or its amendment), a review, the radio switch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from safeground.matches.models import Fixture
+
+from .selectors import commanders
+from .services import DecisionParts
+
+WHEN = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+
+def _area(label: Any, help_text: Any = "", required: bool = False) -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        help_text=help_text,
+        required=required,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=4000,
+    )
+
+
+class CommanderField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return str(obj)
+
+
+class PlainForm(forms.Form):
+    """Labels without a trailing colon (the page's other forms have none)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
+class DecisionForm(PlainForm):
+    decision_maker = CommanderField(queryset=None, label=_("Decision-maker (commander)"))
+    decided_at = forms.DateTimeField(
+        label=_("Time decided"), required=False, widget=WHEN, help_text=_("empty: now")
+    )
+    decision = _area(_("Decision"), required=True)
+    rationale = _area(_("Rationale"), required=True)
+    information = _area(_("Information and intelligence it rests on"))
+    threat_assessment = _area(_("Threat and risk assessment"))
+    powers_policy = _area(_("Powers, policy or procedure"))
+    options_considered = _area(_("Options considered"))
+    options_rejected = _area(_("Options rejected, and why"))
+    review_at = forms.DateTimeField(label=_("Review at"), required=False, widget=WHEN)
+    links = forms.CharField(
+        label=_("Linked log entries"),
+        required=False,
+        max_length=200,
+        help_text=_("entry numbers, e.g. 12, 15"),
+    )
+    retrospective_reason = _area(
+        _("Why logged late (retrospective)"), _("needed when logged over 5 minutes after")
+    )
+    home_only = forms.BooleanField(label=_("Home club's staff only"), required=False)
+
+    def __init__(self, *args: Any, fixture: Fixture, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        people = commanders(fixture)
+        field = self.fields["decision_maker"]
+        assert isinstance(field, forms.ModelChoiceField)
+        from safeground.accounts.models import User
+
+        field.queryset = User.objects.filter(pk__in=[u.pk for u in people]).order_by(
+            "first_name", "last_name", "pk"
+        )
+
+    def clean_links(self) -> tuple[int, ...]:
+        text = self.cleaned_data.get("links", "").replace("#", " ").replace(",", " ")
+        try:
+            return tuple(int(part) for part in text.split())
+        except ValueError:
+            raise forms.ValidationError(_("entry numbers, separated by commas")) from None
+
+    def parts(self) -> DecisionParts:
+        data = self.cleaned_data
+        return DecisionParts(
+            decision=data["decision"],
+            rationale=data["rationale"],
+            information=data["information"],
+            threat_assessment=data["threat_assessment"],
+            powers_policy=data["powers_policy"],
+            options_considered=data["options_considered"],
+            options_rejected=data["options_rejected"],
+            review_at=data["review_at"],
+            links=data["links"],
+            home_only=data["home_only"],
+        )
+
+
+class AmendForm(DecisionForm):
+    reason = _area(_("Why it is amended"), required=True)
+
+    field_order = ["reason"]
+
+
+class ReviewForm(PlainForm):
+    note = _area(_("What the review found"), required=True)
+    next_review_at = forms.DateTimeField(label=_("Next review at"), required=False, widget=WHEN)
+
+
+class RadioForm(PlainForm):
+    decision_maker = CommanderField(queryset=None, label=_("Decided by"))
+    note = forms.CharField(label=_("What happened"), required=False, max_length=500)
+
+    def __init__(self, *args: Any, fixture: Fixture, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from safeground.accounts.models import User
+
+        field = self.fields["decision_maker"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = User.objects.filter(pk__in=[u.pk for u in commanders(fixture)])

@@ -1,0 +1,84 @@
+"""The decision log: commanders' decisions, their amendments and reviews, and the radio's state.
+
+Each decision and each review is a chained record in the match's one log
+(`incidents.models.LogEntry`, kind `decision` / `decision_review`): the row here holds the
+decision's parts for reading and printing, and its entry carries their SHA-256, so the log's
+chain and signed checkpoints anchor every word (docs/adr/0014-decision-log.md). Nothing here is
+edited: an amendment is a new decision that strikes the old one through.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from safeground.append_only import AppendOnlyModel
+from safeground.incidents.models import Broadcast, LogEntry
+from safeground.matches.models import Fixture
+
+
+class Decision(AppendOnlyModel):
+    """One commander's decision as the loggist recorded it (JESIP joint decision log, National
+    Decision Model: information and threat, powers and policy, options, action, review)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="decisions")
+    entry = models.OneToOneField(LogEntry, on_delete=models.PROTECT, related_name="decision")
+    decision = models.TextField()
+    rationale = models.TextField()
+    information = models.TextField(blank=True)  # the information and intelligence it rested on
+    threat_assessment = models.TextField(blank=True)
+    powers_policy = models.TextField(blank=True)  # the powers, policy or procedure used
+    options_considered = models.TextField(blank=True)
+    options_rejected = models.TextField(blank=True)  # each rejected option, and why
+    review_at = models.DateTimeField(null=True, blank=True)
+    # The commander who made it, named as they were then; the loggist is the entry's author.
+    decision_maker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    decision_maker_name = models.CharField(max_length=150)
+    decision_maker_role = models.CharField(max_length=30)
+    decided_at = models.DateTimeField()  # the entry's observed_at; logged_at is the entry's too
+    retrospective_reason = models.TextField(blank=True)  # logged more than 5 minutes after
+    amends = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="amendments"
+    )
+    amendment_reason = models.TextField(blank=True)
+    links = models.JSONField(default=list, blank=True)  # the log entries (seq) it concerns
+    home_only = models.BooleanField(default=False)
+    sha256 = models.CharField(max_length=64)  # of its canonical form (decisions.digest)
+
+    class Meta:
+        ordering = ["fixture", "decided_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"Decision #{self.entry.seq}: {self.decision[:60]}"
+
+
+class DecisionReview(AppendOnlyModel):
+    """A decision reviewed when its review time came: it stands, or it is to be amended."""
+
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="reviews")
+    entry = models.OneToOneField(LogEntry, on_delete=models.PROTECT, related_name="review")
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField()
+    note = models.TextField()
+    next_review_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["decision", "at", "pk"]
+
+
+class RadioSwitch(AppendOnlyModel):
+    """The control room's "radio down" switch, thrown or put back: each a logged decision; going
+    down also sends the plan's fallback instructions as a broadcast."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="radio_switches")
+    down = models.BooleanField()
+    at = models.DateTimeField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decision = models.OneToOneField(Decision, on_delete=models.PROTECT, related_name="+")
+    broadcast = models.ForeignKey(
+        Broadcast, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    instructions = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["fixture", "at", "pk"]

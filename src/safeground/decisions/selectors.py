@@ -1,0 +1,302 @@
+"""Reads of the decision log: who may see which decision (the log's rule), the log as it stands
+(struck-through amendments, reviews), reminders due, the radio's state and its periods."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from safeground.accounts.permissions import (
+    can_log_decisions,
+    can_read_decisions,
+    can_switch_radio,
+    require,
+)
+from safeground.incidents.models import Broadcast, LogEntry
+from safeground.incidents.selectors import entries_seen_by
+from safeground.matches.models import Fixture
+from safeground.matches.selectors import fixture_for, plan_current
+
+from .models import Decision, DecisionReview, RadioSwitch
+
+# When the match plan has no fallback written: the Green Guide's back-up to the radio (the
+# control point's landline to each post since Taylor, loudhailers when the speakers fail).
+DEFAULT_FALLBACK = (
+    "Control room to supervisors by the landline at each post, then by runners; stewards follow "
+    "the instructions on their phones and acknowledge each; loudhailers if the public address "
+    "fails; stay at your post unless told otherwise."
+)
+
+
+def fixture_for_decisions(user: Any, fixture_id: int) -> Fixture:
+    """A match whose decision log the user may read (the control room's readers)."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_read_decisions(user, fixture))
+    return fixture
+
+
+def fixture_for_logging_decisions(user: Any, fixture_id: int) -> Fixture:
+    fixture = fixture_for_decisions(user, fixture_id)
+    require(can_log_decisions(user, fixture))
+    return fixture
+
+
+def fixture_for_radio(user: Any, fixture_id: int) -> Fixture:
+    fixture = fixture_for(user, fixture_id)
+    require(can_switch_radio(user, fixture))
+    return fixture
+
+
+def decisions_seen_by(user: Any, fixture: Fixture) -> QuerySet[Decision]:
+    """The match's decisions this user may see: the log's home-only rule on their entries
+    (incidents.selectors.entries_seen_by), as for every other entry."""
+    entries = entries_seen_by(
+        user, fixture, LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.DECISION)
+    )
+    return (
+        Decision.objects.filter(fixture=fixture, entry__in=entries)
+        .select_related("entry", "amends__entry", "decision_maker")
+        .prefetch_related("reviews__by", "reviews__entry", "amendments__entry")
+        .order_by("entry__seq")
+    )
+
+
+def decision_seen_by(user: Any, fixture: Fixture, decision_id: int) -> Decision:
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(decisions_seen_by(user, fixture), pk=decision_id)
+
+
+def decision_current(decision: Decision) -> Decision:
+    """The decision as it stands: the last amendment of its line (itself if never amended)."""
+    current = decision
+    while (later := current.amendments.order_by("pk").first()) is not None:
+        current = later
+    return current
+
+
+def review_due_at(decision: Decision) -> datetime | None:
+    """When the decision is next to be reviewed: the latest review's next time, else its own."""
+    reviews = sorted(decision.reviews.all(), key=lambda r: (r.at, r.pk))
+    if reviews:
+        return reviews[-1].next_review_at
+    return decision.review_at
+
+
+@dataclass
+class DecisionRow:
+    decision: Decision
+    struck_by: int | None  # the seq of the amendment that strikes it through
+    due_at: datetime | None
+    due: bool
+    reviews: list[DecisionReview] = field(default_factory=list)
+
+    @property
+    def seq(self) -> int:
+        return self.decision.entry.seq
+
+
+def decision_log(user: Any, fixture: Fixture, now: datetime | None = None) -> list[DecisionRow]:
+    """The decision log in the order it was written, each row struck through once amended."""
+    now = now or timezone.now()
+    rows = []
+    for decision in decisions_seen_by(user, fixture):
+        amendments = list(decision.amendments.all())
+        due_at = None if amendments else review_due_at(decision)
+        rows.append(
+            DecisionRow(
+                decision=decision,
+                struck_by=amendments[0].entry.seq if amendments else None,
+                due_at=due_at,
+                due=due_at is not None and due_at <= now,
+                reviews=sorted(decision.reviews.all(), key=lambda r: (r.at, r.pk)),
+            )
+        )
+    return rows
+
+
+def reviews_due(user: Any, fixture: Fixture, now: datetime | None = None) -> list[DecisionRow]:
+    return [row for row in decision_log(user, fixture, now) if row.due]
+
+
+def decision_json(row: DecisionRow) -> dict[str, Any]:
+    d = row.decision
+    return {
+        "id": d.pk,
+        "seq": row.seq,
+        "decision": d.decision,
+        "rationale": d.rationale,
+        "information": d.information,
+        "threat_assessment": d.threat_assessment,
+        "powers_policy": d.powers_policy,
+        "options_considered": d.options_considered,
+        "options_rejected": d.options_rejected,
+        "decision_maker": d.decision_maker_name,
+        "decision_maker_role": d.decision_maker_role,
+        "loggist": d.entry.author_name,
+        "decided_at": d.decided_at,
+        "logged_at": d.entry.logged_at,
+        "retrospective_reason": d.retrospective_reason,
+        "amends": d.amends.entry.seq if d.amends else None,
+        "amendment_reason": d.amendment_reason,
+        "struck_by": row.struck_by,
+        "review_at": d.review_at,
+        "review_due_at": row.due_at,
+        "review_due": row.due,
+        "reviews": [
+            {
+                "seq": r.entry.seq,
+                "by": str(r.by),
+                "at": r.at,
+                "note": r.note,
+                "next_review_at": r.next_review_at,
+            }
+            for r in row.reviews
+        ],
+        "links": d.links,
+        "home_only": d.home_only,
+        "sha256": d.sha256,
+        "hash": d.entry.hash,
+    }
+
+
+def radio_switches(fixture: Fixture) -> list[RadioSwitch]:
+    return list(
+        RadioSwitch.objects.filter(fixture=fixture).select_related("by").order_by("at", "pk")
+    )
+
+
+def radio_is_down(fixture: Fixture) -> bool:
+    latest = RadioSwitch.objects.filter(fixture=fixture).order_by("-at", "-pk").first()
+    return bool(latest and latest.down)
+
+
+def radio_down_since(fixture: Fixture) -> RadioSwitch | None:
+    latest = RadioSwitch.objects.filter(fixture=fixture).order_by("-at", "-pk").first()
+    return latest if latest is not None and latest.down else None
+
+
+@dataclass(frozen=True)
+class RadioPeriod:
+    began: datetime
+    ended: datetime | None  # None: still down
+    by: str
+    instructions: str
+
+    @property
+    def minutes(self) -> float | None:
+        if self.ended is None:
+            return None
+        return round((self.ended - self.began).total_seconds() / 60, 1)
+
+
+def radio_periods(fixture: Fixture) -> list[RadioPeriod]:
+    """Each time the radio was down: from the switch down to the switch back up."""
+    periods: list[RadioPeriod] = []
+    began: RadioSwitch | None = None
+    for switch in radio_switches(fixture):
+        if switch.down and began is None:
+            began = switch
+        elif not switch.down and began is not None:
+            periods.append(RadioPeriod(began.at, switch.at, str(began.by), began.instructions))
+            began = None
+    if began is not None:
+        periods.append(RadioPeriod(began.at, None, str(began.by), began.instructions))
+    return periods
+
+
+def fallback_instructions(fixture: Fixture) -> str:
+    """What stewards do when the radio fails: the match plan's own words (communications, "when
+    it fails"), or the Green Guide's back-up when there is no plan."""
+    plan = plan_current(fixture)
+    written = (plan.communications or {}).get("fallback", "").strip() if plan else ""
+    return written or _(DEFAULT_FALLBACK)
+
+
+@dataclass(frozen=True)
+class BroadcastTimes:
+    """One broadcast's acknowledgements: how many of those it was sent to, and how long after it
+    was sent (seconds: the median and the slowest)."""
+
+    id: int
+    sent_at: datetime
+    text: str
+    recipients: int
+    acknowledged: int
+    median_ack: float | None
+    worst_ack: float | None
+
+
+def broadcast_times(fixture: Fixture) -> list[BroadcastTimes]:
+    found = []
+    broadcasts = Broadcast.objects.filter(fixture=fixture).prefetch_related("acks")
+    for broadcast in broadcasts.order_by("sent_at", "pk"):
+        waits = sorted(
+            (ack.acked_at - broadcast.sent_at).total_seconds()
+            for ack in broadcast.acks.all()
+            if ack.user_id in broadcast.recipient_ids
+        )
+        found.append(
+            BroadcastTimes(
+                id=broadcast.pk,
+                sent_at=broadcast.sent_at,
+                text=broadcast.text,
+                recipients=len(broadcast.recipient_ids),
+                acknowledged=len(waits),
+                median_ack=round(statistics.median(waits), 1) if waits else None,
+                worst_ack=round(waits[-1], 1) if waits else None,
+            )
+        )
+    return found
+
+
+def commanders(fixture: Fixture) -> list[Any]:
+    """Who may be named as the decision-maker: the home club's safety officers and the policing
+    force's commanders."""
+    from safeground.accounts.models import Membership, Role
+
+    orgs = {fixture.ground.organisation_id: Role.SAFETY_OFFICER}
+    for share in fixture.shares.all():
+        if share.purpose == "police":
+            orgs[share.organisation_id] = Role.POLICE_COMMANDER
+    members = Membership.objects.filter(organisation_id__in=list(orgs)).select_related("user")
+    return sorted(
+        {m.user for m in members if orgs.get(m.organisation_id) == m.role},
+        key=lambda u: (str(u), u.pk),
+    )
+
+
+def decisions_report(user: Any, fixture: Fixture) -> dict[str, Any]:
+    """The post-match report's part (reports/match_report views): the decision log as this
+    reader may see it, each broadcast's acknowledgement times, the radio-down periods."""
+    return {
+        "decision_rows": decision_log(user, fixture),
+        "broadcast_times": broadcast_times(fixture),
+        "radio_periods": radio_periods(fixture),
+    }
+
+
+def decisions_citing(user: Any, fixture: Fixture, seqs: set[int]) -> list[dict[str, Any]]:
+    """The decisions (as this user may see them) linked to any of these log entries: what a
+    case bundle carries for its entries, each with its chained entry's hash and canonical form,
+    so it is checked against the match's chain like the case's own entries."""
+    from safeground.incidents.chain import canonical
+
+    found = []
+    for row in decision_log(user, fixture):
+        if seqs.intersection(row.decision.links):
+            entry = row.decision.entry
+            found.append(
+                {
+                    **decision_json(row),
+                    "prev_hash": entry.prev_hash,
+                    "canonical": canonical(entry).decode(),
+                }
+            )
+    return found

@@ -1,0 +1,424 @@
+"""Writes of the decision log: a decision recorded, amended, reviewed; the radio switched down and
+back up. Each is one transaction that appends to the match's one chained log
+(`incidents.services.log_record_append`) and goes out live on commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from safeground.accounts.models import User
+from safeground.accounts.permissions import (
+    can_log_decisions,
+    can_make_decisions,
+    can_switch_radio,
+    plan_sign_roles,
+)
+from safeground.errors import Forbidden, SafegroundError
+from safeground.incidents.broadcasting import broadcast_send
+from safeground.incidents.models import LogEntry
+from safeground.incidents.selectors import RECORD_KINDS, current_posts
+from safeground.incidents.services import LogEntryError, log_record_append
+from safeground.live.catalogue import DECISION, RADIO_STATUS
+from safeground.live.events import Audience, publish
+from safeground.matches.models import Fixture
+
+from .models import Decision, DecisionReview, RadioSwitch
+from .selectors import decision_current, fallback_instructions, radio_is_down, review_due_at
+
+# JESIP: a decision is logged as it is made; one logged later than this says why (retrospective).
+RETROSPECTIVE_AFTER = timedelta(minutes=5)
+MAX_TEXT = 4000
+
+
+class DecisionError(SafegroundError):
+    """A decision, an amendment or a review refused; `field` names what is wrong."""
+
+    code = "decision_refused"
+
+
+@dataclass(frozen=True)
+class DecisionParts:
+    """What a decision says (the National Decision Model's parts)."""
+
+    decision: str
+    rationale: str
+    information: str = ""
+    threat_assessment: str = ""
+    powers_policy: str = ""
+    options_considered: str = ""
+    options_rejected: str = ""
+    review_at: datetime | None = None
+    links: tuple[int, ...] = field(default_factory=tuple)
+    home_only: bool = False
+
+
+TEXT_PARTS = (
+    "decision",
+    "rationale",
+    "information",
+    "threat_assessment",
+    "powers_policy",
+    "options_considered",
+    "options_rejected",
+)
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def digest(fields: dict[str, Any]) -> str:
+    """The SHA-256 of a decision's canonical form (sorted JSON, UTC times): its entry carries it,
+    so the chain anchors every word of the decision."""
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def decision_fields(decision: Decision) -> dict[str, Any]:
+    """The canonical fields of a stored decision (what `digest` was computed over)."""
+    return {
+        **{name: getattr(decision, name) for name in TEXT_PARTS},
+        "review_at": _time(decision.review_at),
+        "decision_maker": decision.decision_maker_id,
+        "decision_maker_name": decision.decision_maker_name,
+        "decision_maker_role": decision.decision_maker_role,
+        "decided_at": _time(decision.decided_at),
+        "retrospective_reason": decision.retrospective_reason,
+        "amends": decision.amends.entry.seq if decision.amends else None,
+        "amendment_reason": decision.amendment_reason,
+        "links": list(decision.links),
+        "home_only": decision.home_only,
+    }
+
+
+def _clean(parts: DecisionParts) -> dict[str, str]:
+    texts = {name: str(getattr(parts, name)).strip() for name in TEXT_PARTS}
+    for name in ("decision", "rationale"):
+        if not texts[name]:
+            raise DecisionError(name, _("must not be empty"))
+    for name, text in texts.items():
+        if len(text) > MAX_TEXT:
+            raise DecisionError(name, f"is {len(text)} characters; at most {MAX_TEXT}")
+    return texts
+
+
+def _check_times(
+    parts: DecisionParts, decided_at: datetime | None, retrospective_reason: str, now: datetime
+) -> datetime:
+    decided = now if decided_at is None else decided_at
+    if timezone.is_naive(decided):
+        raise DecisionError("decided_at", _("give a time with its time zone"))
+    if decided > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
+        raise DecisionError("decided_at", _("is in the future"))
+    late = now - decided
+    if late > RETROSPECTIVE_AFTER and not retrospective_reason.strip():
+        minutes = int(late.total_seconds() // 60)
+        # The clock, not the request's form, refuses it: a 409 in the API, a form error on pages.
+        raise DecisionError(
+            "retrospective_reason",
+            _(
+                "logged %(minutes)s minutes after it was made: say why it is logged late "
+                "(a retrospective entry)"
+            )
+            % {"minutes": minutes},
+            status=409,
+        )
+    if parts.review_at is not None:
+        if timezone.is_naive(parts.review_at):
+            raise DecisionError("review_at", _("give a time with its time zone"))
+        if parts.review_at <= decided:
+            raise DecisionError("review_at", _("must be after the time decided"), status=409)
+    return decided
+
+
+def _check_links(fixture: Fixture, links: tuple[int, ...]) -> list[int]:
+    wanted = sorted(set(links))
+    known = set(
+        LogEntry.objects.filter(fixture=fixture, seq__in=wanted)
+        .exclude(kind__in=RECORD_KINDS)
+        .values_list("seq", flat=True)
+    )
+    missing = [seq for seq in wanted if seq not in known]
+    if missing:
+        raise DecisionError("links", f"no entries {missing} in this match's log", status=404)
+    return wanted
+
+
+def _commander_role(user: User, fixture: Fixture) -> str:
+    roles = plan_sign_roles(user, fixture)
+    if not roles:
+        raise DecisionError(
+            "decision_maker",
+            _(
+                "%(name)s is not a commander of this match: "
+                "the safety officer or the police commander"
+            )
+            % {"name": user},
+            status=409,
+        )
+    return sorted(roles)[0]
+
+
+def _publish(decision: Decision, action: str, seq: int) -> None:
+    publish(
+        fixture_id=decision.fixture_id,
+        type=DECISION,
+        data={
+            "id": decision.pk,
+            "seq": decision.entry.seq,
+            "action": action,
+            "amends": decision.amends_id,
+            "decision_maker": decision.decision_maker_name,
+            "decided_at": decision.decided_at.isoformat(),
+            "review_at": decision.review_at.isoformat() if decision.review_at else None,
+        },
+        # The log's rule for an entry with no zone: everyone working the match but stewards,
+        # and a home-only decision for the home club's staff alone.
+        audience=Audience(home_only=decision.home_only),
+        chain_seq=seq,
+    )
+
+
+def _write(
+    *,
+    fixture: Fixture,
+    loggist: User,
+    decision_maker: User,
+    parts: DecisionParts,
+    decided_at: datetime | None,
+    retrospective_reason: str,
+    amends: Decision | None = None,
+    amendment_reason: str = "",
+) -> Decision:
+    if not can_log_decisions(loggist, fixture):
+        raise Forbidden("loggist", _("you may not log decisions at this match"))
+    texts = _clean(parts)
+    now = timezone.now()
+    decided = _check_times(parts, decided_at, retrospective_reason, now)
+    decision = Decision(
+        fixture=fixture,
+        **texts,
+        review_at=parts.review_at,
+        decision_maker=decision_maker,
+        decision_maker_name=str(decision_maker),
+        decision_maker_role=_commander_role(decision_maker, fixture),
+        decided_at=decided,
+        retrospective_reason=retrospective_reason.strip(),
+        amends=amends,
+        amendment_reason=amendment_reason.strip(),
+        links=_check_links(fixture, parts.links),
+        home_only=parts.home_only,
+    )
+    decision.sha256 = digest(decision_fields(decision))
+    amended = f"; amends #{amends.entry.seq}" if amends else ""
+    entry = log_record_append(
+        fixture=fixture,
+        author=loggist,
+        kind=LogEntry.Kind.DECISION,
+        observed_at=decided,
+        text=decision.decision,
+        note=f"decision sha256 {decision.sha256} by {decision.decision_maker_name}{amended}",
+        links=decision.links,
+        home_only=decision.home_only,
+    )
+    decision.entry = entry
+    decision.save()
+    _publish(decision, "amended" if amends else "logged", entry.seq)
+    return decision
+
+
+@transaction.atomic
+def decision_record(
+    *,
+    fixture: Fixture,
+    loggist: User,
+    decision_maker: User,
+    parts: DecisionParts,
+    decided_at: datetime | None = None,
+    retrospective_reason: str = "",
+) -> Decision:
+    """A commander's decision, recorded by the loggist (who may be the commander): both named,
+    the time decided and the time logged both kept; logged more than 5 minutes after it was
+    made, it says why."""
+    return _write(
+        fixture=fixture,
+        loggist=loggist,
+        decision_maker=decision_maker,
+        parts=parts,
+        decided_at=decided_at,
+        retrospective_reason=retrospective_reason,
+    )
+
+
+@transaction.atomic
+def decision_amend(
+    *,
+    decision: Decision,
+    loggist: User,
+    decision_maker: User,
+    parts: DecisionParts,
+    reason: str,
+    decided_at: datetime | None = None,
+    retrospective_reason: str = "",
+) -> Decision:
+    """An amendment: a new decision in the chain that strikes the old one through (never an
+    edit). Only the decision as it stands (not one already struck through) is amended."""
+    if not reason.strip():
+        raise DecisionError("reason", _("say why the decision is amended"))
+    current = decision_current(decision)
+    if current.pk != decision.pk:
+        raise DecisionError(
+            "decision",
+            f"#{decision.entry.seq} is already amended by #{current.entry.seq}: amend that",
+            status=409,
+        )
+    return _write(
+        fixture=decision.fixture,
+        loggist=loggist,
+        decision_maker=decision_maker,
+        parts=parts,
+        decided_at=decided_at,
+        retrospective_reason=retrospective_reason,
+        amends=decision,
+        amendment_reason=reason,
+    )
+
+
+@transaction.atomic
+def decision_review(
+    *, decision: Decision, by: User, note: str, next_review_at: datetime | None = None
+) -> DecisionReview:
+    """The decision reviewed (its reminder answered): it stands, with what was found, and
+    perhaps a next review time. A chained entry, as the decision is."""
+    fixture = decision.fixture
+    if not can_log_decisions(by, fixture):
+        raise Forbidden("by", _("you may not log decisions at this match"))
+    note = note.strip()
+    if not note:
+        raise DecisionError("note", _("say what the review found"))
+    if len(note) > MAX_TEXT:
+        raise DecisionError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
+    if decision_current(decision).pk != decision.pk:
+        raise DecisionError(
+            "decision", _("this decision is struck through: review the amendment"), status=409
+        )
+    if review_due_at(decision) is None:
+        raise DecisionError("decision", _("this decision has no review time"), status=409)
+    now = timezone.now()
+    if next_review_at is not None and next_review_at <= now:
+        raise DecisionError("next_review_at", _("must be in the future"), status=409)
+    entry = log_record_append(
+        fixture=fixture,
+        author=by,
+        kind=LogEntry.Kind.DECISION_REVIEW,
+        text=note,
+        note=f"review of decision #{decision.entry.seq}",
+        links=[decision.entry.seq],
+        home_only=decision.home_only,
+    )
+    review = DecisionReview.objects.create(
+        decision=decision, entry=entry, by=by, at=now, note=note, next_review_at=next_review_at
+    )
+    _publish(decision, "reviewed", entry.seq)
+    return review
+
+
+def _stewards_told(fixture: Fixture, by: User, text: str) -> Any:
+    """The broadcast to every posted steward (None when nobody is posted yet: the banner and the
+    logged decision still stand)."""
+    try:
+        with transaction.atomic():
+            return broadcast_send(fixture=fixture, sent_by=by, script="free", text=text[:500])
+    except LogEntryError as refused:
+        if refused.field != "recipients":
+            raise
+        return None
+
+
+def _radio_switch(
+    *, fixture: Fixture, by: User, decision_maker: User, down: bool, note: str
+) -> RadioSwitch:
+    if not can_switch_radio(by, fixture):
+        raise Forbidden("by", _("the control room switches the radio down or back up"))
+    if not can_make_decisions(decision_maker, fixture):
+        _commander_role(decision_maker, fixture)  # raises, naming the field
+    if radio_is_down(fixture) == down:
+        state = _("down") if down else _("up")
+        raise DecisionError(
+            "radio", _("the radio is already marked %(state)s") % {"state": state}, status=409
+        )
+    instructions = fallback_instructions(fixture) if down else ""
+    if down:
+        parts = DecisionParts(
+            decision=_("Radio down: work to the fallback communications plan"),
+            rationale=note.strip() or _("The radio link from the control room has failed."),
+            powers_policy=_("Match plan, communications: when the radio fails (Green Guide)"),
+            information=instructions,
+        )
+        told = _("Radio down. %(instructions)s") % {"instructions": instructions}
+    else:
+        parts = DecisionParts(
+            decision=_("Radio back up: the fallback communications plan ends"),
+            rationale=note.strip() or _("The radio link from the control room works again."),
+            powers_policy=_("Match plan, communications"),
+        )
+        told = _("Radio back up: use the radio again. The fallback ends.")
+    decision = _write(
+        fixture=fixture,
+        loggist=by,
+        decision_maker=decision_maker,
+        parts=parts,
+        decided_at=None,
+        retrospective_reason="",
+    )
+    switch = RadioSwitch.objects.create(
+        fixture=fixture,
+        down=down,
+        at=decision.entry.logged_at,
+        by=by,
+        decision=decision,
+        broadcast=_stewards_told(fixture, by, told),
+        instructions=instructions,
+    )
+    zone_ids = frozenset(fixture.zones.values_list("zone_id", flat=True))
+    publish(
+        fixture_id=fixture.pk,
+        type=RADIO_STATUS,
+        data={
+            "down": down,
+            "at": switch.at.isoformat(),
+            "by": str(by),
+            "instructions": instructions,
+        },
+        # Every screen of the match: the control room, the police, and every steward's phone.
+        audience=Audience(zone_ids=zone_ids, user_ids=frozenset(current_posts(fixture))),
+    )
+    return switch
+
+
+@transaction.atomic
+def radio_down(*, fixture: Fixture, by: User, decision_maker: User, note: str = "") -> RadioSwitch:
+    """The radio has failed: a logged decision, the plan's fallback instructions broadcast to
+    every steward, and a banner on every screen until the radio is switched back up."""
+    return _radio_switch(
+        fixture=fixture, by=by, decision_maker=decision_maker, down=True, note=note
+    )
+
+
+@transaction.atomic
+def radio_restore(
+    *, fixture: Fixture, by: User, decision_maker: User, note: str = ""
+) -> RadioSwitch:
+    """The radio works again: a logged decision, the stewards told, the banner gone."""
+    return _radio_switch(
+        fixture=fixture, by=by, decision_maker=decision_maker, down=False, note=note
+    )

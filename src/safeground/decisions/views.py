@@ -1,0 +1,250 @@
+"""Decision log pages: the log (record, amend, review), its PDF, the control room's banner (the
+radio switch, reviews due) and the steward's radio-down banner (htmx fragments in the log's
+pages, incidents/panels.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from safeground.accounts.models import User
+from safeground.accounts.permissions import (
+    can_log_decisions,
+    can_open_steward_page,
+    can_read_decisions,
+    can_switch_radio,
+    require,
+)
+from safeground.errors import SafegroundError
+from safeground.incidents.panels import Panel
+from safeground.live.catalogue import DECISION, RADIO_STATUS
+from safeground.matches.models import Fixture
+from safeground.matches.selectors import fixture_for
+
+from . import services
+from .forms import AmendForm, DecisionForm, RadioForm, ReviewForm
+from .selectors import (
+    decision_log,
+    decision_seen_by,
+    fixture_for_decisions,
+    fixture_for_logging_decisions,
+    fixture_for_radio,
+    radio_down_since,
+    reviews_due,
+)
+
+
+def control_room_banner_for(user: Any, fixture: Fixture) -> Panel | None:
+    if not can_read_decisions(user, fixture):
+        return None
+    return Panel(reverse("decisions_banner", args=[fixture.pk]), (DECISION, RADIO_STATUS))
+
+
+def steward_banner_for(user: Any, fixture: Fixture) -> Panel | None:
+    if not can_open_steward_page(user, fixture):
+        return None
+    return Panel(reverse("decisions_steward_banner", args=[fixture.pk]), (RADIO_STATUS,))
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
+
+
+def _refused_on(form: Any, error: SafegroundError) -> None:
+    """The service's refusal as a form error on the field it names (else the whole form's)."""
+    form.add_error(error.field if error.field in form.fields else None, error.message)
+
+
+def _log_page(
+    request: HttpRequest, fixture: Fixture, form: Any = None, status: int = 200
+) -> HttpResponse:
+    may_log = can_log_decisions(request.user, fixture)
+    return render(
+        request,
+        "decisions/log.html",
+        {
+            "fixture": fixture,
+            "rows": decision_log(request.user, fixture),
+            "form": form or (DecisionForm(fixture=fixture) if may_log else None),
+            "may_log": may_log,
+            "review_form": ReviewForm(),
+            "radio_down": radio_down_since(fixture),
+        },
+        status=status,
+    )
+
+
+@login_required
+def decision_log_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The match's decision log; the loggist records a commander's decision here."""
+    fixture = fixture_for_decisions(request.user, fixture_id)
+    if request.method != "POST":
+        return _log_page(request, fixture)
+    require(can_log_decisions(request.user, fixture))
+    form = DecisionForm(request.POST, fixture=fixture)
+    if form.is_valid():
+        try:
+            done = services.decision_record(
+                fixture=fixture,
+                loggist=_user(request),
+                decision_maker=form.cleaned_data["decision_maker"],
+                parts=form.parts(),
+                decided_at=form.cleaned_data["decided_at"],
+                retrospective_reason=form.cleaned_data["retrospective_reason"],
+            )
+        except SafegroundError as error:
+            _refused_on(form, error)
+        else:
+            return redirect(f"{reverse('decisions', args=[fixture.pk])}#decision-{done.entry.seq}")
+    return _log_page(request, fixture, form, status=400)
+
+
+def _amend_initial(decision: Any) -> dict[str, Any]:
+    names = ["decision", "rationale", "information", "threat_assessment", "powers_policy"]
+    names += ["options_considered", "options_rejected", "review_at", "home_only"]
+    initial = {name: getattr(decision, name) for name in names}
+    initial["decision_maker"] = decision.decision_maker_id
+    initial["links"] = ", ".join(str(seq) for seq in decision.links)
+    if decision.review_at:
+        initial["review_at"] = timezone.localtime(decision.review_at)
+    return initial
+
+
+@login_required
+def decision_amend_page(request: HttpRequest, fixture_id: int, decision_id: int) -> HttpResponse:
+    """An amendment: the decision's parts to change, and why; the old one is struck through."""
+    fixture = fixture_for_logging_decisions(request.user, fixture_id)
+    decision = decision_seen_by(request.user, fixture, decision_id)
+    if request.method != "POST":
+        form = AmendForm(fixture=fixture, initial=_amend_initial(decision))
+        return render(
+            request,
+            "decisions/amend.html",
+            {"fixture": fixture, "decision": decision, "form": form},
+        )
+    form = AmendForm(request.POST, fixture=fixture)
+    if form.is_valid():
+        try:
+            done = services.decision_amend(
+                decision=decision,
+                loggist=_user(request),
+                decision_maker=form.cleaned_data["decision_maker"],
+                parts=form.parts(),
+                reason=form.cleaned_data["reason"],
+                decided_at=form.cleaned_data["decided_at"],
+                retrospective_reason=form.cleaned_data["retrospective_reason"],
+            )
+        except SafegroundError as error:
+            _refused_on(form, error)
+        else:
+            return redirect(f"{reverse('decisions', args=[fixture.pk])}#decision-{done.entry.seq}")
+    return render(
+        request,
+        "decisions/amend.html",
+        {"fixture": fixture, "decision": decision, "form": form},
+        status=400,
+    )
+
+
+@login_required
+def decision_review_view(request: HttpRequest, fixture_id: int, decision_id: int) -> HttpResponse:
+    fixture = fixture_for_logging_decisions(request.user, fixture_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    decision = decision_seen_by(request.user, fixture, decision_id)
+    form = ReviewForm(request.POST)
+    if form.is_valid():
+        try:
+            services.decision_review(
+                decision=decision,
+                by=_user(request),
+                note=form.cleaned_data["note"],
+                next_review_at=form.cleaned_data["next_review_at"],
+            )
+        except SafegroundError as error:
+            _refused_on(form, error)
+        else:
+            return redirect(
+                f"{reverse('decisions', args=[fixture.pk])}#decision-{decision.entry.seq}"
+            )
+    return render(
+        request,
+        "decisions/review.html",
+        {"fixture": fixture, "decision": decision, "review_form": form},
+        status=400,
+    )
+
+
+@login_required
+def decision_log_pdf(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    from safeground.printing import pdf_response
+
+    fixture = fixture_for_decisions(request.user, fixture_id)
+    return pdf_response(
+        "decisions/log_print.html",
+        {"fixture": fixture, "rows": decision_log(request.user, fixture), "now": timezone.now()},
+        f"decision log {fixture}",
+        request,
+    )
+
+
+def _banner(request: HttpRequest, fixture: Fixture, form: Any = None) -> HttpResponse:
+    may_switch = can_switch_radio(request.user, fixture)
+    return render(
+        request,
+        "decisions/banner.html",
+        {
+            "fixture": fixture,
+            "due": reviews_due(request.user, fixture),
+            "radio_down": radio_down_since(fixture),
+            "may_switch": may_switch,
+            "radio_form": form or (RadioForm(fixture=fixture) if may_switch else None),
+        },
+    )
+
+
+@login_required
+def decisions_banner(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The control room's strip: radio down (and the switch), decision reviews due."""
+    return _banner(request, fixture_for_decisions(request.user, fixture_id))
+
+
+@login_required
+def radio_switch(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """Radio down / back up (the `down` field: 1 or 0); answered with the banner again."""
+    fixture = fixture_for_radio(request.user, fixture_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    form: RadioForm | None = RadioForm(request.POST, fixture=fixture)
+    assert form is not None
+    if form.is_valid():
+        switch = services.radio_down if request.POST.get("down") == "1" else services.radio_restore
+        try:
+            switch(
+                fixture=fixture,
+                by=_user(request),
+                decision_maker=form.cleaned_data["decision_maker"],
+                note=form.cleaned_data["note"],
+            )
+        except SafegroundError as error:
+            _refused_on(form, error)
+        else:
+            form = None
+    return _banner(request, fixture, form)
+
+
+@login_required
+def steward_radio_banner(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_open_steward_page(request.user, fixture))
+    return render(
+        request,
+        "decisions/steward_banner.html",
+        {"fixture": fixture, "radio_down": radio_down_since(fixture)},
+    )
