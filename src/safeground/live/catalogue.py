@@ -218,6 +218,22 @@ class CheckResultEvent(_Data):
     open_critical: int
 
 
+# --- push alerts to stewards' phones (published by alerts) ----------------------------------------
+
+ALERT_OVERDUE = "alert.overdue"
+
+
+class AlertOverdueEvent(_Data):
+    """An urgent broadcast not acknowledged by everyone in time, raised to the supervisors and
+    the control room (SAFEGROUND_ALERT_ACK_SECONDS)."""
+
+    broadcast: int
+    text: str
+    sent_at: str
+    raised_at: str
+    unacknowledged: list[str]  # usernames
+
+
 # --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
 
 HELLO = "hello"
@@ -240,6 +256,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     ENTRY_CONFLICT: EntryConflictEvent,
     STEWARD_CHECKIN: StewardCheckInEvent,
     CHECK_RESULT: CheckResultEvent,
+    ALERT_OVERDUE: AlertOverdueEvent,
 }
 CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
 

@@ -101,4 +101,4 @@ function withTimeout(promise, ms) {
     );
   });
 }
-{% endautoescape %}
+{% block more %}{% endblock %}{% endautoescape %}

@@ -3,3 +3,7 @@
 // opens with no network, network first for fresh tasks and token when there is one. Reports made
 // offline wait in the page's outbox (IndexedDB), not here.{% endblock %}
 {% block device %}phone{% endblock %}
+{% block more %}{% load static %}
+// Push alerts (alerts/): shown with the screen locked, receipts and acknowledgement sent back.
+importScripts("{% static 'alerts/push-sw-1.js' %}");
+{% endblock %}

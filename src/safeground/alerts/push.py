@@ -1,0 +1,162 @@
+"""Sending alerts to push services, off the request's path.
+
+pywebpush encrypts each message to its phone's keys (RFC 8291, aes128gcm) and posts it to the
+phone's push service (RFC 8030) with `Urgency: high` and a short TTL; the VAPID token (RFC 8292)
+is py-vapid's (vapid.py). Nothing of the protocol is written here: only who gets what, and what
+the push service's answer means.
+
+A service hands a batch of pushes to `send` once its write has committed; a thread of this
+process takes the batch and posts its messages through a small pool of threads (HTTP only: the
+pool never touches the database), so a broadcast to 500 phones returns at once. The answers:
+2xx sent; 404 or 410 the subscription has expired (dropped); 429, 5xx or no answer tried again
+after a back-off, at most PUSH_ATTEMPTS times in all (a message is worth nothing after its TTL).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+
+import requests
+from django.conf import settings
+from django.db import connection
+from pywebpush import WebPusher, WebPushException
+
+from . import vapid
+
+logger = logging.getLogger(__name__)
+
+EXPIRED = frozenset({404, 410})
+BACK_OFF_SECONDS = (1.0, 4.0, 10.0)  # before the 2nd, 3rd, 4th attempt
+
+
+@dataclass(frozen=True)
+class Push:
+    recipient_id: int  # the AlertRecipient it is for
+    subscription_id: int
+    endpoint: str
+    p256dh: str
+    auth: str
+    payload: bytes
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    push: Push
+    status: int | None  # the push service's answer, None when there was none
+    error: str = ""
+
+    @property
+    def sent(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def expired(self) -> bool:
+        return self.status in EXPIRED
+
+    @property
+    def retry(self) -> bool:
+        transient = self.status is None or self.status == 429 or self.status >= 500
+        return transient and not self.error.startswith("refused:")
+
+
+Record = Callable[[list[Outcome]], None]
+
+_local = threading.local()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_running: set[threading.Thread] = set()
+_running_lock = threading.Lock()
+
+
+def _http() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(
+                max_workers=settings.SAFEGROUND_PUSH_THREADS, thread_name_prefix="push"
+            )
+        return _pool
+
+
+def _session() -> requests.Session:
+    """One HTTP session per pool thread: its connections to a push service are kept open."""
+    session = getattr(_local, "session", None)
+    if session is None:
+        session = _local.session = requests.Session()
+    return session
+
+
+def post(push: Push) -> Outcome:
+    """Encrypt and post one message; the push service's status, or why there was none."""
+    subscription = {"endpoint": push.endpoint, "keys": {"p256dh": push.p256dh, "auth": push.auth}}
+    headers = {**vapid.headers_for(push.endpoint), "Urgency": "high"}
+    try:
+        pusher = WebPusher(subscription, requests_session=_session())
+        response = pusher.send(
+            push.payload,
+            headers,
+            ttl=settings.SAFEGROUND_PUSH_TTL_SECONDS,
+            timeout=settings.SAFEGROUND_PUSH_TIMEOUT_SECONDS,
+        )
+    except (WebPushException, ValueError) as error:  # keys that are not a phone's: no retry
+        return Outcome(push, None, f"refused: {error}"[:200])
+    except requests.RequestException as error:
+        return Outcome(push, None, type(error).__name__)
+    return Outcome(push, response.status_code)  # type: ignore[union-attr]
+
+
+def deliver(pushes: list[Push], record: Record) -> None:
+    """Post every push (the pool's threads), hand each round's outcomes to `record`, and try the
+    transient failures again after a back-off, at most PUSH_ATTEMPTS times in all."""
+    pending = pushes
+    while pending:
+        futures = [_http().submit(post, push) for push in pending]
+        outcomes = [future.result() for future in as_completed(futures)]
+        record(outcomes)
+        again = [o.push for o in outcomes if o.retry]
+        attempt = again[0].attempt if again else 0
+        if not again or attempt >= settings.SAFEGROUND_PUSH_ATTEMPTS:
+            return
+        time.sleep(BACK_OFF_SECONDS[min(attempt - 1, len(BACK_OFF_SECONDS) - 1)])
+        pending = [replace(push, attempt=push.attempt + 1) for push in again]
+
+
+def send(pushes: list[Push], record: Record) -> None:
+    """Deliver the pushes in a thread of their own; the caller returns at once."""
+    if not pushes:
+        return
+
+    def run() -> None:
+        try:
+            deliver(pushes, record)
+        except Exception:
+            logger.exception("push alerts: a batch of %d failed", len(pushes))
+        finally:
+            connection.close()  # this thread's own database connection
+            with _running_lock:
+                _running.discard(threading.current_thread())
+
+    thread = threading.Thread(target=run, name="push-batch", daemon=True)
+    with _running_lock:
+        _running.add(thread)
+    thread.start()
+
+
+def settle(timeout: float = 30.0) -> None:
+    """Wait for the batches being sent (tests, and a command that sends before it exits)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with _running_lock:
+            threads = list(_running)
+        if not threads:
+            return
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if time.monotonic() >= deadline:
+            return
