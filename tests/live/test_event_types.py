@@ -176,6 +176,22 @@ def test_broadcast_ack(day, client_for, sent) -> None:
     assert (data["broadcast"], data["user"]) == (broadcast.pk, "steward")
 
 
+def test_alert_overdue(day, client_for, sent, settings) -> None:
+    from django.utils import timezone
+
+    from safeground.alerts.services import overdue_raise
+
+    post_steward(day, client_for)
+    with sent():
+        client_for("safety").post(api(day, "/broadcasts"), {"script": "hold"}, "application/json")
+    broadcast = Broadcast.objects.get()
+    later = timezone.now() + timedelta(seconds=settings.SAFEGROUND_ALERT_ACK_SECONDS + 1)
+    with sent() as events:
+        overdue_raise(now=later)
+    data = only(events, catalogue.ALERT_OVERDUE)
+    assert (data["broadcast"], data["unacknowledged"]) == (broadcast.pk, ["steward"])
+
+
 # --- the gates ------------------------------------------------------------------------------------
 
 
@@ -287,6 +303,7 @@ TESTED = {
     catalogue.ENTRY_COUNTS: test_entry_counts,
     catalogue.STEWARD_CHECKIN: test_steward_checkin,
     catalogue.CHECK_RESULT: test_check_result,
+    catalogue.ALERT_OVERDUE: test_alert_overdue,
 }
 
 
