@@ -298,6 +298,7 @@ def run(args: argparse.Namespace, database: bench_live.Database, workdir: Path) 
         "opened": opened, "load": load, "post_ms": round(post_s * 1000), "delivered": delivered,
         "frames": frames, "record": record, "pushes": len(receiver.messages),
         "refused": receiver.refused, "reports_refused": phones.refused,
+        "pushed": [m.received_at - t0 for m in receiver.messages],
     }  # fmt: skip
 
 
@@ -322,6 +323,8 @@ def main() -> None:
           f" p99_ms={p99_ms(result['delivered'])} max_ms={p99_ms_at(result['delivered'], 1.0)};"
           f" to the socket frame: p50_ms={p99_ms_at(result['frames'], 0.5)}"
           f" p99_ms={p99_ms(result['frames'])} ({len(result['frames'])} sockets)")  # fmt: skip
+    print(f"  to the push service (the receiver decrypted it):"
+          f" p50_ms={p99_ms_at(result['pushed'], 0.5)} p99_ms={p99_ms(result['pushed'])}")
     print(f"  the server's record: {counts}; load average before {result['load']:.1f}")
     print(f"alerts recipients={len(result['record']['recipients'])}"
           f" delivered={counts['delivered']} p99_ms={p99_ms(result['delivered'])}"

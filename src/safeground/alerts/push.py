@@ -6,22 +6,22 @@ is py-vapid's (vapid.py). Nothing of the protocol is written here: only who gets
 the push service's answer means.
 
 A service hands a batch of pushes to `send` once its write has committed; a thread of this
-process takes the batch and posts its messages through a small pool of threads (HTTP only: the
-pool never touches the database), so a broadcast to 500 phones returns at once. The answers:
+process takes the batch and posts its messages concurrently (aiohttp, on its own event loop, at
+most PUSH_CONCURRENCY at once), so a broadcast to 500 phones returns at once. The answers:
 2xx sent; 404 or 410 the subscription has expired (dropped); 429, 5xx or no answer tried again
 after a back-off, at most PUSH_ATTEMPTS times in all (a message is worth nothing after its TTL).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
-import requests
+import aiohttp
 from django.conf import settings
 from django.db import connection
 from pywebpush import WebPusher, WebPushException
@@ -67,57 +67,43 @@ class Outcome:
 
 Record = Callable[[list[Outcome]], None]
 
-_local = threading.local()
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 _running: set[threading.Thread] = set()
 _running_lock = threading.Lock()
 
 
-def _http() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(
-                max_workers=settings.SAFEGROUND_PUSH_THREADS, thread_name_prefix="push"
-            )
-        return _pool
-
-
-def _session() -> requests.Session:
-    """One HTTP session per pool thread: its connections to a push service are kept open."""
-    session = getattr(_local, "session", None)
-    if session is None:
-        session = _local.session = requests.Session()
-    return session
-
-
-def post(push: Push) -> Outcome:
+async def _post(session: aiohttp.ClientSession, gate: asyncio.Semaphore, push: Push) -> Outcome:
     """Encrypt and post one message; the push service's status, or why there was none."""
     subscription = {"endpoint": push.endpoint, "keys": {"p256dh": push.p256dh, "auth": push.auth}}
     headers = {**vapid.headers_for(push.endpoint), "Urgency": "high"}
-    try:
-        pusher = WebPusher(subscription, requests_session=_session())
-        response = pusher.send(
-            push.payload,
-            headers,
-            ttl=settings.SAFEGROUND_PUSH_TTL_SECONDS,
-            timeout=settings.SAFEGROUND_PUSH_TIMEOUT_SECONDS,
-        )
-    except (WebPushException, ValueError) as error:  # keys that are not a phone's: no retry
-        return Outcome(push, None, f"refused: {error}"[:200])
-    except requests.RequestException as error:
-        return Outcome(push, None, type(error).__name__)
-    return Outcome(push, response.status_code)  # type: ignore[union-attr]
+    timeout = aiohttp.ClientTimeout(total=settings.SAFEGROUND_PUSH_TIMEOUT_SECONDS)
+    async with gate:
+        try:
+            pusher = WebPusher(subscription, aiohttp_session=session)
+            response = await pusher.send_async(
+                push.payload, headers, ttl=settings.SAFEGROUND_PUSH_TTL_SECONDS, timeout=timeout
+            )
+        except (WebPushException, ValueError) as error:  # keys that are not a phone's: final
+            return Outcome(push, None, f"refused: {error}"[:200])
+        except (aiohttp.ClientError, TimeoutError) as error:
+            return Outcome(push, None, type(error).__name__)
+    return Outcome(push, response.status)  # type: ignore[union-attr]
+
+
+async def _post_all(pushes: list[Push]) -> list[Outcome]:
+    """One round: every push at once, at most PUSH_CONCURRENCY in flight, on kept connections."""
+    gate = asyncio.Semaphore(settings.SAFEGROUND_PUSH_CONCURRENCY)
+    connector = aiohttp.TCPConnector(limit=settings.SAFEGROUND_PUSH_CONCURRENCY)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        return await asyncio.gather(*(_post(session, gate, push) for push in pushes))
 
 
 def deliver(pushes: list[Push], record: Record) -> None:
-    """Post every push (the pool's threads), hand each round's outcomes to `record`, and try the
-    transient failures again after a back-off, at most PUSH_ATTEMPTS times in all."""
+    """Post every push, hand each round's outcomes to `record` (the database: outside the
+    event loop), and try the transient failures again after a back-off, at most
+    PUSH_ATTEMPTS times in all."""
     pending = pushes
     while pending:
-        futures = [_http().submit(post, push) for push in pending]
-        outcomes = [future.result() for future in as_completed(futures)]
+        outcomes = asyncio.run(_post_all(pending))
         record(outcomes)
         again = [o.push for o in outcomes if o.retry]
         attempt = again[0].attempt if again else 0
