@@ -89,7 +89,12 @@ class PushReceiver:
         self.lock = threading.Lock()
         self.arrived = threading.Condition(self.lock)
         self.verified: dict[str, dict[str, Any]] = {}  # token -> its claims, signature checked
-        self.loop = asyncio.new_event_loop()
+        try:
+            import uvloop
+
+            self.loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+        except ImportError:
+            self.loop = asyncio.new_event_loop()
         app = web.Application()
         app.router.add_post("/push/{token}", self.handle)
         self.runner = web.AppRunner(app, access_log=None)
