@@ -112,7 +112,11 @@ def setup_main(phones_file: str) -> None:
             HASH_SESSION_KEY: user.get_session_auth_hash(),
         }
         sessions.append(
-            Session(session_key=key, session_data=store.encode(data), expire_date=store.get_expiry_date())
+            Session(
+                session_key=key,
+                session_data=store.encode(data),
+                expire_date=store.get_expiry_date(),
+            )
         )
         keys.append(key)
     Session.objects.bulk_create(sessions)
@@ -242,10 +246,21 @@ def run(args: argparse.Namespace, database: bench_live.Database, workdir: Path) 
     env.update({"SAFEGROUND_PUSH_HOSTS": "127.0.0.1", "SAFEGROUND_DEMO_TICKETS": "sample",
                 "SAFEGROUND_DEMO_HISTORY": "false", "LOG_LEVEL": "ERROR"})  # fmt: skip
     for command in (["migrate", "--no-input", "-v", "0"], ["demo"]):
-        subprocess.run([bench_live.PYTHON, "-m", "safeground.cli", *command], env=env,
-                       cwd=bench_live.ROOT, check=True, stdout=subprocess.DEVNULL)  # fmt: skip
-    done = subprocess.run([bench_live.PYTHON, __file__, "setup", str(phones_file)], env=env,
-                          cwd=bench_live.ROOT, check=True, capture_output=True, text=True)  # fmt: skip
+        subprocess.run(
+            [bench_live.PYTHON, "-m", "safeground.cli", *command],
+            env=env,
+            cwd=bench_live.ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    done = subprocess.run(
+        [bench_live.PYTHON, __file__, "setup", str(phones_file)],
+        env=env,
+        cwd=bench_live.ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     setup = json.loads(done.stdout.strip().splitlines()[-1])
     receiver.server_key = setup["vapid"]  # every token must carry the server's own key
     port = bench_live.free_port()
@@ -267,7 +282,9 @@ def run(args: argparse.Namespace, database: bench_live.Database, workdir: Path) 
         loggist = bench_live.ApiPublisher(port)
         time.sleep(1.0)  # the sockets' joins settle
         load = os.getloadavg()[0]
-        body = json.dumps({"script": "evacuate", "text": "Evacuate block S-L3 via the south vomitory"})
+        body = json.dumps(
+            {"script": "evacuate", "text": "Evacuate block S-L3 via the south vomitory"}
+        )
         headers = {"Content-Type": "application/json", "X-CSRFToken": loggist.cookies["csrftoken"]}
         t0 = time.monotonic()
         status, answer = loggist._request(
@@ -278,7 +295,10 @@ def run(args: argparse.Namespace, database: bench_live.Database, workdir: Path) 
             raise RuntimeError(f"the broadcast was refused: {status} {answer[:300]!r}")
         broadcast = json.loads(answer)["id"]
         deadline = time.monotonic() + WAIT_S
-        while len(phones.delivered) + len(phones.refused) < args.stewards and time.monotonic() < deadline:
+        while (
+            len(phones.delivered) + len(phones.refused) < args.stewards
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
         delivered = [at - t0 for at in phones.delivered]
         phones.acknowledge(receiver.messages)
@@ -323,8 +343,10 @@ def main() -> None:
           f" p99_ms={p99_ms(result['delivered'])} max_ms={p99_ms_at(result['delivered'], 1.0)};"
           f" to the socket frame: p50_ms={p99_ms_at(result['frames'], 0.5)}"
           f" p99_ms={p99_ms(result['frames'])} ({len(result['frames'])} sockets)")  # fmt: skip
-    print(f"  to the push service (the receiver decrypted it):"
-          f" p50_ms={p99_ms_at(result['pushed'], 0.5)} p99_ms={p99_ms(result['pushed'])}")
+    print(
+        f"  to the push service (the receiver decrypted it):"
+        f" p50_ms={p99_ms_at(result['pushed'], 0.5)} p99_ms={p99_ms(result['pushed'])}"
+    )
     print(f"  the server's record: {counts}; load average before {result['load']:.1f}")
     print(f"alerts recipients={len(result['record']['recipients'])}"
           f" delivered={counts['delivered']} p99_ms={p99_ms(result['delivered'])}"

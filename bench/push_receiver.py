@@ -59,7 +59,10 @@ class Phone:
 
     def subscription(self) -> dict[str, Any]:
         """As PushSubscription.toJSON() gives it."""
-        return {"endpoint": self.endpoint, "keys": {"p256dh": self.p256dh, "auth": b64url(self.auth)}}
+        return {
+            "endpoint": self.endpoint,
+            "keys": {"p256dh": self.p256dh, "auth": b64url(self.auth)},
+        }
 
 
 @dataclass
@@ -200,5 +203,3 @@ class PushReceiver:
             body, private_key=phone.private_key, auth_secret=phone.auth, version="aes128gcm"
         )
         return Message(phone, time.monotonic(), int(headers["TTL"]), urgency, claims, payload)
-
-

@@ -50,8 +50,8 @@ def build_application():
     return django_app
 
 
-from safeground.entry.runtime.asgi import Receive, Scope, Send, gates_router  # noqa: E402  (needs Django)
 from safeground.alerts.receipts import receipts_router  # noqa: E402
+from safeground.entry.runtime.asgi import Receive, Scope, Send, gates_router  # noqa: E402  (needs Django)
 from safeground.live.websocket import live_router  # noqa: E402
 
 # Turnstile scans, live sockets and phones' push receipts take lean routes of their own;

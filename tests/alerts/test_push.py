@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from bench.push_receiver import PushReceiver
 from django.utils import timezone
 
-from bench.push_receiver import PushReceiver
 from safeground.accounts.models import User
 from safeground.alerts import push, vapid
 from safeground.alerts.models import Alert, AlertRecipient, PushSubscription
@@ -84,7 +84,11 @@ def test_a_broadcast_reaches_the_phone_encrypted_urgent_and_is_delivered_then_ac
     assert (message.urgency, message.ttl) == ("high", settings.SAFEGROUND_PUSH_TTL_SECONDS)
     assert message.claims["aud"] == receiver.origin
     data = message.json()
-    assert (data["kind"], data["body"], data["broadcast"]) == ("broadcast", "Hold the away fans in the concourse", sent)
+    assert (data["kind"], data["body"], data["broadcast"]) == (
+        "broadcast",
+        "Hold the away fans in the concourse",
+        sent,
+    )
     assert data["url"] == f"/fixtures/{match_day.cup_tie.pk}/steward/" and data["acknowledge"]
     copy = AlertRecipient.objects.get(alert__broadcast_id=sent, user=user("steward"))
     assert copy.sent_at is not None and copy.devices == 1 and copy.delivered_at is None
@@ -147,9 +151,15 @@ def test_a_subscription_must_name_a_known_push_service_and_real_keys(
     match_day, client_for, receiver
 ) -> None:
     good = receiver.phone().subscription()
-    for endpoint in ("http://10.0.0.5/push/x", "https://intranet.example.org/push", "ftp://127.0.0.1/"):
+    for endpoint in (
+        "http://10.0.0.5/push/x",
+        "https://intranet.example.org/push",
+        "ftp://127.0.0.1/",
+    ):
         response = client_for("steward").post(
-            "/api/alerts/subscriptions", {**good, "endpoint": endpoint}, content_type="application/json"
+            "/api/alerts/subscriptions",
+            {**good, "endpoint": endpoint},
+            content_type="application/json",
         )
         assert response.status_code == 400 and response.json()["field"] == "endpoint"
     response = client_for("steward").post(
@@ -188,7 +198,10 @@ def test_a_task_and_a_flashpoint_warning_in_the_zone_reach_the_steward(
     push.settle()
     task, warning = (m.json() for m in receiver.wait_for(2))
     assert task["kind"] == "task" and f"#{report.seq}" in task["title"] and not task["acknowledge"]
-    assert warning["kind"] == "warning" and warning["body"] == "Flashpoint building in the away section"
+    assert (
+        warning["kind"] == "warning"
+        and warning["body"] == "Flashpoint building in the away section"
+    )
     assert all(m.urgency == "high" for m in receiver.messages)
 
 
@@ -243,10 +256,17 @@ def test_each_recipient_shows_sent_delivered_seen_and_acknowledged(
     body = delivery.json()
     assert body["counts"] == {"sent": 1, "delivered": 1, "seen": 1, "acknowledged": 1}
     rows = {row["username"]: row for row in body["recipients"]}
-    assert all(rows["steward"][f"{step}_at"] for step in ("sent", "delivered", "seen", "acknowledged"))
-    assert rows["supervisor"]["sent_at"] is None and rows["supervisor"]["failed"] == "no phone subscribed"
+    assert all(
+        rows["steward"][f"{step}_at"] for step in ("sent", "delivered", "seen", "acknowledged")
+    )
+    assert (
+        rows["supervisor"]["sent_at"] is None
+        and rows["supervisor"]["failed"] == "no phone subscribed"
+    )
     panel = client_for("loggist").get(f"/fixtures/{cup_tie.pk}/alerts/delivery/")
-    assert panel.status_code == 200 and b"sent 1, delivered 1, seen 1, acknowledged 1" in panel.content
+    assert (
+        panel.status_code == 200 and b"sent 1, delivered 1, seen 1, acknowledged 1" in panel.content
+    )
 
 
 def test_the_receiver_refuses_a_token_signed_by_another_key(receiver) -> None:

@@ -10,17 +10,23 @@ import time
 from datetime import timedelta
 
 import pytest
+from bench.push_receiver import PushReceiver
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from bench.push_receiver import PushReceiver
 from safeground.accounts.models import User
 from safeground.alerts import push, vapid
 from safeground.alerts.models import AlertRecipient
 from safeground.alerts.services import overdue_raise
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import BroadcastAck
-from tests.browser.test_steward import PHONE, cup_tie, open_control_room, open_steward_page, post_steward
+from tests.browser.test_steward import (
+    PHONE,
+    cup_tie,
+    open_control_room,
+    open_steward_page,
+    post_steward,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -68,7 +74,7 @@ class LockedPhone:
 
     def deliver(self, payload: bytes) -> None:
         """What the push service hands the browser: the decrypted message, to the worker."""
-        scope, registration = next(i for i in self.registrations.items() if "/steward/" in i[0])
+        _scope, registration = next(i for i in self.registrations.items() if "/steward/" in i[0])
         self.cdp.send(
             "ServiceWorker.deliverPushMessage",
             {"origin": self.site, "registrationId": registration, "data": payload.decode()},
@@ -180,7 +186,9 @@ def test_a_tap_brings_back_the_steward_page_and_an_unacknowledged_one_is_raised(
         dialog = phone.locator("[data-broadcast]")
         expect(dialog).to_contain_text("Lockdown")  # the page's own broadcast, to acknowledge
         until(
-            lambda: AlertRecipient.objects.get(alert__broadcast=sent, alert__kind="broadcast").seen_at,
+            lambda: (
+                AlertRecipient.objects.get(alert__broadcast=sent, alert__kind="broadcast").seen_at
+            ),
             phone,
         )
 

@@ -86,7 +86,7 @@ async def _post(session: aiohttp.ClientSession, gate: asyncio.Semaphore, push: P
             return Outcome(push, None, f"refused: {error}"[:200])
         except (aiohttp.ClientError, TimeoutError) as error:
             return Outcome(push, None, type(error).__name__)
-    return Outcome(push, response.status)  # type: ignore[union-attr]
+    return Outcome(push, response.status)
 
 
 async def _post_all(pushes: list[Push]) -> list[Outcome]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,9 +29,9 @@ PATH = "/api/alerts/receipt"
 MAX_BODY = 1024
 DELIVERED = json.dumps({"state": "delivered"}).encode()
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
@@ -97,7 +97,7 @@ def _replay(body: bytes) -> Receive:
     """The body already read, for the app the request is handed to."""
     sent = False
 
-    async def receive() -> MutableMapping[str, Any]:
+    async def receive() -> dict[str, Any]:
         nonlocal sent
         if not sent:
             sent = True
@@ -133,7 +133,10 @@ def receipts_router(app: ASGIApp) -> ASGIApp:
         if recipient_id is None or not await writer.delivered(recipient_id):
             await app(scope, _replay(body), send)
             return
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(DELIVERED))]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", b"%d" % len(DELIVERED)),
+        ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": DELIVERED})
 

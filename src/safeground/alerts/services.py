@@ -100,7 +100,7 @@ def receipt_token(recipient_id: int) -> str:
 
 
 def receipt_recipient_id(token: str) -> int | None:
-    number, _, mac = token.partition(".")
+    number, _, _mac = token.partition(".")
     if not number.isdigit() or len(number) > 18:
         return None
     return int(number) if constant_time_compare(token, receipt_token(int(number))) else None
@@ -360,4 +360,3 @@ def _raise_one(alert: Alert, now: datetime) -> bool:
                 broadcast=broadcast,
             )
     return True
-

@@ -9,11 +9,12 @@ logged, never turned into a failed write (Django's robust on_commit).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 
-Listener = Callable[[Any], None]
+Listener = Callable[[Any], object]  # what it answers is not read
 
 _broadcast: list[Listener] = []
 _task: list[Listener] = []
@@ -40,7 +41,7 @@ def on_warning_written(listener: Listener) -> None:
 
 def _after_commit(listeners: list[Listener], subject: Any) -> None:
     for listener in listeners:
-        transaction.on_commit(lambda listener=listener: listener(subject), robust=True)
+        transaction.on_commit(partial(listener, subject), robust=True)
 
 
 def broadcast_sent(broadcast: Any) -> None:

@@ -6,63 +6,138 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('incidents', '0007_photo_erasure'),
-        ('matches', '0005_match_plan'),
+        ("incidents", "0007_photo_erasure"),
+        ("matches", "0005_match_plan"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Alert',
+            name="Alert",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('broadcast', 'Broadcast'), ('task', 'Task'), ('warning', 'Flashpoint warning'), ('overdue', 'Broadcast not acknowledged')], max_length=20)),
-                ('title', models.CharField(max_length=200)),
-                ('body', models.CharField(max_length=500)),
-                ('urgent', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('raised_at', models.DateTimeField(blank=True, null=True)),
-                ('broadcast', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='alerts', to='incidents.broadcast')),
-                ('entry', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='incidents.logentry')),
-                ('fixture', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='alerts', to='matches.fixture')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("broadcast", "Broadcast"),
+                            ("task", "Task"),
+                            ("warning", "Flashpoint warning"),
+                            ("overdue", "Broadcast not acknowledged"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("body", models.CharField(max_length=500)),
+                ("urgent", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("raised_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "broadcast",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="alerts",
+                        to="incidents.broadcast",
+                    ),
+                ),
+                (
+                    "entry",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="incidents.logentry",
+                    ),
+                ),
+                (
+                    "fixture",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="alerts",
+                        to="matches.fixture",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AlertRecipient',
+            name="AlertRecipient",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('devices', models.PositiveSmallIntegerField(default=0)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('seen_at', models.DateTimeField(blank=True, null=True)),
-                ('failed', models.CharField(blank=True, max_length=200)),
-                ('alert', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='recipients', to='alerts.alert')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("devices", models.PositiveSmallIntegerField(default=0)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                ("seen_at", models.DateTimeField(blank=True, null=True)),
+                ("failed", models.CharField(blank=True, max_length=200)),
+                (
+                    "alert",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="recipients",
+                        to="alerts.alert",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='PushSubscription',
+            name="PushSubscription",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('endpoint', models.URLField(max_length=1000, unique=True)),
-                ('p256dh', models.CharField(max_length=100)),
-                ('auth', models.CharField(max_length=50)),
-                ('device', models.CharField(blank=True, max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_ok_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='push_subscriptions', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("endpoint", models.URLField(max_length=1000, unique=True)),
+                ("p256dh", models.CharField(max_length=100)),
+                ("auth", models.CharField(max_length=50)),
+                ("device", models.CharField(blank=True, max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_ok_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="push_subscriptions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='alert',
-            index=models.Index(fields=['urgent', 'raised_at', 'created_at'], name='alerts_aler_urgent_a0c54f_idx'),
+            model_name="alert",
+            index=models.Index(
+                fields=["urgent", "raised_at", "created_at"], name="alerts_aler_urgent_a0c54f_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='alertrecipient',
-            constraint=models.UniqueConstraint(fields=('alert', 'user'), name='alert_recipient_once'),
+            model_name="alertrecipient",
+            constraint=models.UniqueConstraint(
+                fields=("alert", "user"), name="alert_recipient_once"
+            ),
         ),
     ]
