@@ -92,12 +92,23 @@ class PushReceiver:
         self.lock = threading.Lock()
         self.arrived = threading.Condition(self.lock)
         self.verified: dict[str, dict[str, Any]] = {}  # token -> its claims, signature checked
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
+        self.thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("the push receiver did not start")
+        self.origin = f"http://127.0.0.1:{self.port}"
+
+    def _serve(self, ready: threading.Event) -> None:
+        """The receiver's own thread and event loop (the caller's thread may have one running:
+        Playwright's)."""
         try:
             import uvloop
 
             self.loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
         except ImportError:
             self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
         app = web.Application()
         app.router.add_post("/push/{token}", self.handle)
         self.runner = web.AppRunner(app, access_log=None)
@@ -105,9 +116,8 @@ class PushReceiver:
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         self.loop.run_until_complete(site.start())
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.origin = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        ready.set()
+        self.loop.run_forever()
 
     def close(self) -> None:
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
