@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from .models import AlertRecipient
@@ -36,13 +36,16 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def _store(ids: list[int]) -> set[int]:
-    """Mark these recipients delivered (those not yet); the ids that exist."""
-    close_old_connections()
-    found = set(AlertRecipient.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    AlertRecipient.objects.filter(pk__in=found, delivered_at__isnull=True).update(
-        delivered_at=timezone.now()
-    )
-    return found
+    """Mark these recipients delivered (those not yet); the ids that exist. The connection goes
+    back after each write (to the pool on PostgreSQL): the thread holds none while idle."""
+    try:
+        found = set(AlertRecipient.objects.filter(pk__in=ids).values_list("pk", flat=True))
+        AlertRecipient.objects.filter(pk__in=found, delivered_at__isnull=True).update(
+            delivered_at=timezone.now()
+        )
+        return found
+    finally:
+        connection.close()
 
 
 class Writer:
