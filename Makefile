@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -97,6 +97,10 @@ bench-faults: $(STAMP)
 # `websockets` reference, one process killed and restarted; BENCH_SURGE_ARGS (--seconds 30).
 bench-surge: $(STAMP)
 	$(BIN)/python bench/bench_surge.py $(BENCH_SURGE_ARGS)
+
+# An urgent broadcast to 500 subscribed stewards through a push service on this machine.
+bench-alerts: $(STAMP)
+	$(BIN)/python bench/bench_alerts.py $(BENCH_ALERTS_ARGS)
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

@@ -110,6 +110,30 @@ def a_broadcast() -> Broadcast:
     )
 
 
+def _a_subscription() -> dict:
+    """A phone's push subscription at the tests' push service (a fresh P-256 key, 16 bytes)."""
+    import base64
+    import os
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    point = ec.generate_private_key(ec.SECP256R1()).public_key()
+    raw = point.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+    return {
+        "endpoint": "http://127.0.0.1:9/push/permissions-table",
+        "keys": {"p256dh": b64(raw), "auth": b64(os.urandom(16))},
+    }
+
+
+A_SUBSCRIPTION = _a_subscription()
+# Broadcast delivery, recipient by recipient: the home club's control-room staff.
+DELIVERY_READERS = ["safety", "loggist", "supervisor", "auditor"]
+
+
 def a_photo() -> dict:
     # The smallest valid PNG: one transparent pixel.
     png = bytes.fromhex(
@@ -652,6 +676,56 @@ TABLE: dict[str, list[Row]] = {
             lambda: reverse("api:broadcast_ack", args=[cup_tie().pk, a_broadcast().pk]),
             only(401, ["steward", "supervisor"], 200, 403),
             {},
+        )
+    ],
+    # Push alerts (alerts/): a phone subscribes for whoever has a steward page; its service
+    # worker reports with the token its push carried (no session: 401 without it, whoever asks).
+    "api:alert_subscribe": [
+        (
+            lambda: reverse("api:alert_subscribe"),
+            only(401, ["steward", "supervisor"], 201, 403),
+            A_SUBSCRIPTION,
+        )
+    ],
+    "api:alert_unsubscribe": [
+        (
+            lambda: reverse("api:alert_unsubscribe"),
+            expect(401, 200),
+            {"endpoint": A_SUBSCRIPTION["endpoint"]},
+        )
+    ],
+    "api:alert_receipt": [
+        (lambda: reverse("api:alert_receipt"), expect(401, 401), {"state": "delivered"})
+    ],
+    "api:broadcast_seen": [
+        (
+            lambda: reverse("api:broadcast_seen", args=[cup_tie().pk, a_broadcast().pk]),
+            only(401, ["steward", "supervisor"], 200, 403),
+            {},
+        )
+    ],
+    "api:broadcast_delivery": [
+        (
+            lambda: reverse("api:broadcast_delivery", args=[cup_tie().pk, a_broadcast().pk]),
+            only(401, DELIVERY_READERS, 200, 403),
+        )
+    ],
+    "alerts_phone_panel": [
+        (
+            lambda: reverse("alerts_phone_panel", args=[cup_tie().pk]),
+            only(302, ["steward", "supervisor"], 200, 403),
+        )
+    ],
+    "alerts_delivery_panel": [
+        (
+            lambda: reverse("alerts_delivery_panel", args=[cup_tie().pk]),
+            only(302, DELIVERY_READERS, 200, 403),
+        )
+    ],
+    "alerts_overdue_panel": [
+        (
+            lambda: reverse("alerts_overdue_panel", args=[cup_tie().pk]),
+            only(302, DELIVERY_READERS, 200, 403),
         )
     ],
     "api:openapi-json": [(lambda: reverse("api:openapi-json"), expect(200, 200))],

@@ -25,6 +25,7 @@ from ninja.throttling import SimpleRateThrottle
 
 from safeground.accounts.api import router as accounts_router
 from safeground.accounts.models import User
+from safeground.alerts.api import router as alerts_router
 from safeground.casework.api import router as casework_router
 from safeground.decisions.api import router as decisions_router
 from safeground.deployment.api import router as deployment_router
@@ -198,6 +199,7 @@ api.add_router("/", reports_router)
 api.add_router("/", casework_router)
 api.add_router("/", deployment_router)
 api.add_router("/", decisions_router)
+api.add_router("/", alerts_router)
 
 
 def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:

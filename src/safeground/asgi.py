@@ -50,11 +50,13 @@ def build_application():
     return django_app
 
 
+from safeground.alerts.receipts import receipts_router  # noqa: E402
 from safeground.entry.runtime.asgi import Receive, Scope, Send, gates_router  # noqa: E402  (needs Django)
 from safeground.live.websocket import live_router  # noqa: E402
 
-# Turnstile scans and live sockets take lean routes of their own; everything else is Django.
-routed = gates_router(live_router(build_application()))
+# Turnstile scans, live sockets and phones' push receipts take lean routes of their own;
+# everything else is Django.
+routed = gates_router(live_router(receipts_router(build_application())))
 
 # The garbage collector's passes stop the whole process, live frames and requests alike: with
 # 2,000 sockets a full pass took 100-220 ms and a young one 10-24 ms. What start-up made lives as

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "restore": "Restore a backup (DIR) into an empty system; check every hash, log and file.",
     "backup-key": "Make a key pair for encrypted backups: private key to FILE, public key out.",
     "verify-backup": "Check a backup (DIR) against its manifest's hashes; needs no key.",
+    "vapidkey": "Print a new VAPID private key for push alerts (SAFEGROUND_VAPID_PRIVATE_KEY).",
     "migrate": "Create or update the database tables.",
 }
 

@@ -205,6 +205,20 @@ def test_radio_status(day, client_for, sent) -> None:
     only(events, catalogue.BROADCAST)  # the fallback instructions, to every steward
     event = next(e for e in events if e.type == catalogue.RADIO_STATUS)
     assert day.cast["steward"].pk in event.audience.user_ids
+def test_alert_overdue(day, client_for, sent, settings) -> None:
+    from django.utils import timezone
+
+    from safeground.alerts.services import overdue_raise
+
+    post_steward(day, client_for)
+    with sent():
+        client_for("safety").post(api(day, "/broadcasts"), {"script": "hold"}, "application/json")
+    broadcast = Broadcast.objects.get()
+    later = timezone.now() + timedelta(seconds=settings.SAFEGROUND_ALERT_ACK_SECONDS + 1)
+    with sent() as events:
+        overdue_raise(now=later)
+    data = only(events, catalogue.ALERT_OVERDUE)
+    assert (data["broadcast"], data["unacknowledged"]) == (broadcast.pk, ["steward"])
 
 
 # --- the gates ------------------------------------------------------------------------------------
@@ -320,6 +334,7 @@ TESTED = {
     catalogue.CHECK_RESULT: test_check_result,
     catalogue.DECISION: test_decision,
     catalogue.RADIO_STATUS: test_radio_status,
+    catalogue.ALERT_OVERDUE: test_alert_overdue,
 }
 
 

@@ -193,6 +193,11 @@ def can_send_broadcast(user: Any, fixture: Fixture) -> bool:
     return bool(roles_at(user, fixture.ground.organisation_id) & BROADCASTERS)
 
 
+def can_receive_alerts(user: Any) -> bool:
+    """Push alerts on a phone: whoever has a steward page at some ground (steward, supervisor)."""
+    return any(role in STEWARD_PAGE_ROLES for _, role in memberships(user))
+
+
 def can_acknowledge_broadcast(user: Any, fixture: Fixture, recipient_ids: list[int]) -> bool:
     return getattr(user, "pk", None) in recipient_ids and can_view_fixture(user, fixture)
 

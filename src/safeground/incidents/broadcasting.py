@@ -9,6 +9,7 @@ from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Zone
 
+from . import hooks
 from .models import Broadcast, BroadcastAck, LogEntry
 from .selectors import broadcast_json, broadcast_recipients
 from .services import LogEntryError, log_record_append
@@ -58,6 +59,7 @@ def broadcast_send(
         audience=Audience(home_only=False, user_ids=frozenset(recipients)),
         chain_seq=record.seq,
     )
+    hooks.broadcast_sent(broadcast)
     return broadcast
 
 

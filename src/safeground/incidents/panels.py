@@ -19,6 +19,7 @@ from typing import Any
 class Panel:
     url: str
     refresh_on: tuple[str, ...] = ()  # live event types that bring a fresh copy
+    top: bool = False  # the control room: above the log (an alarm), not in the side tabs
 
     @property
     def refresh_types(self) -> str:

@@ -22,7 +22,7 @@ from safeground.live.catalogue import LOG_ENTRY
 from safeground.live.events import publish
 from safeground.matches.models import Fixture
 
-from . import places
+from . import hooks, places
 from .chain import entry_hash
 from .chain_lock import chain_head, log_chain_lock, one_sqlite_writer
 from .checkpoints import checkpoint_at_head, checkpoint_due
@@ -365,7 +365,7 @@ def log_entry_assign(
 ) -> LogEntry:
     report = _report_of(entry)
     _move(report, Status.ASSIGNED)
-    return _action(
+    assignment = _action(
         report,
         author,
         note,
@@ -374,6 +374,8 @@ def log_entry_assign(
         status=Status.ASSIGNED,
         assignee=assignee,
     )
+    hooks.task_given(assignment)
+    return assignment
 
 
 @transaction.atomic
@@ -509,7 +511,7 @@ def log_entry_warn(
         log_chain_lock(fixture)
         if zone_id in warned_zone_ids(fixture, quiet_since, at):
             return None
-        return _append(
+        warning = _append(
             fixture=fixture,
             author=None,
             kind=LogEntry.Kind.WARNING,
@@ -519,6 +521,8 @@ def log_entry_warn(
             text=text[:MAX_TEXT],
             links=sorted(set(links)),
         )
+        hooks.warning_written(warning)
+        return warning
 
 
 def flashpoint_warning_write(fixture: Fixture, due: WarningDue) -> LogEntry | None:

@@ -244,6 +244,20 @@ class RadioStatusEvent(_Data):
     at: str
     by: str
     instructions: str
+# --- push alerts to stewards' phones (published by alerts) ----------------------------------------
+
+ALERT_OVERDUE = "alert.overdue"
+
+
+class AlertOverdueEvent(_Data):
+    """An urgent broadcast not acknowledged by everyone in time, raised to the supervisors and
+    the control room (SAFEGROUND_ALERT_ACK_SECONDS)."""
+
+    broadcast: int
+    text: str
+    sent_at: str
+    raised_at: str
+    unacknowledged: list[str]  # usernames
 
 
 # --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
@@ -270,6 +284,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     CHECK_RESULT: CheckResultEvent,
     DECISION: DecisionEvent,
     RADIO_STATUS: RadioStatusEvent,
+    ALERT_OVERDUE: AlertOverdueEvent,
 }
 CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
 

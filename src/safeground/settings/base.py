@@ -43,7 +43,10 @@ SAFEGROUND_DAILY_TASKS = {"safeground.privacy.tasks.register_daily_task": "03:15
 # server process when tasks run where they are enqueued (the default install, `make run`), in
 # `safeground worker` when they wait in the database. Each is idempotent, so two processes running
 # one at once do no harm. Cron can run the anchoring job instead: `safeground checkpoint --due`.
-SAFEGROUND_PERIODIC_TASKS = {"safeground.incidents.tasks.log_heads_anchor_task": 60}
+SAFEGROUND_PERIODIC_TASKS = {
+    "safeground.incidents.tasks.log_heads_anchor_task": 60,
+    "safeground.alerts.tasks.alerts_overdue_task": 15,
+}
 SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
     "SAFEGROUND_PERIODIC_TASKS_IN_SERVER", default=SAFEGROUND_TASKS == "immediate"
 )
@@ -133,6 +136,32 @@ SAFEGROUND_BACKUP_RECIPIENTS = env.list("SAFEGROUND_BACKUP_RECIPIENTS", default=
 # (deployment/checklists/default.yaml).
 SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 
+# Push alerts to stewards' phones (alerts/, Web Push with VAPID). VAPID_PRIVATE_KEY: the
+# base64url of a 32-byte P-256 key (`safeground vapidkey`); unset, derived from SECRET_KEY.
+# SUBJECT: how a push service reaches the operator (mailto: or https:). PUSH_HOSTS: the push
+# services a phone's subscription may name (the server posts to it: never an inside machine).
+# A push lives TTL_SECONDS at its push service, is tried ATTEMPTS times at most, CONCURRENCY
+# at once per batch; an urgent broadcast not acknowledged by all within ACK_SECONDS is raised
+# to the supervisors and the control room.
+SAFEGROUND_VAPID_PRIVATE_KEY = env.str("SAFEGROUND_VAPID_PRIVATE_KEY", default="")
+SAFEGROUND_VAPID_SUBJECT = env.str(
+    "SAFEGROUND_VAPID_SUBJECT", default="mailto:control-room@safeground.invalid"
+)
+SAFEGROUND_PUSH_HOSTS = env.list(
+    "SAFEGROUND_PUSH_HOSTS",
+    default=[
+        "fcm.googleapis.com",
+        "push.services.mozilla.com",
+        "notify.windows.com",
+        "push.apple.com",
+    ],
+)
+SAFEGROUND_PUSH_TTL_SECONDS = env.int("SAFEGROUND_PUSH_TTL_SECONDS", default=120)
+SAFEGROUND_PUSH_ATTEMPTS = env.int("SAFEGROUND_PUSH_ATTEMPTS", default=3)
+SAFEGROUND_PUSH_CONCURRENCY = env.int("SAFEGROUND_PUSH_CONCURRENCY", default=32)
+SAFEGROUND_PUSH_TIMEOUT_SECONDS = env.float("SAFEGROUND_PUSH_TIMEOUT_SECONDS", default=5.0)
+SAFEGROUND_ALERT_ACK_SECONDS = env.int("SAFEGROUND_ALERT_ACK_SECONDS", default=120)
+
 # A database outage (docs/deploy.md): a turnstile's scan is answered within DEADLINE seconds, a
 # 503 with Retry-After when the database did not answer in time; any other request waits up to
 # DATABASE_WAIT seconds for a database connection, then gets a 503 too. While the database is
@@ -205,6 +234,7 @@ INSTALLED_APPS = [
     "safeground.casework",
     "safeground.deployment",
     "safeground.decisions",
+    "safeground.alerts",
     "safeground.backups",
     "safeground.privacy",
     "safeground.demo",

@@ -30,6 +30,8 @@ ALLOWED_HOSTS = ["*"]
 AXES_ENABLED = True
 # Every live event a test sets off must fit its declared schema (live/catalogue.py).
 SAFEGROUND_CHECK_LIVE_EVENTS = True
+# Push alerts go to the tests' own push receiver on this machine (tests/alerts/push_receiver.py).
+SAFEGROUND_PUSH_HOSTS = ["127.0.0.1"]
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One file per test process, so two runs at once never share (or delete) a database.

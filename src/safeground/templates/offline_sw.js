@@ -100,4 +100,4 @@ function withTimeout(promise, ms) {
     );
   });
 }
-{% endautoescape %}
+{% block more %}{% endblock %}{% endautoescape %}
