@@ -133,7 +133,7 @@ def test_recent_trouble_weighs_more_than_older_trouble(seed_like):
     ground = next(f for f in cup.factors if f["key"] == "ground_incidents")
     # Both matches' disorder had the same highest severity; the later one counts more per entry.
     older, later = ground["working"].split(" + ")[:2]
-    recency = [float(part.split(" x ")[3].split(" ")[0]) for part in (older, later)]
+    recency = [float(part.split(" × ")[3].split(" ")[0]) for part in (older, later)]
     assert recency[0] < recency[1]
 
 
