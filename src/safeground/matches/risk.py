@@ -19,6 +19,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from safeground import clock
+
 from .models import Fixture
 from .policy import Policy
 
@@ -110,8 +112,7 @@ def _n(value: float) -> str:
 
 
 def _day(moment: datetime) -> str:
-    local = timezone.localtime(moment)
-    return f"{local.day} {local:%b}"
+    return clock.local_date(moment)
 
 
 def season_start(policy: Policy, kickoff: datetime) -> datetime:
