@@ -37,8 +37,8 @@ def labels() -> list[str]:
 
 
 def day(moment: datetime) -> str:
-    local = timezone.localtime(moment)
-    return f"{local.day} {local:%b}"
+    """A match's day as the reasons write it: the one date formatter's 10/09/2016."""
+    return f"{timezone.localtime(moment):%d/%m/%Y}"
 
 
 @pytest.fixture
