@@ -3,15 +3,24 @@ ground's local time, settings.TIME_ZONE (Europe/London: GMT in winter, BST in su
 UTC formatted by hand. JSON carries ISO 8601 with the local offset: the same instant for a
 machine, the same wall-clock time for a person reading it.
 
-Templates get `hhmm` and `local_time` as built-in filters (settings.TEMPLATES): they take a
-datetime or the ISO 8601 text a report's figures carry (a signed checkpoint's time, a debrief
-note's), so a page never slices a UTC string for its hours and minutes.
+One formatter per kind of figure, built-in template filters (settings.TEMPLATES), so no page
+chooses its own way of writing a date or a number:
+- `local_time`: a moment with its date, 26/10/2016 21:50 (`local_time:"seconds"` where seconds
+  matter: CCTV footage, the case's history);
+- `local_date`: a day, 26/10/2016;
+- `hhmm`: a time of the match day, 21:50;
+- `count`: a whole number with thousands separators, 15,900;
+- `rate`: people an hour, "660 an hour".
+The time filters take a datetime or the ISO 8601 text a report's figures carry (a signed
+checkpoint's time, a debrief note's), so a page never slices a UTC string for its hours.
 """
 
-from datetime import datetime
+from datetime import date, datetime
 
 from django import template
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext
 
 register = template.Library()
 
@@ -29,12 +38,46 @@ def iso(moment: datetime) -> str:
 
 
 @register.filter
-def hhmm(moment: datetime | str | None) -> str:
-    """21:50: a time of the match day, on the ground's clock."""
-    return "" if not moment else f"{local(moment):%H:%M}"
+def hhmm(moment: datetime | str | None, precision: str = "") -> str:
+    """21:50: a time of the match day, on the ground's clock (21:50:07 with "seconds")."""
+    if not moment:
+        return ""
+    return f"{local(moment):%H:%M:%S}" if precision == "seconds" else f"{local(moment):%H:%M}"
 
 
 @register.filter
-def local_time(moment: datetime | str | None) -> str:
-    """26/10/2016 21:50:00: a moment with its date, on the ground's clock."""
-    return "" if not moment else f"{local(moment):%d/%m/%Y %H:%M:%S}"
+def local_time(moment: datetime | str | None, precision: str = "") -> str:
+    """26/10/2016 21:50: a moment with its date, on the ground's clock (21:50:00 with
+    "seconds")."""
+    if not moment:
+        return ""
+    return f"{local_date(moment)} {hhmm(moment, precision)}"
+
+
+@register.filter
+def local_date(day: date | datetime | str | None) -> str:
+    """26/10/2016: a day (a moment's day on the ground's clock)."""
+    if not day:
+        return ""
+    if isinstance(day, str):
+        day = date.fromisoformat(day) if len(day) == 10 else local(day)
+    if isinstance(day, datetime):
+        day = local(day)
+    return f"{day:%d/%m/%Y}"
+
+
+@register.filter
+def count(n: float | None) -> str:
+    """15,900: a whole number with the thousands separated (the figure rounded down is the
+    caller's business; this only writes it)."""
+    if n is None:
+        return ""
+    return number_format(round(n), force_grouping=True)
+
+
+@register.filter
+def rate(per_hour: float | None) -> str:
+    """660 an hour: people through a gate (or any flow) per hour, with its separators."""
+    if per_hour is None:
+        return ""
+    return gettext("%(n)s an hour") % {"n": count(per_hour)}

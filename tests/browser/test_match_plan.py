@@ -18,8 +18,8 @@ def test_the_safety_officer_and_the_police_commander_sign_off_the_cup_tie(site, 
 
     # The reasons, in plain words, on the fixture's page.
     reasons = page.locator("[data-risk-reasons]")
-    expect(reasons).to_contain_text("v Watford on 10 Sep")
-    expect(reasons).to_contain_text("Arrest v Middlesbrough on 1 Oct: 4 logged")
+    expect(reasons).to_contain_text("v Watford on 10/09/2016")
+    expect(reasons).to_contain_text("Arrest v Middlesbrough on 01/10/2016: 4 logged")
     category = page.locator("[data-risk-category]").inner_text()
 
     page.locator("[data-plan-link]").click()

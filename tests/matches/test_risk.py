@@ -37,8 +37,8 @@ def labels() -> list[str]:
 
 
 def day(moment: datetime) -> str:
-    local = timezone.localtime(moment)
-    return f"{local.day} {local:%b}"
+    """A match's day as the reasons write it: the one date formatter's 10/09/2016."""
+    return f"{timezone.localtime(moment):%d/%m/%Y}"
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ def test_recent_trouble_weighs_more_than_older_trouble(seed_like):
     ground = next(f for f in cup.factors if f["key"] == "ground_incidents")
     # Both matches' disorder had the same highest severity; the later one counts more per entry.
     older, later = ground["working"].split(" + ")[:2]
-    recency = [float(part.split(" x ")[3].split(" ")[0]) for part in (older, later)]
+    recency = [float(part.split(" × ")[3].split(" ")[0]) for part in (older, later)]
     assert recency[0] < recency[1]
 
 

@@ -48,6 +48,12 @@ class Played:
     def cup(self):  # type: ignore[no-untyped-def]
         return self.day.cup_tie
 
+    @property
+    def incidents(self) -> list[LogEntry]:
+        """The season's incidents among the reports: not its arrests and ejections, which it
+        counts apart."""
+        return [e for e in self.reports if e.category.code not in ("arrest", "ejection")]
+
 
 def _at(fixture, minutes: float):  # type: ignore[no-untyped-def]
     return fixture.kickoff + timedelta(minutes=minutes)

@@ -90,7 +90,7 @@ def test_the_season_export_has_a_row_per_match(
     exported = rows(
         client_for("safety").get(f"/grounds/{played.day.ground.code}/export/season.csv")
     )
-    assert [int(r["incidents"]) for r in exported] == [0, len(played.reports)]
+    assert [int(r["incidents"]) for r in exported] == [0, len(played.incidents)]
     assert int(exported[1]["incidents_missile"]) == sum(
         1 for e in played.reports if e.category.code == "missile"
     )
@@ -134,7 +134,7 @@ def test_the_api_log_matches_the_export_and_the_season_filters(
     assert [m["id"] for m in season["matches"]] == [played.cup.pk]
     factories.report(played.day.league_match, category="medical", place=Place(block="N-L1"))
     everything = client.get(f"/api/reports/grounds/{ground}/season").json()
-    assert everything["totals"]["incidents"] == len(played.reports) + 1
+    assert everything["totals"]["incidents"] == len(played.incidents) + 1
 
 
 def test_the_api_names_people_only_for_a_reason_from_a_register_reader(
@@ -153,3 +153,22 @@ def test_the_api_names_people_only_for_a_reason_from_a_register_reader(
     }
     people = {b.person_id for b in Ban.objects.filter(pk__in=[row["id"] for row in named])}
     assert AccessRecord.objects.count() == before + len(people)
+
+
+def test_every_export_downloads_the_season_json_too(
+    played: Played, client_for, no_second_factor
+) -> None:
+    """Issue 27: season.json opened in the browser while the other exports downloaded."""
+    client = client_for("safety")
+    ground = played.day.ground.code
+    for url in (
+        f"/grounds/{ground}/export/season.json",
+        f"/grounds/{ground}/export/season.csv",
+        f"/fixtures/{played.cup.pk}/export/log.json",
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response["Content-Disposition"].startswith("attachment; filename="), url
+    response = client.get(f"/grounds/{ground}/export/season.json")
+    assert response["Content-Disposition"] == f'attachment; filename="season-{ground}.json"'
+    assert json.loads(response.content)["totals"]["matches"] == 2

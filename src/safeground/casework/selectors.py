@@ -68,7 +68,11 @@ def case_for(user: Any, case_id: int) -> Case:
 def case_detail(case: Case) -> dict[str, Any]:
     """Everything the case page and the bundle show, read in a few queries: the case's evidence
     and the evidence and stewards' photos attached to its log entries."""
-    entries = list(case.entries.select_related("category", "block").order_by("seq"))
+    entries = list(
+        case.entries.select_related("category", "block", "zone", "gate", "concourse").order_by(
+            "seq"
+        )
+    )
     evidence = Evidence.objects.filter(Q(case=case) | Q(entry__in=[e.pk for e in entries]))
     return {
         "entries": entries,
@@ -128,7 +132,9 @@ def reports_of(user: Any, fixture: Fixture) -> list[LogEntry]:
     reports = entries_seen_by(
         user, fixture, LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.REPORT)
     )
-    return list(reports.select_related("category", "block", "zone", "gate").order_by("-seq"))
+    return list(
+        reports.select_related("category", "block", "zone", "gate", "concourse").order_by("-seq")
+    )
 
 
 def report_of(user: Any, fixture: Fixture, entry_id: int) -> LogEntry:

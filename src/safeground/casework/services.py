@@ -53,7 +53,7 @@ def text_field(field: str, value: str, *, required: bool = True, max_length: int
 
 def case_event(case: Case, *, by: User, action: str, detail: str) -> CaseEvent:
     return CaseEvent.objects.create(
-        case=case, at=timezone.now(), by=by, by_name=by.get_username(), action=action,
+        case=case, at=timezone.now(), by=by, by_name=str(by), action=action,
         detail=detail,
     )  # fmt: skip
 

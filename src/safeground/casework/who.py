@@ -23,7 +23,7 @@ from django.db.models import Count, Q
 
 from safeground.entry.models import Ticket
 from safeground.incidents.models import LogEntry
-from safeground.venues.models import Block, BlockAdjacency
+from safeground.venues.models import Block, BlockAdjacency, natural_key
 
 MAX_ROWS = 10  # a wider net is a search of the whole stand, not of who was there
 PAGE_SIZE = 100  # names on one page: a look-up is read a page at a time, each page recorded
@@ -172,7 +172,9 @@ def areas_for(entries: list[LogEntry], *, rows: int, adjacent: bool) -> list[Are
 
     return [
         Area(block=block, rows=in_order(block, wanted), adjacent=is_adjacent)
-        for block, wanted, is_adjacent in sorted(spans.values(), key=lambda s: s[0].code)
+        for block, wanted, is_adjacent in sorted(
+            spans.values(), key=lambda s: natural_key(s[0].code)
+        )
     ]
 
 
@@ -223,4 +225,4 @@ def holders_in(fixture_id: int, areas: list[Area]) -> list[Holder]:
                entered_at is not None, entered_at, gate or "", block in adjacent)
         for pk, barcode, block, row, seat, name, dob, status, _inside, entered_at, gate in found
     ]  # fmt: skip
-    return sorted(holders, key=lambda h: (h.block, h.row.zfill(4), h.seat.zfill(6)))
+    return sorted(holders, key=lambda h: (natural_key(h.block), h.row.zfill(4), h.seat.zfill(6)))

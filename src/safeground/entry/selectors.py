@@ -28,7 +28,7 @@ from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
-from safeground.venues.models import Block, Gate, ZoneBlock
+from safeground.venues.models import Block, Gate, ZoneBlock, natural_key
 
 from . import decision
 from .models import EntryConflict, Scan, Ticket, TicketFlag
@@ -122,7 +122,7 @@ def _stand_counts(
 ) -> dict[str, dict[str, Any]]:
     """Admitted against seats per stand, the blocks summed in the order of their codes."""
     stands: dict[str, dict[str, Any]] = {}
-    for pk, block in sorted(blocks.items(), key=lambda item: item[1].code):
+    for pk, block in sorted(blocks.items(), key=lambda item: natural_key(item[1].code)):
         stand = stands.setdefault(
             block.stand_code,
             {"code": block.stand_code, "name": block.stand_name, "admitted": 0, "capacity": 0},

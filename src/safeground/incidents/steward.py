@@ -6,7 +6,7 @@ from typing import Any
 from django.db.models import Q
 
 from safeground.matches.models import Fixture
-from safeground.venues.models import Block, BlockAdjacency, ZoneBlock
+from safeground.venues.models import Block, BlockAdjacency, ZoneBlock, natural_key
 
 from .models import Category, LogEntry
 from .selectors import IncidentState, categories, log_visible_to, post_label
@@ -51,8 +51,8 @@ def post_blocks(post: Any) -> list[Block]:
         near_ids.update((a, b))
     near_ids -= own_ids
     found = {b.pk: b for b in Block.objects.filter(pk__in=own_ids | near_ids)}
-    own = sorted((found[i] for i in own_ids if i in found), key=lambda b: b.code)
-    near = sorted((found[i] for i in near_ids if i in found), key=lambda b: b.code)
+    own = sorted((found[i] for i in own_ids if i in found), key=lambda b: natural_key(b.code))
+    near = sorted((found[i] for i in near_ids if i in found), key=lambda b: natural_key(b.code))
     return own + near
 
 

@@ -22,6 +22,7 @@ from safeground.accounts.permissions import (
 )
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
+from safeground.venues.models import natural_key
 from safeground.venues.selectors import ground_plan
 
 from .checkpoints import checkpoint_read, checkpoints_document
@@ -145,7 +146,11 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "post": post,
             "place": config["post"],
             "blocks": post_blocks(post),
-            "all_blocks": fixture.ground.blocks.order_by("code") if post is None else [],
+            "all_blocks": (
+                sorted(fixture.ground.blocks.all(), key=lambda b: natural_key(b.code))
+                if post is None
+                else []
+            ),
             "common_categories": common,
             "more_categories": more,
             "config": config,

@@ -1,6 +1,7 @@
 """Clubs, competitions and fixtures: who plays where, which zones each end uses, who works it."""
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import models
@@ -166,6 +167,11 @@ class RiskAssessment(AppendOnlyModel):
     class Meta:
         ordering = ["fixture", "-assessed_at", "-pk"]
         get_latest_by = ["assessed_at", "pk"]
+
+    @property
+    def policy_file(self) -> str:
+        """The policy's file name, without the server's folders (not for the page to show)."""
+        return Path(self.policy_path).name
 
     def __str__(self) -> str:
         return f"{self.fixture}: category {self.category}"

@@ -17,6 +17,9 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
+
+from safeground import clock
 
 from .models import Fixture
 from .policy import Policy
@@ -109,8 +112,7 @@ def _n(value: float) -> str:
 
 
 def _day(moment: datetime) -> str:
-    local = timezone.localtime(moment)
-    return f"{local.day} {local:%b}"
+    return clock.local_date(moment)
 
 
 def season_start(policy: Policy, kickoff: datetime) -> datetime:
@@ -201,10 +203,8 @@ def _factor(
         points = record.count * severity * multiplier * recency
         value += points
         reasons.append(reason(record))
-        parts.append(
-            f"{record.count}{f' x {severity}' if graded else ''} x {_n(multiplier)}"
-            f" x {_n(recency)} (age {_n((fixture.kickoff - record.kickoff).days)} days)"
-        )
+        parts.append(_points_working(record.count, severity if graded else None, multiplier,
+                                     recency, (fixture.kickoff - record.kickoff).days))  # fmt: skip
     weight = policy.weights[key]
     working = " + ".join(parts) + f" = {_n(value)}" if parts else none
     return Factor(
@@ -216,6 +216,21 @@ def _factor(
         working=working,
         reasons=reasons,
     )
+
+
+def _points_working(
+    count: int, severity: int | None, multiplier: float, recency: float, days: int
+) -> str:
+    """One record's points with each factor named ("3 (count)", "4 (severity)", "1.5 (category
+    weight)", "0.59 (recency, 45 days before)"), not an unlabelled 3 x 4 x 1.5 x 0.59."""
+    factors = [gettext("%(n)s (count)") % {"n": count}]
+    if severity is not None:
+        factors.append(gettext("%(n)s (severity)") % {"n": severity})
+    factors.append(gettext("%(n)s (category weight)") % {"n": _n(multiplier)})
+    factors.append(
+        gettext("%(n)s (recency, %(days)s days before)") % {"n": _n(recency), "days": days}
+    )
+    return " × ".join(factors)
 
 
 def _entries(record: PastRecord) -> str:

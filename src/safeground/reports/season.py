@@ -21,6 +21,8 @@ from safeground.venues.models import Ground
 from safeground.venues.selectors import ground_for
 
 from .selectors import (
+    ARREST,
+    EJECTION,
     arrests_and_ejections,
     arrests_by_club,
     arrests_by_offence,
@@ -147,10 +149,13 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
 def _incidents_by_category(
     ids: list[int], names: dict[int, tuple[str, str]]
 ) -> dict[int, Counter[str]]:
-    """match id -> the home club's counted incidents by category code, in one query."""
+    """match id -> the home club's counted incidents by category code, in one query. Arrests
+    and ejections are not incidents here: they are the season's arrests and ejections, counted
+    apart (with the cases' outcomes) in their own chart and columns."""
     by_category: dict[int, Counter[str]] = defaultdict(Counter)
     for fixture_id, category_id, n in (
         counted_incidents(ids, home_only=True)
+        .exclude(category__code__in=(ARREST, EJECTION))
         .values_list("fixture_id", "category_id")
         .annotate(n=Count("pk"))
         .values_list("fixture_id", "category_id", "n")

@@ -283,7 +283,12 @@ def ground_export(request: HttpRequest, code: str, what: str, fmt: str) -> HttpR
         else:
             found = season_for(request.user, code, season_filter(request))
             if fmt == "json":
-                return JsonResponse(found.figures())
+                # Downloaded like every other export, not opened in the browser.
+                response = JsonResponse(found.figures())
+                response["Content-Disposition"] = (
+                    f'attachment; filename="{slugify(f"season-{ground.code}")}.json"'
+                )
+                return response
             columns, rows = season_rows(found)
     except SafegroundError as error:
         return _refused(error)

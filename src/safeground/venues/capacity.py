@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from .models import Block, Exit, Gate, Ground, Stand, ZoneBlock
+from .models import Block, Exit, Gate, Ground, Stand, ZoneBlock, natural_key
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,16 @@ def ground_data(ground: Ground, *, rate_per_hour: int | None = None) -> GroundDa
             f"{len(gate.turnstiles.all())} turnstiles × {rate:,}/h",
             tuple(block.pk for block in gate.blocks.all()),
         )
-        for gate in Gate.objects.filter(ground=ground).prefetch_related("turnstiles", "blocks")
+        for gate in sorted(
+            Gate.objects.filter(ground=ground).prefetch_related("turnstiles", "blocks"),
+            key=lambda gate: natural_key(gate.code),
+        )
     ]
     exits = []
-    for exit_ in Exit.objects.filter(ground=ground).prefetch_related("blocks"):
+    for exit_ in sorted(
+        Exit.objects.filter(ground=ground).prefetch_related("blocks"),
+        key=lambda exit_: natural_key(exit_.code),
+    ):
         flow = ground.stair_rate if exit_.kind == Exit.Kind.STAIRS else ground.level_rate
         exits.append(
             _Route(

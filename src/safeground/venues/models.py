@@ -4,9 +4,19 @@ Shapes are SVG polygon points in the ground's plan coordinates, so the plan is d
 model and incidents can be placed on it.
 """
 
+import re
+
 from django.db import models
 
 from safeground.accounts.models import Organisation
+
+
+def natural_key(code: str) -> tuple[str | int, ...]:
+    """The one order of blocks, exits and anything else numbered by name: Lower 1, Lower 2 ...
+    Lower 10 (the digits compared as numbers), not Lower 1, Lower 10, Lower 2. The database
+    orders codes as text, so every list of them is sorted with this key in Python."""
+    parts = re.split(r"(\d+)", code)
+    return tuple(int(part) if n % 2 else part.casefold() for n, part in enumerate(parts))
 
 
 class Ground(models.Model):

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from .models import Block, Ground, ZoneBlock
+from .models import Block, Ground, ZoneBlock, natural_key
 
 # When zones overlap, the plan shows the one that matters most for safety.
 ZONE_PRIORITY = {"buffer": 0, "away": 1, "home": 2, "other": 3}
@@ -56,7 +56,10 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
         if current is None or ZONE_PRIORITY[kind] < ZONE_PRIORITY[current[0]]:
             zone_of[member.block_id] = (kind, member.zone.name, member.zone_id)
     blocks = []
-    for block in Block.objects.filter(ground=ground).select_related("tier__stand"):
+    for block in sorted(
+        Block.objects.filter(ground=ground).select_related("tier__stand"),
+        key=lambda block: natural_key(block.code),
+    ):
         kind, zone_name, zone_id = zone_of.get(block.id, ("", "", None))
         x, y = _centroid(block.shape)
         blocks.append(

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from safeground.accounts.permissions import can_plan_fixtures, can_view_ground, require
 
-from .models import Gate, Ground, Turnstile
+from .models import Gate, Ground, Turnstile, natural_key
 from .plan import Plan, plan_for_ground
 
 
@@ -47,5 +47,5 @@ def gates_with_blocks(ground: Ground) -> list[Gate]:
         ground.gates.annotate(turnstile_count=Count("turnstiles")).prefetch_related("blocks")
     )
     for gate in gates:
-        gate.block_codes = [b.code for b in gate.blocks.all()]  # type: ignore[attr-defined]
+        gate.block_codes = sorted((b.code for b in gate.blocks.all()), key=natural_key)  # type: ignore[attr-defined]
     return gates

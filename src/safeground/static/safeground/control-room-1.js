@@ -5,6 +5,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
 {
   const config = JSON.parse(document.getElementById("control-room-config").textContent);
   const logList = document.querySelector("[data-log]");
+  const assigning = new Map(); // incident id -> the name chosen in its "Assign to" list, not yet sent
   const template = document.getElementById("entry-template");
   const markers = document.querySelector("[data-markers]");
   const filters = document.querySelector("[data-filters]");
@@ -69,18 +70,26 @@ import { connectLive, refreshPanels } from "./live-1.js";
       const b = document.createElement("button");
       b.type = "button";
       b.textContent = label;
+      b.dataset.control = label;
       b.addEventListener("click", () => onClick().catch((err) => alert(err.message)));
       box.append(b);
     };
     if (config.may.assign && config.people.length) {
+      // Chosen, then sent with its button: the arrow keys change a closed select at once, so
+      // assigning on "change" gave the first name to a keyboard user on their first key press.
       const select = document.createElement("select");
       select.setAttribute("aria-label", `Assign #${incident.seq} to`);
+      select.dataset.control = "assignee";
       select.append(new Option("Assign to…", ""));
       for (const p of config.people) select.append(new Option(p.label, p.username));
-      select.addEventListener("change", () => {
-        if (select.value) post(actionUrl(incident.id, "assign"), { assignee: select.value }).catch((err) => alert(err.message));
-      });
+      select.value = assigning.get(incident.id) || "";
+      select.addEventListener("change", () => assigning.set(incident.id, select.value));
       box.append(select);
+      button("Assign", async () => {
+        if (!select.value) return select.focus();
+        await post(actionUrl(incident.id, "assign"), { assignee: select.value });
+        assigning.delete(incident.id);
+      });
     }
     if (config.may.escalate && incident.status !== "resolved") {
       for (const [level, label] of Object.entries(config.levels)) {
@@ -154,9 +163,25 @@ import { connectLive, refreshPanels } from "./live-1.js";
     );
   }
 
+  // The log is drawn again on every frame: a keyboard user's place in it (the entry and the
+  // control they were on) is kept, not dropped to the top of the page.
+  function focusedInLog() {
+    const active = document.activeElement;
+    if (!active || !logList.contains(active) || !active.dataset.control) return null;
+    return { seq: active.closest("[data-seq]")?.dataset.seq, control: active.dataset.control };
+  }
+  function refocus(place) {
+    if (!place) return;
+    const entry = logList.querySelector(`[data-seq="${place.seq}"]`);
+    const control = entry && [...entry.querySelectorAll("[data-control]")].find((c) => c.dataset.control === place.control);
+    (control || entry?.querySelector("[data-control]") || logList.closest("[tabindex]"))?.focus();
+  }
+
   function redraw() {
     const sorted = [...entries.values()].sort((a, b) => b.seq - a.seq);
+    const place = focusedInLog();
     logList.replaceChildren(...sorted.map(render));
+    refocus(place);
     drawMap();
     drawTally();
     drawPinned();
@@ -551,7 +576,8 @@ import { connectLive, refreshPanels } from "./live-1.js";
   for (const link of document.querySelectorAll("[data-tab-link]")) {
     link.addEventListener("click", (event) => {
       event.preventDefault();
-      openTab(link.dataset.tabLink);
+      openTab(link.dataset.tabLink, false);
+      document.querySelector(link.hash)?.focus();
     });
   }
   document.querySelector("[data-heat-window]").addEventListener("change", drawHeat);
