@@ -205,6 +205,8 @@ def test_radio_status(day, client_for, sent) -> None:
     only(events, catalogue.BROADCAST)  # the fallback instructions, to every steward
     event = next(e for e in events if e.type == catalogue.RADIO_STATUS)
     assert day.cast["steward"].pk in event.audience.user_ids
+
+
 def test_alert_overdue(day, client_for, sent, settings) -> None:
     from django.utils import timezone
 

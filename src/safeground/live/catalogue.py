@@ -244,6 +244,8 @@ class RadioStatusEvent(_Data):
     at: str
     by: str
     instructions: str
+
+
 # --- push alerts to stewards' phones (published by alerts) ----------------------------------------
 
 ALERT_OVERDUE = "alert.overdue"
