@@ -25,6 +25,7 @@ from ninja.throttling import SimpleRateThrottle
 
 from safeground.accounts.api import router as accounts_router
 from safeground.accounts.models import User
+from safeground.bans.api import router as register_router
 from safeground.casework.api import router as casework_router
 from safeground.deployment.api import router as deployment_router
 from safeground.entry.api import router as entry_router
@@ -196,6 +197,7 @@ api.add_router("/", entry_router)
 api.add_router("/", reports_router)
 api.add_router("/", casework_router)
 api.add_router("/", deployment_router)
+api.add_router("/", register_router)
 
 
 def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:
