@@ -38,6 +38,7 @@ from safeground.errors import (
     UnreadableBody,
     error_body,
 )
+from safeground.exchange.api import router as exchange_router
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
 from safeground.outage import outage
@@ -198,6 +199,7 @@ api.add_router("/", reports_router)
 api.add_router("/", casework_router)
 api.add_router("/", deployment_router)
 api.add_router("/", register_router)
+api.add_router("/", exchange_router)
 
 
 def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:
