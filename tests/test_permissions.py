@@ -187,6 +187,7 @@ A_PROPOSAL = {
     "is_life": True,
     "grounds": "Permission table proposal",
 }
+A_BATCH = {"blinded": ["00" * 32]}
 PLANNERS = ["safety"]
 A_FIXTURE = {
     "ground": "riverside-park",
@@ -665,6 +666,41 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
+    # The league's exchange (docs/adr/0014): its routes answer only an exchange installation's
+    # enrolled clubs, by signature; on a club's installation they are not there for anyone.
+    "api:exchange_key": [(lambda: reverse("api:exchange_key"), expect(404, 404))],
+    "api:exchange_publication_evaluate": [
+        (lambda: reverse("api:exchange_publication_evaluate"), expect(404, 404), A_BATCH)
+    ],
+    "api:exchange_publication": [
+        (lambda: reverse("api:exchange_publication"), expect(404, 404), {"bans": []})
+    ],
+    "api:exchange_published": [(lambda: reverse("api:exchange_published"), expect(404, 404))],
+    "api:exchange_check": [
+        (lambda: reverse("api:exchange_check"), expect(404, 404), {"fixture": "f", "holders": 1})
+    ],
+    "api:exchange_check_evaluate": [
+        (lambda: reverse("api:exchange_check_evaluate", args=[1]), expect(404, 404), A_BATCH)
+    ],
+    "api:exchange_outcome": [
+        (lambda: reverse("api:exchange_outcome", args=[1]), expect(404, 404), {"matched": 0})
+    ],
+    "api:exchange_against": [(lambda: reverse("api:exchange_against"), expect(404, 404))],
+    # A club's own: the register's readers see the exchange's record of checks against its bans,
+    # the home club's ban officers check a fixture; 404 here, where no exchange is configured.
+    "api:league_checks_against": [
+        (
+            lambda: reverse("api:league_checks_against"),
+            only(401, [*REGISTER, "liaison"], 404, 403),
+        )
+    ],
+    "api:league_check": [
+        (
+            lambda: reverse("api:league_check", args=[cup_tie().pk]),
+            only(401, BAN_OFFICERS, 404, 403),
+            {},
+        )
+    ],
     # The register's API: the same rules as its pages; reads need a reason (recorded).
     "api:register_bans": [
         (

@@ -12,7 +12,6 @@ import django
 django.setup()
 
 from django.apps import apps  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 
 from safeground.accounts.models import Organisation, User  # noqa: E402
 from safeground.bans import services as register  # noqa: E402
@@ -20,6 +19,7 @@ from safeground.bans.models import Ban  # noqa: E402
 from safeground.entry.models import TicketFlag  # noqa: E402
 from safeground.exchange.checking import league_check  # noqa: E402
 from safeground.exchange.client import ExchangeClient  # noqa: E402
+from safeground.exchange.services import club_enrol  # noqa: E402
 from safeground.matches.models import Fixture  # noqa: E402
 from tests import factories  # noqa: E402
 
@@ -28,8 +28,12 @@ BANNED = ("Ellís", "Ó Vantwíck", date(1990, 3, 4))
 HOLDER = ("Ellis O Vantwick", date(1990, 4, 3))  # day and month swapped, accents dropped
 
 
+def enrol(name: str, contact: str, public_key: str) -> dict[str, Any]:
+    club = club_enrol(name=name, contact=contact, public_key=public_key)
+    return {"key_id": club.key_id}
+
+
 def club_a() -> dict[str, Any]:
-    call_command("migrate", verbosity=0)
     people = factories.cast()
     first, last, born = BANNED
     ban = factories.ban(
@@ -41,7 +45,6 @@ def club_a() -> dict[str, Any]:
 
 
 def club_b() -> dict[str, Any]:
-    call_command("migrate", verbosity=0)
     day = factories.match_day(factories.cast(home=factories.organisation(name="Westbrook FC")))
     fixture = day.cup_tie
     away = factories.ticket(fixture, block="S-L2", holder_name=HOLDER[0], holder_dob=HOLDER[1])

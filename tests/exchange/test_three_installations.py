@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -43,26 +44,41 @@ def _databases() -> Iterator[dict[str, str]]:
         with tempfile.TemporaryDirectory() as folder:
             yield {n: f"sqlite:///{folder}/{n}.sqlite3" for n in NAMES}
         return
-    import psycopg
-
     parts = urlsplit(url)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     base = parts.path.strip("/") + (f"_{worker}" if worker else "")
     names = {n: f"{base}_{n}" for n in NAMES}
-    admin = parts._replace(path="/postgres").geturl()
-
-    def recreate(create: bool) -> None:
-        with psycopg.connect(admin, autocommit=True) as db:
-            for name in names.values():
-                db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                if create:
-                    db.execute(f'CREATE DATABASE "{name}"')
-
-    recreate(True)
+    _postgres(url, [f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' for name in names.values()])
+    _postgres(url, [f'CREATE DATABASE "{names["a"]}"'])
     try:
         yield {n: parts._replace(path=f"/{name}").geturl() for n, name in names.items()}
     finally:
-        recreate(False)
+        _postgres(url, [f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)' for n in names.values()])
+
+
+def _postgres(url: str, statements: list[str]) -> None:
+    import psycopg
+
+    admin = urlsplit(url)._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as db:
+        for statement in statements:
+            db.execute(statement)
+
+
+def _copy_schema(databases: dict[str, str]) -> None:
+    """B's and the exchange's databases as A's once migrated: one migration for three."""
+    first = databases["a"]
+    if first.startswith("sqlite"):
+        for n in ("b", "x"):
+            shutil.copyfile(
+                first.removeprefix("sqlite:///"), databases[n].removeprefix("sqlite:///")
+            )
+        return
+    source = urlsplit(first).path.strip("/")
+    _postgres(first, [
+        f'CREATE DATABASE "{urlsplit(databases[n]).path.strip("/")}" TEMPLATE "{source}"'
+        for n in ("b", "x")
+    ])  # fmt: skip
 
 
 class Installation:
@@ -133,6 +149,8 @@ def league() -> Iterator[dict[str, Installation]]:
         x = Installation("x", databases["x"])
         a = Installation("a", databases["a"], exchange_url=x.url)
         b = Installation("b", databases["b"], exchange_url=x.url)
+        a.command("migrate", "--no-input", "-v", "0")
+        _copy_schema(databases)
         try:
             yield {"a": a, "b": b, "x": x}
         finally:
@@ -149,20 +167,17 @@ def _status(url: str) -> int:
 
 def test_a_league_ban_crosses_clubs_and_the_exchange_learns_no_holder(league) -> None:
     a, b, x = league["a"], league["b"], league["x"]
-    # The exchange migrates and serves while club B migrates and imports its cup tie's tickets.
-    x.serve("exchange", "--migrate")
-    a.command("migrate", "--no-input", "-v", "0")
+    # Each installation serves; the exchange enrols the two clubs with their signing keys.
+    x.serve("exchange")
+    a.serve("serve")
+    b.serve("serve")
+    x.run("enrol", "Riverside Athletic", "security@riverside.example", a.public_key)
+    x.run("enrol", "Westbrook FC", "security@westbrook.example", b.public_key)
     match = b.run("club-b")
     assert match["end"] == "away"
     x.wait_ready()
-    x.command("exchange-enrol", "--name", "Riverside Athletic", "--contact",
-              "security@riverside.example, 0100 000 0001", "--public-key", a.public_key)  # fmt: skip
-    x.command("exchange-enrol", "--name", "Westbrook FC", "--contact",
-              "security@westbrook.example", "--public-key", b.public_key)  # fmt: skip
     # Club A's life ban comes into force: published at once (bans.hooks), no command needed.
     banned = a.run("club-a")
-    a.serve("serve")
-    b.serve("serve")
 
     # B checks its cup tie: the away ticket's holder is flagged, with A's name and the ban.
     first = b.run("check", str(match["fixture"]))

@@ -33,7 +33,11 @@ class ExchangeClient:
     def __init__(self, base_url: str | None = None) -> None:
         self.base_url = (base_url or settings.SAFEGROUND_EXCHANGE_URL).rstrip("/")
         if not self.base_url:
-            raise ExchangeUnreachable("exchange", "SAFEGROUND_EXCHANGE_URL is not set")
+            raise ExchangeUnreachable(
+                "exchange",
+                "this club is not in a league's exchange (SAFEGROUND_EXCHANGE_URL is not set)",
+                status=404,
+            )
 
     def call(self, method: str, route: str, payload: dict[str, Any] | None = None) -> Any:
         path = f"/api/exchange/{route.lstrip('/')}"
