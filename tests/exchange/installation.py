@@ -28,9 +28,12 @@ BANNED = ("Ellís", "Ó Vantwíck", date(1990, 3, 4))
 HOLDER = ("Ellis O Vantwick", date(1990, 4, 3))  # day and month swapped, accents dropped
 
 
-def enrol(name: str, contact: str, public_key: str) -> dict[str, Any]:
-    club = club_enrol(name=name, contact=contact, public_key=public_key)
-    return {"key_id": club.key_id}
+def enrol(*clubs: str) -> list[str]:
+    """Clubs enrolled at the exchange: name, contact, public key, and again for the next."""
+    return [
+        club_enrol(name=name, contact=contact, public_key=key).key_id
+        for name, contact, key in zip(clubs[::3], clubs[1::3], clubs[2::3], strict=True)
+    ]
 
 
 def club_a() -> dict[str, Any]:
@@ -56,8 +59,10 @@ def club_b() -> dict[str, Any]:
 
 
 def check(fixture_id: str) -> dict[str, Any]:
+    """B checks its fixture: the report, its flags after, and what the exchange gave it."""
     fixture = Fixture.objects.select_related("ground").get(pk=int(fixture_id))
-    return league_check(fixture=fixture).__dict__
+    report = league_check(fixture=fixture).__dict__
+    return {"report": report, "flags": flags(), "published": published()}
 
 
 def flags() -> list[dict[str, Any]]:

@@ -165,7 +165,7 @@ def ticket_cancel(*, ticket: Ticket, reason: str) -> Ticket:
 def _flag_decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFlag:
     note = text_check("note", note)
     flag = (
-        TicketFlag.objects.select_for_update()
+        TicketFlag.objects.select_for_update(of=("self",))
         .select_related("ban__person", "league_ban", "ticket__fixture__ground")
         .get(pk=flag.pk)
     )
