@@ -11,10 +11,11 @@ from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
 from safeground.accounts.permissions import can_review_flags, can_use_register, require
+from safeground.errors import answers
 from safeground.matches.selectors import fixture_for
 
 from . import checking, oprf, selectors, services
-from .client import ExchangeClient
+from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
 
 router = Router(tags=["league ban exchange"])
 
@@ -139,6 +140,7 @@ def _check(request: HttpRequest, check_id: int) -> tuple[Any, Any]:
     "/exchange/checks/{check_id}/evaluate",
     response={200: EvaluatedOut},
     url_name="exchange_check_evaluate",
+    openapi_extra=answers(services.MoreThanDeclared),
 )
 def check_evaluate(request: HttpRequest, check_id: int, payload: BlindedIn) -> dict[str, Any]:
     """A batch of the check's holders, blinded, evaluated blind (no more than it declared)."""
@@ -188,6 +190,7 @@ def checks_against(request: HttpRequest) -> dict[str, Any]:
     response={200: ChecksAgainstOut},
     url_name="league_checks_against",
     auth=django_auth,
+    openapi_extra=answers(ExchangeRefused, ExchangeUnreachable),
 )
 def league_checks_against(request: HttpRequest) -> Any:
     """The exchange's record of the checks made against this club's published bans. The
@@ -209,6 +212,7 @@ class LeagueCheckOut(Schema):
     response={200: LeagueCheckOut},
     url_name="league_check",
     auth=django_auth,
+    openapi_extra=answers(ExchangeRefused, ExchangeUnreachable),
 )
 def league_check(request: HttpRequest, fixture_id: int) -> dict[str, Any]:
     """Check the fixture's ticket holders against the league's published bans now; a match is

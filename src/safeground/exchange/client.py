@@ -18,7 +18,7 @@ TIMEOUT_SECONDS = 60
 class ExchangeRefused(SafegroundError):
     """The exchange refused the request (its code and detail are passed on)."""
 
-    code = "exchange_refused"
+    code = "league_exchange_refused"
     status = 502
 
 

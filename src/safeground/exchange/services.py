@@ -26,6 +26,13 @@ class ExchangeError(SafegroundError):
     code = "exchange_refused"
 
 
+class MoreThanDeclared(SafegroundError):
+    """More holders evaluated than the check declared when it began."""
+
+    code = "more_than_declared"
+    status = 409
+
+
 class NotEnrolled(SafegroundError):
     """The request is not signed by an enrolled club's key."""
 
@@ -96,10 +103,9 @@ def evaluate(*, club: Club, blinded: list[bytes], check: ExchangeRecord | None) 
     if check is not None:
         done = sum(check.steps.filter(action=Action.EVALUATE).values_list("count", flat=True))
         if done + len(blinded) > check.count:
-            raise ExchangeError(
-                "blinded", f"the check declared {check.count} holders; {done} are evaluated",
-                status=409,
-            )  # fmt: skip
+            raise MoreThanDeclared(
+                "blinded", f"the check declared {check.count} holders; {done} are evaluated"
+            )
     try:
         evaluated = oprf.evaluate(blinded)
     except oprf.OprfRefused as refused:
