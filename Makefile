@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -76,6 +76,9 @@ bench-live: $(STAMP)
 
 bench-matching: $(STAMP)
 	$(BIN)/python bench/bench_matching.py
+
+bench-exchange: $(STAMP)
+	$(BIN)/python bench/bench_exchange.py
 
 bench-bundle: $(STAMP)
 	$(BIN)/python bench/bench_bundle.py

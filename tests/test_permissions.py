@@ -251,6 +251,17 @@ def match_day_with_register(match_day):
     return match_day
 
 
+A_PROPOSAL = {
+    "first_names": "Permission",
+    "last_name": "Table",
+    "date_of_birth": "1990-01-02",
+    "type": "club_ban",
+    "scope": "club",
+    "starts_on": "2030-01-01",
+    "is_life": True,
+    "grounds": "Permission table proposal",
+}
+A_BATCH = {"blinded": ["00" * 32]}
 PLANNERS = ["safety"]
 A_FIXTURE = {
     "ground": "riverside-park",
@@ -274,6 +285,18 @@ def shared_cup_tie() -> Fixture:
 def a_ban(status: str) -> Ban:
     """A ban: proposed, active or appealed (all proposed by banofficer, approved by safety)."""
     return Ban.objects.filter(status=status).order_by("pk").first()  # type: ignore[return-value]
+
+
+def a_fresh_ban(status: str) -> Ban:
+    """A new ban of the home club in this status, for the API's writes: each role acts on its
+    own (proposed by banofficer, approved by safety)."""
+    home = User.objects.get(username="banofficer").memberships.first().organisation  # type: ignore[union-attr]
+    return factories.ban(
+        home,
+        status=status,
+        proposed_by=User.objects.get(username="banofficer"),
+        approved_by=User.objects.get(username="safety"),
+    )
 
 
 def a_flag() -> TicketFlag:
@@ -770,6 +793,81 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
+    # The league's exchange (docs/adr/0014): its routes answer only an exchange installation's
+    # enrolled clubs, by signature; on a club's installation they are not there for anyone.
+    "api:exchange_key": [(lambda: reverse("api:exchange_key"), expect(404, 404))],
+    "api:exchange_publication_evaluate": [
+        (lambda: reverse("api:exchange_publication_evaluate"), expect(404, 404), A_BATCH)
+    ],
+    "api:exchange_publication": [
+        (lambda: reverse("api:exchange_publication"), expect(404, 404), {"bans": []})
+    ],
+    "api:exchange_published": [(lambda: reverse("api:exchange_published"), expect(404, 404))],
+    "api:exchange_check": [
+        (lambda: reverse("api:exchange_check"), expect(404, 404), {"fixture": "f", "holders": 1})
+    ],
+    "api:exchange_check_evaluate": [
+        (lambda: reverse("api:exchange_check_evaluate", args=[1]), expect(404, 404), A_BATCH)
+    ],
+    "api:exchange_outcome": [
+        (lambda: reverse("api:exchange_outcome", args=[1]), expect(404, 404), {"matched": 0})
+    ],
+    "api:exchange_against": [(lambda: reverse("api:exchange_against"), expect(404, 404))],
+    # A club's own: the register's readers see the exchange's record of checks against its bans,
+    # the home club's ban officers check a fixture; 404 here, where no exchange is configured.
+    "api:league_checks_against": [
+        (
+            lambda: reverse("api:league_checks_against"),
+            only(401, [*REGISTER, "liaison"], 404, 403),
+        )
+    ],
+    "api:league_check": [
+        (
+            lambda: reverse("api:league_check", args=[cup_tie().pk]),
+            only(401, BAN_OFFICERS, 404, 403),
+            {},
+        )
+    ],
+    # The register's API: the same rules as its pages; reads need a reason (recorded).
+    "api:register_bans": [
+        (
+            lambda: reverse("api:register_bans") + "?reason=Permission+table",
+            only(401, [*REGISTER, "liaison"], 200, 403),
+        )
+    ],
+    "api:register_person": [
+        (
+            lambda: (
+                reverse("api:register_person", args=[a_ban("active").person_id])
+                + "?reason=Permission+table"
+            ),
+            only(401, REGISTER, 200, 403),
+        )
+    ],
+    "api:register_propose": [
+        (lambda: reverse("api:register_propose"), only(401, BAN_OFFICERS, 201, 403), A_PROPOSAL)
+    ],
+    "api:register_decide": [
+        (
+            lambda: reverse("api:register_decide", args=[a_fresh_ban("proposed").pk]),
+            only(401, ["safety", "security"], 200, 403),
+            {"decision": "reject", "reason": "Permission table"},
+        )
+    ],
+    "api:register_appeal": [
+        (
+            lambda: reverse("api:register_appeal", args=[a_fresh_ban("active").pk]),
+            only(401, BAN_OFFICERS, 200, 403),
+            {"reason": "Permission table"},
+        )
+    ],
+    "api:register_appeal_decide": [
+        (
+            lambda: reverse("api:register_appeal_decide", args=[a_fresh_ban("appealed").pk]),
+            only(401, ["security"], 200, 403),
+            {"outcome": "upheld", "reason": "Permission table"},
+        )
+    ],
     # Reports: the post-match report, its exports and API for everyone working the match but
     # stewards and the away club; the season of the ground for the club's staff (not stewards).
     "match_report": [

@@ -26,6 +26,7 @@ from ninja.throttling import SimpleRateThrottle
 from safeground.accounts.api import router as accounts_router
 from safeground.accounts.models import User
 from safeground.alerts.api import router as alerts_router
+from safeground.bans.api import router as register_router
 from safeground.casework.api import router as casework_router
 from safeground.decisions.api import router as decisions_router
 from safeground.deployment.api import router as deployment_router
@@ -39,6 +40,7 @@ from safeground.errors import (
     UnreadableBody,
     error_body,
 )
+from safeground.exchange.api import router as exchange_router
 from safeground.incidents.api import router as log_router
 from safeground.matches.api import router as matches_router
 from safeground.outage import outage
@@ -200,6 +202,8 @@ api.add_router("/", casework_router)
 api.add_router("/", deployment_router)
 api.add_router("/", decisions_router)
 api.add_router("/", alerts_router)
+api.add_router("/", register_router)
+api.add_router("/", exchange_router)
 
 
 def _answer(request: HttpRequest, status: int, code: str, field: str, detail: str) -> HttpResponse:

@@ -34,6 +34,11 @@ COMMANDS: dict[str, str] = {
     "verify-backup": "Check a backup (DIR) against its manifest's hashes; needs no key.",
     "vapidkey": "Print a new VAPID private key for push alerts (SAFEGROUND_VAPID_PRIVATE_KEY).",
     "migrate": "Create or update the database tables.",
+    "exchange": "Serve the league's ban exchange (its own role and database; see --help).",
+    "exchange-enrol": "At the exchange: enrol a club (--name --contact --public-key).",
+    "league-key": "Print this installation's signing public key, to enrol at the exchange.",
+    "league-publish": "Publish this club's league-wide bans in force to the exchange now.",
+    "league-check": "Check a fixture's ticket holders against the league's bans (--fixture ID).",
 }
 
 
@@ -52,6 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     if len(argv) < 2 or argv[1] in {"-h", "--help", "help"}:
         print(usage())
         sys.exit(0 if len(argv) >= 2 else 2)
+    if argv[1] == "exchange" or argv[1].startswith("exchange-"):
+        # The league's exchange: its role (and so its database) before the settings load.
+        os.environ["SAFEGROUND_ROLE"] = "exchange"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "safeground.settings.dev")
     from django.core.management import execute_from_command_line
 

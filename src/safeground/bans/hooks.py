@@ -20,11 +20,13 @@ BanRevoked = Callable[[Ban, Any, datetime], None]  # (ban, by, at)
 FlagsAwaiting = Callable[[Any], int]  # (user) -> open flags they may review
 # (ban ids) -> ban id -> the records its grounds rest on, each (what it is, its page's URL)
 GroundsSources = Callable[[list[int]], dict[int, list[tuple[str, str]]]]
+BanChanged = Callable[[Ban], None]  # a ban's status changed (inside its transaction)
 
 _in_force: list[BanInForce] = []
 _revoked: list[BanRevoked] = []
 _awaiting: list[FlagsAwaiting] = []
 _sources: list[GroundsSources] = []
+_changed: list[BanChanged] = []
 
 
 def _add[T](callbacks: list[T], callback: T) -> T:
@@ -47,6 +49,16 @@ def on_flags_awaiting(callback: FlagsAwaiting) -> FlagsAwaiting:
 
 def on_grounds_sources(callback: GroundsSources) -> GroundsSources:
     return _add(_sources, callback)
+
+
+def on_ban_changed(callback: BanChanged) -> BanChanged:
+    """The league's exchange publishes again when a ban starts, ends, is appealed or decided."""
+    return _add(_changed, callback)
+
+
+def ban_changed(ban: Ban) -> None:
+    for callback in _changed:
+        callback(ban)
 
 
 def ban_in_force(ban: Ban) -> int:

@@ -165,6 +165,7 @@ class AccessRecord(AppendOnlyModel):
         IDENTIFY_LARGE = "identify_large", "Looked up who sat near an incident: a large search"
         LIST_FLAGS = "list_flags", "Listed flagged tickets (holders' names)"
         SUBJECT_ACCESS = "subject_access", "Exported everything held about a person"
+        LEAGUE_PUBLISH = "league_publish", "Published bans to the league's exchange (tokens only)"
 
     at = models.DateTimeField(db_index=True)
     user = models.ForeignKey(
@@ -189,3 +190,30 @@ class AccessRecord(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{clock.local(self.at):%Y-%m-%d %H:%M} {self.username} {self.action}"
+
+
+class LeagueBan(models.Model):
+    """A ban another club published to the league's exchange, known here because a check of this
+    club's tickets matched it (safeground.exchange): what a match gives, the ban's kind, its end,
+    the issuing club and its contact; never that club's register, evidence or the person's name.
+    Withdrawn when the issuing club no longer publishes it (ended, or overturned on appeal)."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")
+    reference = models.CharField(max_length=64, help_text="the exchange's opaque reference")
+    kind = models.CharField(max_length=20, choices=Ban.Type.choices)
+    is_life = models.BooleanField(default=False)
+    ends_on = models.DateField(null=True, blank=True)
+    issuing_club = models.CharField(max_length=200)
+    contact = models.CharField(max_length=300)
+    first_matched_at = models.DateTimeField()
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "reference"], name="leagueban_unique_reference"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"League ban {self.reference[:8]} ({self.get_kind_display()}, {self.issuing_club})"

@@ -257,3 +257,32 @@ def subject_access_records(person: Person) -> list[dict[str, Any]]:
         }
         for r in records.order_by("at", "pk")
     ]
+
+
+BANS_LISTED = 500
+
+
+@transaction.atomic
+def bans_list(*, user: Any, reason: str, status: str = "") -> list[Ban]:
+    """The bans on the user's registers (newest first, no names: each with its person's id),
+    after a stated reason; the listing is recorded once per register (which bans, why)."""
+    orgs = register_organisation_ids(user)
+    require(bool(orgs))
+    reason = reason_check(reason)
+    bans = Ban.objects.filter(organisation__in=orgs)
+    if status:
+        if status not in Ban.Status.values:
+            raise BanError("status", f"one of {', '.join(Ban.Status.values)}")
+        bans = bans.filter(status=status)
+    found = list(bans.order_by("-created_at", "-pk")[:BANS_LISTED])
+    for org in sorted(orgs):
+        shown = [b.pk for b in found if b.organisation_id == org]
+        access_record_write(
+            user=user,
+            action=Action.SEARCH,
+            organisation=org,
+            reason=reason,
+            detail=f"bans listed{f' ({status})' if status else ''}: {len(shown)}"
+            + (f" (bans {', '.join(f'#{pk}' for pk in shown)})" if shown else ""),
+        )
+    return found

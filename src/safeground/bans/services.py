@@ -76,6 +76,7 @@ def _step(ban: Ban, *, action: str, to: str, by: User | None, reason: str) -> Ba
         reason=reason,
     )
     ban.status = to
+    hooks.ban_changed(ban)
     return step
 
 

@@ -21,7 +21,6 @@ from django.conf import settings
 from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
 
-from safeground.bans.models import IN_FORCE
 from safeground.errors import NotFound
 from safeground.matches.models import Fixture
 from safeground.signing import (  # noqa: F401 (the scanner's key, as entry has always offered it)
@@ -34,7 +33,7 @@ from safeground.signing import (  # noqa: F401 (the scanner's key, as entry has 
     signing_key,
 )
 
-from . import rules
+from . import decision, rules
 from .models import Ticket, TicketFlag
 from .runtime import lookups
 from .scans import ScanError, turnstile_place
@@ -87,16 +86,11 @@ def _flag_states(fixture_id: int, day: Any) -> dict[int, str]:
     """Ticket id -> "banned" (a confirmed flag on a ban in force that day: the deny list) or
     "flagged" (an open one), as the online decision reads them."""
     states: dict[int, str] = {}
-    for ticket_id, status in (
-        TicketFlag.objects.filter(
-            ticket__fixture_id=fixture_id,
-            status__in=[TicketFlag.Status.CONFIRMED, TicketFlag.Status.OPEN],
-            ban__status__in=IN_FORCE,
-            ban__starts_on__lte=day,
-        )
-        .exclude(ban__ends_on__lt=day)
-        .values_list("ticket_id", "status")
-    ):
+    for ticket_id, status in TicketFlag.objects.filter(
+        decision.in_force_on(day),
+        ticket__fixture_id=fixture_id,
+        status__in=[TicketFlag.Status.CONFIRMED, TicketFlag.Status.OPEN],
+    ).values_list("ticket_id", "status"):
         if status == TicketFlag.Status.CONFIRMED or ticket_id not in states:
             states[ticket_id] = "banned" if status == TicketFlag.Status.CONFIRMED else "flagged"
     return states

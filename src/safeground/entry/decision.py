@@ -23,7 +23,7 @@ from uuid import UUID
 
 import psycopg
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from safeground.bans.models import IN_FORCE
 
@@ -138,10 +138,13 @@ looked AS MATERIALIZED (
     LEFT JOIN LATERAL (
         SELECT max(CASE WHEN f.status = 'confirmed' THEN 2 ELSE 1 END) AS level,
             min(f.id) FILTER (WHERE f.status = 'confirmed') AS confirmed_id
-        FROM bans_ticketflag f JOIN bans_ban b ON b.id = f.ban_id
+        FROM bans_ticketflag f LEFT JOIN bans_ban b ON b.id = f.ban_id
+        LEFT JOIN bans_leagueban l ON l.id = f.league_ban_id
         WHERE f.ticket_id = t.id AND f.status IN ('confirmed', 'open')
-          AND b.status IN ({IN_FORCE_SQL}) AND b.starts_on <= s.day
-          AND (b.ends_on IS NULL OR b.ends_on >= s.day)
+          AND ((b.status IN ({IN_FORCE_SQL}) AND b.starts_on <= s.day
+                AND (b.ends_on IS NULL OR b.ends_on >= s.day))
+            OR (l.id IS NOT NULL AND l.withdrawn_at IS NULL
+                AND (l.ends_on IS NULL OR l.ends_on >= s.day)))
     ) f ON true
 ),
 pre AS MATERIALIZED (
@@ -320,9 +323,19 @@ def _flags(ticket_id: int, day: date | None) -> tuple[int, int | None]:
 def flags_in_force(ticket_ids: Collection[int], day: date | None) -> QuerySet[TicketFlag]:
     """The flags of these tickets on bans in force on the match day (the ORM's reading of the
     statement's `flag` part)."""
-    return TicketFlag.objects.filter(
-        ticket_id__in=ticket_ids, ban__status__in=IN_FORCE, ban__starts_on__lte=day
-    ).exclude(ban__ends_on__lt=day)
+    return TicketFlag.objects.filter(in_force_on(day), ticket_id__in=ticket_ids)
+
+
+def in_force_on(day: date | None) -> Q:
+    """A flag whose ban is in force on the day: one of the register's, or a league ban another
+    club still publishes (safeground.exchange) that has not ended."""
+    own = Q(ban__status__in=IN_FORCE, ban__starts_on__lte=day) & (
+        Q(ban__ends_on__isnull=True) | Q(ban__ends_on__gte=day)
+    )
+    league = Q(league_ban__isnull=False, league_ban__withdrawn_at__isnull=True) & (
+        Q(league_ban__ends_on__isnull=True) | Q(league_ban__ends_on__gte=day)
+    )
+    return own | league
 
 
 def confirmed_flag(ticket_id: int, day: date | None) -> int | None:

@@ -6,13 +6,14 @@ calls `ban_match` through bans.hooks, registered in EntryConfig.ready).
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from safeground.bans.matching import BanIndex, Banned, Candidate, Holder, swapped
-from safeground.bans.models import IN_FORCE, Ban
+from safeground.bans.models import IN_FORCE, Ban, LeagueBan
 from safeground.matches.models import Fixture
 
 from .models import Ticket, TicketFlag
@@ -141,3 +142,46 @@ def ban_match(*, ban: Ban) -> int:
 def ban_in_force(ban: Ban) -> int:
     """bans.hooks: a ban has just come into force; its holders are matched and flagged."""
     return ban_match(ban=ban)
+
+
+# League bans (safeground.exchange): another club's ban, matched by the exchange's tokens -------
+
+LEAGUE_REASONS = [
+    "the same name and date of birth as a ban another club published to the league's exchange "
+    "(accents, apostrophes, hyphens, spacing and word order ignored; the date as given or with "
+    "day and month swapped)"
+]
+
+
+def league_flags_write(matches: list[tuple[int, LeagueBan]]) -> int:
+    """New flags for tickets matching league bans (a pair flagged before is not raised again)."""
+    if not matches:
+        return 0
+    seen = set(
+        TicketFlag.objects.filter(
+            ticket_id__in={ticket_id for ticket_id, _ in matches}, league_ban__isnull=False
+        ).values_list("ticket_id", "league_ban_id")
+    )
+    now = timezone.now()
+    new = {
+        (ticket_id, ban.pk): TicketFlag(
+            ticket_id=ticket_id,
+            league_ban=ban,
+            score=100.0,
+            reasons=LEAGUE_REASONS,
+            flagged_at=now,
+        )
+        for ticket_id, ban in matches
+        if (ticket_id, ban.pk) not in seen
+    }
+    TicketFlag.objects.bulk_create(new.values(), batch_size=500)
+    return len(new)
+
+
+def league_flags_withdrawn(bans: list[LeagueBan], *, at: datetime) -> int:
+    """League bans the issuing club no longer publishes: their open flags are cleared."""
+    return TicketFlag.objects.filter(league_ban__in=bans, status=TicketFlag.Status.OPEN).update(
+        status=TicketFlag.Status.CLEARED,
+        decided_at=at,
+        decision_note="Withdrawn by the issuing club (ended, or overturned on appeal).",
+    )

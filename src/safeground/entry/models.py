@@ -6,7 +6,7 @@ from django.db import models
 
 from safeground.accounts.models import Device
 from safeground.append_only import AppendOnlyModel
-from safeground.bans.models import Ban
+from safeground.bans.models import Ban, LeagueBan
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Gate, Turnstile
 
@@ -184,7 +184,14 @@ class TicketFlag(models.Model):
         CLEARED = "cleared", "Cleared: not the banned person"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, related_name="flags")
-    ban = models.ForeignKey(Ban, on_delete=models.PROTECT, related_name="flags")
+    # A ban on this club's register, or one another club published to the league's exchange
+    # (safeground.exchange): exactly one of the two.
+    ban = models.ForeignKey(
+        Ban, null=True, blank=True, on_delete=models.PROTECT, related_name="flags"
+    )
+    league_ban = models.ForeignKey(
+        LeagueBan, null=True, blank=True, on_delete=models.PROTECT, related_name="flags"
+    )
     score = models.FloatField()
     reasons = models.JSONField(default=list)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
@@ -200,6 +207,14 @@ class TicketFlag(models.Model):
         ordering = ["-score", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["ticket", "ban"], name="ticketflag_unique"),
+            models.UniqueConstraint(
+                fields=["ticket", "league_ban"], name="ticketflag_unique_league"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ban__isnull=False, league_ban__isnull=True)
+                | models.Q(ban__isnull=True, league_ban__isnull=False),
+                name="ticketflag_one_ban",
+            ),
         ]
         indexes = [models.Index(fields=["status"], name="bans_ticket_status_9208ac_idx")]
 

@@ -346,7 +346,9 @@ def flags_open(user: Any) -> QuerySet[TicketFlag]:
     return TicketFlag.objects.filter(
         status=TicketFlag.Status.OPEN,
         ticket__fixture__ground__organisation__in=flag_organisation_ids(user),
-    ).select_related("ticket__fixture__home_club", "ticket__fixture__away_club", "ticket__block")
+    ).select_related(
+        "ticket__fixture__home_club", "ticket__fixture__away_club", "ticket__block", "league_ban"
+    )
 
 
 FLAGS_LISTED = 500
@@ -387,6 +389,7 @@ def flag_summary(user: Any, flag_id: int) -> TicketFlag:
             "ticket__fixture__away_club",
             "ticket__block",
             "ban__person",
+            "league_ban",
         )
         .filter(pk=flag_id)
         .first()
@@ -405,10 +408,11 @@ def flag_review(*, user: Any, flag_id: int, reason: str) -> TicketFlag:
         user=user,
         action=AccessRecord.Action.REVIEW_FLAG,
         organisation=flag.ticket.fixture.ground.organisation_id,
-        person=flag.ban.person,
+        person=flag.ban.person if flag.ban else None,
         ban=flag.ban,
         reason=reason_check(reason),
-        detail=f"flag {flag.pk}, ticket {flag.ticket.barcode}",
+        detail=f"flag {flag.pk}, ticket {flag.ticket.barcode}"
+        + (f", league ban of {flag.league_ban.issuing_club}" if flag.league_ban else ""),
     )
     return flag
 

@@ -165,8 +165,8 @@ def ticket_cancel(*, ticket: Ticket, reason: str) -> Ticket:
 def _flag_decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFlag:
     note = text_check("note", note)
     flag = (
-        TicketFlag.objects.select_for_update()
-        .select_related("ban__person", "ticket__fixture__ground")
+        TicketFlag.objects.select_for_update(of=("self",))
+        .select_related("ban__person", "league_ban", "ticket__fixture__ground")
         .get(pk=flag.pk)
     )
     if flag.status != TicketFlag.Status.OPEN:
@@ -183,8 +183,9 @@ def _flag_decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFla
     )
     access_record_write(
         user=by, action=action, organisation=flag.ticket.fixture.ground.organisation_id,
-        person=flag.ban.person, ban=flag.ban, reason=note,
-        detail=f"ticket {flag.ticket.barcode}, fixture {flag.ticket.fixture_id}",
+        person=flag.ban.person if flag.ban else None, ban=flag.ban, reason=note,
+        detail=f"ticket {flag.ticket.barcode}, fixture {flag.ticket.fixture_id}"
+        + (f", league ban of {flag.league_ban.issuing_club}" if flag.league_ban else ""),
     )  # fmt: skip
     return flag
 
@@ -193,7 +194,12 @@ def _flag_decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFla
 def flag_confirm(*, flag: TicketFlag, by: User, note: str) -> TicketFlag:
     """The holder is the banned person: the ticket is cancelled and the gates will deny them."""
     flag = _flag_decide(flag, by=by, note=note, to=TicketFlag.Status.CONFIRMED)
-    ticket_cancel(ticket=flag.ticket, reason=f"holder banned (ban #{flag.ban_id})")
+    banned_by = (
+        f"league ban of {flag.league_ban.issuing_club}"
+        if flag.league_ban
+        else f"ban #{flag.ban_id}"
+    )
+    ticket_cancel(ticket=flag.ticket, reason=f"holder banned ({banned_by})")
     return flag
 
 

@@ -47,6 +47,8 @@ SAFEGROUND_PERIODIC_TASKS = {
     "safeground.incidents.tasks.log_heads_anchor_task": 60,
     "safeground.alerts.tasks.alerts_overdue_task": 15,
 }
+# A club in the league publishes its bans again every 15 minutes too (bans ending by date).
+SAFEGROUND_PERIODIC_TASKS["safeground.exchange.tasks.league_publish_task"] = 900
 SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
     "SAFEGROUND_PERIODIC_TASKS_IN_SERVER", default=SAFEGROUND_TASKS == "immediate"
 )
@@ -237,6 +239,7 @@ INSTALLED_APPS = [
     "safeground.alerts",
     "safeground.backups",
     "safeground.privacy",
+    "safeground.exchange",
     "safeground.demo",
 ]
 
@@ -336,7 +339,30 @@ def database_from_env(default_sqlite: Path) -> dict:
     }
 
 
-DATABASES = {"default": database_from_env(BASE_DIR / "var" / "safeground.sqlite3")}
+# The league's ban exchange (safeground.exchange, docs/adr/0014-league-ban-exchange.md). An
+# installation is a club's, or the league's exchange (`safeground exchange` sets the role), with
+# a database of its own (its SQLite file by default, or its own DATABASE_URL).
+SAFEGROUND_ROLE = env.str("SAFEGROUND_ROLE", default="club")
+if SAFEGROUND_ROLE not in {"club", "exchange"}:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(f"SAFEGROUND_ROLE={SAFEGROUND_ROLE!r}: club or exchange")
+# A club: the exchange's address (empty: not in the league, nothing published), the exchange's
+# OPRF public key (hex) to pin, and the contact other clubs are shown with a match.
+SAFEGROUND_EXCHANGE_URL = env.str("SAFEGROUND_EXCHANGE_URL", default="")
+SAFEGROUND_EXCHANGE_PUBLIC_KEY = env.str("SAFEGROUND_EXCHANGE_PUBLIC_KEY", default="")
+# The exchange: its OPRF key's seed (base64 of 32 bytes; derived from SECRET_KEY when unset) and
+# its bounds: checks a club may begin an hour, checks of one fixture a day, holders a fixture.
+SAFEGROUND_EXCHANGE_OPRF_SEED = env.str("SAFEGROUND_EXCHANGE_OPRF_SEED", default="")
+SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR = env.int("SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR", default=30)
+SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE = env.int(
+    "SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE", default=12
+)
+SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE = env.int(
+    "SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE", default=120_000
+)
+_SQLITE_FILE = "exchange.sqlite3" if SAFEGROUND_ROLE == "exchange" else "safeground.sqlite3"
+DATABASES = {"default": database_from_env(BASE_DIR / "var" / _SQLITE_FILE)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,223 @@
+"""The exchange's routes (/api/exchange/..., the exchange role only: elsewhere a 404), each
+signed by an enrolled club (exchange/signed.py); and a club's own routes (/api/league/...):
+checking a fixture now, and reading the exchange's record of the checks made against its bans.
+"""
+
+from datetime import date, datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema, Status
+from ninja.security import django_auth
+
+from safeground.accounts.permissions import can_review_flags, can_use_register, require
+from safeground.errors import answers
+from safeground.matches.selectors import fixture_for
+
+from . import checking, oprf, selectors, services
+from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
+
+router = Router(tags=["league ban exchange"])
+
+HEX_ELEMENT = r"^[0-9a-f]{64}$"
+HEX_TOKEN = r"^[0-9a-f]{128}$"
+
+
+class KeyOut(Schema):
+    public_key: str = Field(description="the OPRF public key (hex) clubs verify evaluations with")
+
+
+@router.get("/exchange/key", response={200: KeyOut}, url_name="exchange_key")
+def exchange_key(request: HttpRequest) -> dict[str, Any]:
+    """The exchange's OPRF public key (an enrolled club's signed request)."""
+    services.club_of(request)
+    return {"public_key": oprf.public_key().hex()}
+
+
+class BlindedIn(Schema):
+    blinded: list[str] = Field(
+        min_length=1, max_length=oprf.BATCH, description="blinded elements, hex"
+    )
+
+
+class EvaluatedOut(Schema):
+    evaluated: str = Field(description="the batch evaluated, with its proof (hex)")
+
+
+def _elements(payload: BlindedIn) -> list[bytes]:
+    try:
+        return [bytes.fromhex(item) for item in payload.blinded]
+    except ValueError as refused:
+        raise services.ExchangeError("blinded", "each element is hex") from refused
+
+
+@router.post(
+    "/exchange/publication/evaluate",
+    response={200: EvaluatedOut},
+    url_name="exchange_publication_evaluate",
+)
+def publication_evaluate(request: HttpRequest, payload: BlindedIn) -> dict[str, Any]:
+    """A batch of the club's own banned identities, blinded, evaluated blind."""
+    club = services.club_of(request)
+    evaluated = services.evaluate(club=club, blinded=_elements(payload), check=None)
+    return {"evaluated": evaluated.hex()}
+
+
+class PublishedBanIn(Schema):
+    reference: str = Field(pattern=r"^[0-9a-f]{8,64}$")
+    kind: str = Field(pattern=r"^(club_ban|banning_order|ground_exclusion)$")
+    is_life: bool
+    ends_on: date | None
+    tokens: list[str] = Field(min_length=1, max_length=8)
+
+
+class PublicationIn(Schema):
+    bans: list[PublishedBanIn] = Field(max_length=20000)
+
+
+class PublicationOut(Schema):
+    published: int
+    withdrawn: int
+
+
+@router.post(
+    "/exchange/publication", response={200: PublicationOut}, url_name="exchange_publication"
+)
+def publication(request: HttpRequest, payload: PublicationIn) -> dict[str, Any]:
+    """The club's league-wide bans in force now, replacing its last publication."""
+    club = services.club_of(request)
+    bans = [services.PublishedBanIn(**ban.dict()) for ban in payload.bans]
+    record = services.publication_replace(club=club, bans=bans)
+    return {"published": record.count, "withdrawn": record.withdrawn}
+
+
+class PublishedOut(Schema):
+    reference: str
+    kind: str
+    is_life: bool
+    ends_on: date | None
+    club: str
+    contact: str
+    tokens: list[str]
+
+
+class PublishedSetOut(Schema):
+    bans: list[PublishedOut]
+
+
+@router.get("/exchange/published", response={200: PublishedSetOut}, url_name="exchange_published")
+def published(request: HttpRequest) -> dict[str, Any]:
+    """Every other club's bans in force: tokens and what a match gives, never a name."""
+    return {"bans": selectors.published_for(services.club_of(request))}
+
+
+class CheckIn(Schema):
+    fixture: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00]*$")
+    holders: int = Field(ge=0, le=10_000_000)
+
+
+class CheckOut(Schema):
+    id: int
+
+
+@router.post("/exchange/checks", response={201: CheckOut}, url_name="exchange_check")
+def check_begin(request: HttpRequest, payload: CheckIn) -> Status[dict[str, Any]]:
+    """Begin a check of a fixture's holders (bounded per club and per fixture: a 429)."""
+    club = services.club_of(request)
+    check = services.check_begin(club=club, fixture=payload.fixture, holders=payload.holders)
+    return Status(201, {"id": check.pk})
+
+
+def _check(request: HttpRequest, check_id: int) -> tuple[Any, Any]:
+    club = services.club_of(request)
+    check = selectors.check_of(club, check_id)
+    if check is None:
+        raise services.ExchangeError("check", "no such check of yours", status=404)
+    return club, check
+
+
+@router.post(
+    "/exchange/checks/{check_id}/evaluate",
+    response={200: EvaluatedOut},
+    url_name="exchange_check_evaluate",
+    openapi_extra=answers(services.MoreThanDeclared),
+)
+def check_evaluate(request: HttpRequest, check_id: int, payload: BlindedIn) -> dict[str, Any]:
+    """A batch of the check's holders, blinded, evaluated blind (no more than it declared)."""
+    club, check = _check(request, check_id)
+    evaluated = services.evaluate(club=club, blinded=_elements(payload), check=check)
+    return {"evaluated": evaluated.hex()}
+
+
+class OutcomeIn(Schema):
+    matched: int = Field(ge=0, le=10_000_000)
+
+
+@router.post(
+    "/exchange/checks/{check_id}/outcome", response={200: CheckOut}, url_name="exchange_outcome"
+)
+def check_outcome(request: HttpRequest, check_id: int, payload: OutcomeIn) -> dict[str, Any]:
+    """How many holders matched, as the club counted them (for the record)."""
+    club, check = _check(request, check_id)
+    return {"id": services.check_outcome(club=club, check=check, matched=payload.matched).pk}
+
+
+class CheckAgainstOut(Schema):
+    id: int
+    club: str
+    at: datetime
+    holders: int
+    matched: int | None
+
+
+class ChecksAgainstOut(Schema):
+    checks: list[CheckAgainstOut]
+
+
+@router.get(
+    "/exchange/checks-against-us", response={200: ChecksAgainstOut}, url_name="exchange_against"
+)
+def checks_against(request: HttpRequest) -> dict[str, Any]:
+    """The checks other clubs made while this club's bans were published."""
+    return {"checks": selectors.checks_against(services.club_of(request))}
+
+
+# --- the club's own routes ---------------------------------------------------------------------
+
+
+@router.get(
+    "/league/checks-against-us",
+    response={200: ChecksAgainstOut},
+    url_name="league_checks_against",
+    auth=django_auth,
+    openapi_extra=answers(ExchangeRefused, ExchangeUnreachable),
+)
+def league_checks_against(request: HttpRequest) -> Any:
+    """The exchange's record of the checks made against this club's published bans. The
+    register's readers."""
+    require(can_use_register(request.user))
+    return ExchangeClient().get("checks-against-us")
+
+
+class LeagueCheckOut(Schema):
+    holders: int
+    published: int
+    matched: int
+    flagged: int
+    withdrawn: int
+
+
+@router.post(
+    "/league/fixtures/{fixture_id}/check",
+    response={200: LeagueCheckOut},
+    url_name="league_check",
+    auth=django_auth,
+    openapi_extra=answers(ExchangeRefused, ExchangeUnreachable),
+)
+def league_check(request: HttpRequest, fixture_id: int) -> dict[str, Any]:
+    """Check the fixture's ticket holders against the league's published bans now; a match is
+    a flag in the ban officers' review. The home club's ban officers."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_review_flags(request.user, fixture.ground.organisation_id))
+    report = checking.league_check(fixture=fixture)
+    return report.__dict__

@@ -1,0 +1,116 @@
+"""A club checks a fixture's ticket holders (home and away) against the bans every other club
+publishes (the club's side). The holders are blinded here and evaluated blind by the exchange;
+the tokens are unblinded here and compared here with the published set fetched first: this
+club learns only which holders match, the exchange learns how many holders were asked and
+neither who they are nor which matched (the club reports only the count, for the record).
+
+A match becomes a flag in this club's own review (entry's TicketFlag, naming a bans.LeagueBan:
+the kind, the end, the issuing club and its contact). A league ban the exchange no longer
+publishes (ended, overturned on appeal) is withdrawn here at the next check: its open flags are
+cleared, and its confirmed ones no longer refuse entry (entry.decision.in_force_on).
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from safeground.bans.models import LeagueBan
+from safeground.entry import flagging
+from safeground.entry.models import Ticket
+from safeground.matches.models import Fixture
+
+from . import tokens
+from .client import ExchangeClient
+from .publishing import exchange_key, tokens_of
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    holders: int
+    published: int
+    matched: int
+    flagged: int
+    withdrawn: int
+
+
+def fixture_label(fixture: Fixture) -> str:
+    """How the exchange's record names the fixture: by number only."""
+    return f"fixture {fixture.pk}"
+
+
+def holders_of(fixture: Fixture) -> list[tuple[int, str, date]]:
+    rows = Ticket.objects.filter(
+        fixture=fixture, status=Ticket.Status.VALID, holder_dob__isnull=False
+    ).values_list("pk", "holder_name", "holder_dob")
+    return [(pk, name, dob) for pk, name, dob in rows if dob is not None]
+
+
+def published_index(published: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {token: ban for ban in published for token in ban["tokens"]}
+
+
+def league_check(*, fixture: Fixture, client: ExchangeClient | None = None) -> CheckReport:
+    """Check every valid ticket of the fixture at the exchange; flag the matches."""
+    client = client or ExchangeClient()
+    key = exchange_key(client)
+    holders = holders_of(fixture)
+    check = client.post("checks", {"fixture": fixture_label(fixture), "holders": len(holders)})
+    published = client.get("published")["bans"]
+    index = published_index(published)
+    made = tokens_of(
+        [tokens.holder_input(name, dob) for _, name, dob in holders],
+        client,
+        key,
+        f"checks/{check['id']}/evaluate",
+    )
+    matches = [(holders[i][0], index[token]) for i, token in enumerate(made) if token in index]
+    flagged, withdrawn = league_flags_record(
+        fixture=fixture, matches=matches, published={ban["reference"] for ban in published}
+    )
+    matched = len({ticket_id for ticket_id, _ in matches})
+    client.post(f"checks/{check['id']}/outcome", {"matched": matched})
+    return CheckReport(
+        holders=len(holders), published=len(published), matched=matched, flagged=flagged,
+        withdrawn=withdrawn,
+    )  # fmt: skip
+
+
+@transaction.atomic
+def league_flags_record(
+    *, fixture: Fixture, matches: list[tuple[int, dict[str, Any]]], published: set[str]
+) -> tuple[int, int]:
+    """The club's league bans as the exchange publishes them now: a match flags its ticket, a
+    ban no longer published is withdrawn. Returns (new flags, bans withdrawn)."""
+    org = fixture.ground.organisation_id
+    now = timezone.now()
+    league_bans: dict[str, LeagueBan] = {}
+    for _, ban in matches:
+        if ban["reference"] not in league_bans:
+            league_bans[ban["reference"]], _ = LeagueBan.objects.update_or_create(
+                organisation_id=org,
+                reference=ban["reference"],
+                defaults={
+                    "kind": ban["kind"], "is_life": ban["is_life"],
+                    "ends_on": ban["ends_on"], "issuing_club": ban["club"],
+                    "contact": ban["contact"], "withdrawn_at": None,
+                },
+                create_defaults={
+                    "kind": ban["kind"], "is_life": ban["is_life"],
+                    "ends_on": ban["ends_on"], "issuing_club": ban["club"],
+                    "contact": ban["contact"], "first_matched_at": now,
+                },
+            )  # fmt: skip
+    flagged = flagging.league_flags_write(
+        [(ticket_id, league_bans[ban["reference"]]) for ticket_id, ban in matches]
+    )
+    gone = list(
+        LeagueBan.objects.filter(organisation_id=org, withdrawn_at__isnull=True).exclude(
+            reference__in=published
+        )
+    )
+    LeagueBan.objects.filter(pk__in=[b.pk for b in gone]).update(withdrawn_at=now)
+    flagging.league_flags_withdrawn(gone, at=now)
+    return flagged, len(gone)

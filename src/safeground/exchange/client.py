@@ -1,0 +1,71 @@
+"""A club's calls to the exchange (SAFEGROUND_EXCHANGE_URL), each signed (exchange/signed.py).
+An answer other than 2xx is an ExchangeUnreachable or ExchangeRefused naming what it said."""
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from django.conf import settings
+
+from safeground.errors import SafegroundError
+
+from . import signed
+
+TIMEOUT_SECONDS = 60
+
+
+class ExchangeRefused(SafegroundError):
+    """The exchange refused the request (its code and detail are passed on)."""
+
+    code = "league_exchange_refused"
+    status = 502
+
+
+class ExchangeUnreachable(SafegroundError):
+    """No exchange configured, or it did not answer."""
+
+    code = "exchange_unreachable"
+    status = 503
+
+
+class ExchangeClient:
+    def __init__(self, base_url: str | None = None) -> None:
+        self.base_url = (base_url or settings.SAFEGROUND_EXCHANGE_URL).rstrip("/")
+        if not self.base_url:
+            raise ExchangeUnreachable(
+                "exchange",
+                "this club is not in a league's exchange (SAFEGROUND_EXCHANGE_URL is not set)",
+                status=404,
+            )
+
+    def call(self, method: str, route: str, payload: dict[str, Any] | None = None) -> Any:
+        path = f"/api/exchange/{route.lstrip('/')}"
+        body = json.dumps(payload).encode() if payload is not None else b""
+        request = urllib.request.Request(
+            self.base_url + path,
+            data=body if payload is not None else None,
+            method=method,
+            headers={"Content-Type": "application/json", **signed.headers(method, path, body)},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
+                return json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as refused:
+            try:
+                said = json.loads(refused.read())
+            except ValueError:
+                said = {}
+            raise ExchangeRefused(
+                str(said.get("field", "")),
+                f"the exchange answered {refused.code}: {said.get('detail', refused.reason)}",
+                status=429 if refused.code == 429 else 502,  # a bound passed on as such
+            ) from refused
+        except (urllib.error.URLError, TimeoutError, OSError) as away:
+            raise ExchangeUnreachable("exchange", f"{self.base_url}: {away}") from away
+
+    def get(self, route: str) -> Any:
+        return self.call("GET", route)
+
+    def post(self, route: str, payload: dict[str, Any]) -> Any:
+        return self.call("POST", route, payload)

@@ -1,0 +1,82 @@
+"""The league's ban exchange, as the exchange installation holds it (docs/adr/0014): the clubs
+enrolled with their signing keys, the bans each publishes (kind, end, and OPRF tokens, never a
+name or a date of birth), and the record of every publication and query. A checking club's side
+of a match is bans.LeagueBan and entry.TicketFlag, in that club's own database.
+"""
+
+from django.db import models
+
+from safeground.append_only import AppendOnlyModel
+
+
+class Club(models.Model):
+    """A club enrolled at the exchange: its name and contact (what a match shows other clubs)
+    and the Ed25519 public key its requests are signed with (safeground.signing)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    contact = models.CharField(max_length=300)
+    public_key = models.CharField(max_length=64, help_text="base64url, 32 bytes raw")
+    key_id = models.CharField(max_length=16, unique=True)
+    enrolled_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PublishedBan(models.Model):
+    """A ban a club publishes: an opaque reference, its kind and end; withdrawn when the club
+    no longer publishes it. Its tokens are PublishedToken rows."""
+
+    club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="bans")
+    reference = models.CharField(max_length=64)
+    kind = models.CharField(max_length=20)
+    is_life = models.BooleanField(default=False)
+    ends_on = models.DateField(null=True, blank=True)
+    published_at = models.DateTimeField()
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["club", "reference"], name="publishedban_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.club}: {self.reference[:8]}"
+
+
+class PublishedToken(models.Model):
+    """One OPRF output of a banned person's identity (hex): comparable, not reversible without
+    the exchange's key and a guess (docs/adr/0014)."""
+
+    ban = models.ForeignKey(PublishedBan, on_delete=models.CASCADE, related_name="tokens")
+    token = models.CharField(max_length=128, db_index=True)
+
+
+class ExchangeRecord(AppendOnlyModel):
+    """Every publication and every query: who, when, how many, and (as the club reports it
+    after comparing) how many matched. The exchange knows only counts of what it was asked."""
+
+    class Action(models.TextChoices):
+        PUBLISH = "publish", "Published its bans"
+        CHECK = "check", "Checked a fixture's ticket holders"
+        EVALUATE = "evaluate", "Had a batch evaluated"
+        OUTCOME = "outcome", "Reported how many matched"
+        REFUSED = "refused", "Was refused (over a bound)"
+
+    at = models.DateTimeField(db_index=True)
+    club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="records")
+    action = models.CharField(max_length=10, choices=Action.choices)
+    fixture = models.CharField(max_length=100, blank=True, help_text="the club's own label")
+    of_check = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="steps"
+    )
+    count = models.PositiveIntegerField(default=0, help_text="holders asked, or bans published")
+    matched = models.PositiveIntegerField(null=True, blank=True)
+    withdrawn = models.PositiveIntegerField(default=0)
+    detail = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.club} {self.action} {self.count}"

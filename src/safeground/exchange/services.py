@@ -1,0 +1,187 @@
+"""The exchange's writes (the exchange role): enrolling a club, a club's publication replacing
+its published bans, and the checks: begun (within the bounds), evaluated batch by batch, and
+their outcome as the club reports it. Every one recorded (ExchangeRecord)."""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from safeground import signing
+from safeground.errors import SafegroundError
+
+from . import oprf, signed
+from .models import Club, ExchangeRecord, PublishedBan, PublishedToken
+
+Action = ExchangeRecord.Action
+
+
+class ExchangeError(SafegroundError):
+    """A request the exchange refuses; `field` names what is wrong."""
+
+    code = "exchange_refused"
+
+
+class MoreThanDeclared(SafegroundError):
+    """More holders evaluated than the check declared when it began."""
+
+    code = "more_than_declared"
+    status = 409
+
+
+class NotEnrolled(SafegroundError):
+    """The request is not signed by an enrolled club's key."""
+
+    code = "not_enrolled"
+    status = 401
+
+
+class OverBound(SafegroundError):
+    """More checks or holders than the exchange allows a club or a fixture: try later."""
+
+    code = "too_many_requests"
+    status = 429
+
+
+def club_enrol(*, name: str, contact: str, public_key: str) -> Club:
+    """Enrol a club (or change its contact and key) by its name."""
+    name, contact = name.strip(), contact.strip()
+    if not name or len(name) > 200:
+        raise ExchangeError("name", "give the club's name (at most 200 characters)")
+    if not contact or len(contact) > 300:
+        raise ExchangeError("contact", "give a contact other clubs can reach (at most 300)")
+    try:
+        raw = signing.b64url_decode(public_key.strip())
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise ExchangeError("public_key", "the club's Ed25519 public key, base64url of 32 bytes")
+    club, _ = Club.objects.update_or_create(
+        name=name,
+        defaults={
+            "contact": contact,
+            "public_key": signing.b64url(raw),
+            "key_id": signing.key_id(raw),
+            "enrolled_at": timezone.now(),
+        },
+    )
+    return club
+
+
+def club_of(request: HttpRequest) -> Club:
+    """The enrolled club that signed this request, or a 401 naming what is missing."""
+    if settings.SAFEGROUND_ROLE != "exchange":
+        raise SafegroundError("", "this installation is not the league's exchange", status=404)
+    key_id = request.headers.get(signed.KEY, "")
+    club = Club.objects.filter(key_id=key_id).first() if key_id else None
+    if club is None:
+        raise NotEnrolled(signed.KEY, "no enrolled club has this key")
+    wrong = signed.verify(
+        method=request.method or "",
+        path=request.path,
+        at=request.headers.get(signed.TIME, ""),
+        body=request.body,
+        signature=request.headers.get(signed.SIGNATURE, ""),
+        public_key=club.public_key,
+    )
+    if wrong:
+        raise NotEnrolled(signed.SIGNATURE, wrong)
+    return club
+
+
+def _record(club: Club, action: str, **fields: Any) -> ExchangeRecord:
+    return ExchangeRecord.objects.create(at=timezone.now(), club=club, action=action, **fields)
+
+
+def evaluate(*, club: Club, blinded: list[bytes], check: ExchangeRecord | None) -> bytes:
+    """A batch evaluated blind: for a check (counted against what it declared), or for the
+    club's own publication."""
+    if check is not None:
+        done = sum(check.steps.filter(action=Action.EVALUATE).values_list("count", flat=True))
+        if done + len(blinded) > check.count:
+            raise MoreThanDeclared(
+                "blinded", f"the check declared {check.count} holders; {done} are evaluated"
+            )
+    try:
+        evaluated = oprf.evaluate(blinded)
+    except oprf.OprfRefused as refused:
+        raise ExchangeError("blinded", f"not blinded elements: {refused}") from refused
+    _record(club, Action.EVALUATE, of_check=check, count=len(blinded),
+            detail="for a check" if check else "for its publication")  # fmt: skip
+    return evaluated
+
+
+@dataclass(frozen=True)
+class PublishedBanIn:
+    reference: str
+    kind: str
+    is_life: bool
+    ends_on: date | None
+    tokens: list[str]
+
+
+@transaction.atomic
+def publication_replace(*, club: Club, bans: list[PublishedBanIn]) -> ExchangeRecord:
+    """The club's bans in force now: new ones published, ones no longer given withdrawn."""
+    now = timezone.now()
+    current = {
+        ban.reference: ban
+        for ban in PublishedBan.objects.select_for_update().filter(
+            club=club, withdrawn_at__isnull=True
+        )
+    }
+    given = {ban.reference: ban for ban in bans}
+    added = 0
+    for reference, ban in given.items():
+        if reference in current:
+            continue
+        row, _ = PublishedBan.objects.update_or_create(
+            club=club,
+            reference=reference,
+            defaults={"kind": ban.kind, "is_life": ban.is_life, "ends_on": ban.ends_on,
+                      "published_at": now, "withdrawn_at": None},
+        )  # fmt: skip
+        row.tokens.all().delete()
+        PublishedToken.objects.bulk_create(PublishedToken(ban=row, token=t) for t in ban.tokens)
+        added += 1
+    gone = [row.pk for reference, row in current.items() if reference not in given]
+    PublishedBan.objects.filter(pk__in=gone).update(withdrawn_at=now)
+    # A withdrawn ban's tokens go: nothing is kept that could still be compared.
+    PublishedToken.objects.filter(ban_id__in=gone).delete()
+    return _record(club, Action.PUBLISH, count=len(given), withdrawn=len(gone),
+                   detail=f"{added} new")  # fmt: skip
+
+
+def check_begin(*, club: Club, fixture: str, holders: int) -> ExchangeRecord:
+    """A club begins checking a fixture's holders: within the bounds per club (an hour) and per
+    fixture (a day), or a 429 saying which; a refusal is recorded too. (Two checks begun at the
+    same instant may both pass the last place: a bound on a runaway club, not a quota.)"""
+    most = settings.SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE
+    if holders > most:
+        raise ExchangeError("holders", f"at most {most} holders a fixture")
+    now = timezone.now()
+    checks = ExchangeRecord.objects.filter(club=club, action=Action.CHECK)
+    per_hour = settings.SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR
+    per_fixture = settings.SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE
+    refused = None
+    if checks.filter(at__gte=now - timedelta(hours=1)).count() >= per_hour:
+        refused = OverBound("", f"more than {per_hour} checks an hour from {club.name}: wait")
+    elif checks.filter(fixture=fixture, at__gte=now - timedelta(days=1)).count() >= per_fixture:
+        refused = OverBound("fixture", f"more than {per_fixture} checks of {fixture} a day: wait")
+    if refused is not None:
+        _record(club, Action.REFUSED, fixture=fixture, count=holders, detail=refused.message)
+        raise refused
+    return _record(club, Action.CHECK, fixture=fixture, count=holders)
+
+
+def check_outcome(*, club: Club, check: ExchangeRecord, matched: int) -> ExchangeRecord:
+    if check.club_id != club.pk or check.action != Action.CHECK:
+        raise SafegroundError("check", "no such check of yours", status=404)
+    if matched > check.count:
+        raise ExchangeError("matched", f"more than the {check.count} holders checked")
+    return _record(club, Action.OUTCOME, of_check=check, fixture=check.fixture, count=check.count,
+                   matched=matched)  # fmt: skip

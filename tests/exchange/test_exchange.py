@@ -1,0 +1,90 @@
+"""The exchange's own rules, in one process (the exchange role switched on): identities folded
+into one token however they are written, signed requests only, and the bounds per fixture."""
+
+import json
+from datetime import date
+
+import pytest
+from django.test import Client
+
+from safeground import signing
+from safeground.exchange import oprf, signed, tokens
+from safeground.exchange.models import ExchangeRecord
+from safeground.exchange.services import club_enrol
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_identity_is_one_input_however_a_club_writes_it() -> None:
+    banned = tokens.banned_inputs("Ellís Ó Vantwíck", date(1990, 3, 4))
+    for name, born in [
+        ("Ellis O Vantwick", date(1990, 3, 4)),
+        ("ELLIS O'VANTWICK", date(1990, 3, 4)),
+        ("Ó Vantwíck, Ellís", date(1990, 4, 3)),  # day and month swapped
+    ]:
+        assert tokens.holder_input(name, born) in banned, name
+    assert tokens.holder_input("Ellis O Vantwick", date(1991, 3, 4)) not in banned
+    assert tokens.holder_input("Ellis Vantwick", date(1990, 3, 4)) not in banned
+
+
+def test_the_club_learns_the_same_token_and_the_exchange_sees_only_blinded_elements() -> None:
+    inputs = [tokens.holder_input("Ellis O Vantwick", date(1990, 3, 4))]
+    clients, blinded = oprf.blind(inputs)
+    again, blinded_again = oprf.blind(inputs)
+    assert blinded != blinded_again  # fresh blinding: two checks of one holder look unrelated
+    first = oprf.finalize(clients, oprf.evaluate(blinded), oprf.public_key())
+    second = oprf.finalize(again, oprf.evaluate(blinded_again), oprf.public_key())
+    assert first == second
+    with pytest.raises(oprf.OprfRefused):
+        oprf.finalize(clients, oprf.evaluate(blinded), bytes(32))  # another key's proof
+
+
+@pytest.fixture
+def exchange(settings):
+    settings.SAFEGROUND_ROLE = "exchange"
+    settings.SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE = 2
+    return club_enrol(
+        name="Riverside Athletic", contact="security@riverside.example",
+        public_key=signing.public_key_json()["public_key"],
+    )  # fmt: skip
+
+
+def signed_post(path: str, payload: dict, *, tamper: bool = False):
+    body = json.dumps(payload).encode()
+    headers = signed.headers("POST", path, body)
+    sent = json.dumps(payload | {"holders": 99}).encode() if tamper else body
+    return Client().post(path, sent, content_type="application/json", headers=headers)
+
+
+def test_only_an_enrolled_clubs_signed_request_is_answered(exchange) -> None:
+    path = "/api/exchange/checks"
+    unsigned = Client().post(path, {"fixture": "fixture 1", "holders": 10},
+                             content_type="application/json")  # fmt: skip
+    assert (unsigned.status_code, unsigned.json()["code"]) == (401, "not_enrolled")
+    tampered = signed_post(path, {"fixture": "fixture 1", "holders": 10}, tamper=True)
+    assert tampered.status_code == 401 and "does not verify" in tampered.json()["detail"]
+    assert signed_post(path, {"fixture": "fixture 1", "holders": 10}).status_code == 201
+
+
+def test_checks_are_bounded_per_fixture_and_every_one_is_recorded(exchange) -> None:
+    for _ in range(2):
+        begun = signed_post("/api/exchange/checks", {"fixture": "fixture 7", "holders": 3})
+        assert begun.status_code == 201
+    refused = signed_post("/api/exchange/checks", {"fixture": "fixture 7", "holders": 3})
+    assert refused.status_code == 429
+    assert refused.json() == {
+        "code": "too_many_requests", "field": "fixture",
+        "detail": "more than 2 checks of fixture 7 a day: wait",
+    }  # fmt: skip
+    other = signed_post("/api/exchange/checks", {"fixture": "fixture 8", "holders": 3})
+    assert other.status_code == 201
+    check = ExchangeRecord.objects.filter(action="check").first()
+    _, blinded = oprf.blind([b"one", b"two", b"three", b"four"])
+    over = signed_post(f"/api/exchange/checks/{check.pk}/evaluate",  # type: ignore[union-attr]
+                       {"blinded": [b.hex() for b in blinded]})  # fmt: skip
+    assert over.status_code == 409 and over.json()["field"] == "blinded"
+    records = ExchangeRecord.objects.order_by("pk").values_list("action", "fixture", "count")
+    assert list(records) == [
+        ("check", "fixture 7", 3), ("check", "fixture 7", 3), ("refused", "fixture 7", 3),
+        ("check", "fixture 8", 3),
+    ]  # fmt: skip
