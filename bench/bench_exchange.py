@@ -1,5 +1,5 @@
 """League ban exchange benchmark: a 60,000-holder fixture checked against the bans 92 clubs
-publish (about 2,000), obliviously (docs/adr/0014-league-ban-exchange.md).
+publish (about 2,000), obliviously (docs/adr/0015-league-ban-exchange.md).
 
 Publishing is set-up: each banned person's identities (date of birth as given and swapped) are
 blinded, evaluated with the exchange's VOPRF key and unblinded into the published set. The timed

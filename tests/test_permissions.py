@@ -793,7 +793,7 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("flag_decide", args=[a_flag().pk]), only(302, BAN_OFFICERS, 405, 403))
     ],
     "access_records": [(lambda: reverse("access_records"), only(302, ["auditor"], 200, 403))],
-    # The league's exchange (docs/adr/0014): its routes answer only an exchange installation's
+    # The league's exchange (docs/adr/0015): its routes answer only an exchange installation's
     # enrolled clubs, by signature; on a club's installation they are not there for anyone.
     "api:exchange_key": [(lambda: reverse("api:exchange_key"), expect(404, 404))],
     "api:exchange_publication_evaluate": [

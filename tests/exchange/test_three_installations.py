@@ -1,5 +1,5 @@
 """Three installations, each its own server process and database: club A, club B and the
-league's exchange (docs/adr/0014-league-ban-exchange.md). Club A's life ban flags the holder of
+league's exchange (docs/adr/0015-league-ban-exchange.md). Club A's life ban flags the holder of
 an away ticket club B imported; overturned on appeal, it no longer flags at B's next check; B
 cannot list A's bans; and the exchange's database holds no holder's name, date of birth or
 token. On SQLite files, or on PostgreSQL when DATABASE_URL is set (databases named after it)."""

@@ -1,4 +1,4 @@
-"""The league's ban exchange, as the exchange installation holds it (docs/adr/0014): the clubs
+"""The league's ban exchange, as the exchange installation holds it (docs/adr/0015): the clubs
 enrolled with their signing keys, the bans each publishes (kind, end, and OPRF tokens, never a
 name or a date of birth), and the record of every publication and query. A checking club's side
 of a match is bans.LeagueBan and entry.TicketFlag, in that club's own database.
@@ -46,7 +46,7 @@ class PublishedBan(models.Model):
 
 class PublishedToken(models.Model):
     """One OPRF output of a banned person's identity (hex): comparable, not reversible without
-    the exchange's key and a guess (docs/adr/0014)."""
+    the exchange's key and a guess (docs/adr/0015)."""
 
     ban = models.ForeignKey(PublishedBan, on_delete=models.CASCADE, related_name="tokens")
     token = models.CharField(max_length=128, db_index=True)

@@ -1,5 +1,5 @@
 """The oblivious PRF: RFC 9497's VOPRF over Ristretto255 from the `voprf` library
-(docs/adr/0014-league-ban-exchange.md). Nothing of the cryptography is written here: the club
+(docs/adr/0015-league-ban-exchange.md). Nothing of the cryptography is written here: the club
 blinds and finalizes, the exchange evaluates, each with the library's own calls.
 
 The club learns F(k, x) for its own inputs x and nothing of k; the exchange sees only blinded

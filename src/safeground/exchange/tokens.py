@@ -10,7 +10,7 @@ from datetime import date
 
 from safeground.bans.matching import name_key, swapped
 
-# Changing it changes every token: every club publishes again (docs/adr/0014).
+# Changing it changes every token: every club publishes again (docs/adr/0015).
 DOMAIN = "safeground league ban exchange v1"
 
 

@@ -339,7 +339,7 @@ def database_from_env(default_sqlite: Path) -> dict:
     }
 
 
-# The league's ban exchange (safeground.exchange, docs/adr/0014-league-ban-exchange.md). An
+# The league's ban exchange (safeground.exchange, docs/adr/0015-league-ban-exchange.md). An
 # installation is a club's, or the league's exchange (`safeground exchange` sets the role), with
 # a database of its own (its SQLite file by default, or its own DATABASE_URL).
 SAFEGROUND_ROLE = env.str("SAFEGROUND_ROLE", default="club")
