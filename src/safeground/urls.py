@@ -32,6 +32,7 @@ urlpatterns = [
     path("", include("safeground.reports.urls")),
     path("", include("safeground.casework.urls")),
     path("", include("safeground.deployment.urls")),
+    path("", include("safeground.supporters.urls")),
     path("", include("safeground.privacy.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),

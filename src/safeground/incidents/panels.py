@@ -29,6 +29,8 @@ PanelProvider = Callable[[Any, Any], Panel | None]  # (user, fixture) -> a panel
 
 _steward: list[PanelProvider] = []
 _control_room: list[PanelProvider] = []
+# Shown under the control room's map rather than among the panels (supporters' reports queue).
+_control_room_map: list[PanelProvider] = []
 
 
 def register_steward_panel(provider: PanelProvider) -> None:
@@ -41,6 +43,11 @@ def register_control_room_panel(provider: PanelProvider) -> None:
         _control_room.append(provider)
 
 
+def register_control_room_map_panel(provider: PanelProvider) -> None:
+    if provider not in _control_room_map:
+        _control_room_map.append(provider)
+
+
 def _panels(providers: list[PanelProvider], user: Any, fixture: Any) -> list[Panel]:
     return [panel for provider in providers if (panel := provider(user, fixture)) is not None]
 
@@ -51,3 +58,7 @@ def steward_panels(user: Any, fixture: Any) -> list[Panel]:
 
 def control_room_panels(user: Any, fixture: Any) -> list[Panel]:
     return _panels(_control_room, user, fixture)
+
+
+def control_room_map_panels(user: Any, fixture: Any) -> list[Panel]:
+    return _panels(_control_room_map, user, fixture)

@@ -218,6 +218,27 @@ class CheckResultEvent(_Data):
     open_critical: int
 
 
+# --- supporters' reports in the control room's queue (published by supporters) --------------
+
+SUPPORTERS_ITEM = "supporters.item"
+
+
+class SupportersItemEvent(_Data):
+    """A line of the control room's queue of supporters' reports, new, grown or decided (to the
+    home club's staff; no reporter's details). `seq`: its log entry once accepted or merged."""
+
+    id: int
+    block: str
+    category: str
+    category_name: str
+    count: int
+    status: str  # queued | accepted | merged | dismissed
+    trust: int
+    first_at: str
+    last_at: str
+    seq: int | None
+
+
 # --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
 
 HELLO = "hello"
@@ -240,6 +261,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     ENTRY_CONFLICT: EntryConflictEvent,
     STEWARD_CHECKIN: StewardCheckInEvent,
     CHECK_RESULT: CheckResultEvent,
+    SUPPORTERS_ITEM: SupportersItemEvent,
 }
 CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
 
