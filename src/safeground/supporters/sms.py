@@ -68,9 +68,9 @@ _KEYWORD = re.compile(
     re.IGNORECASE,
 )
 _PREFIX = re.compile(r"^\W*[A-Z]{2,5}REPORT\b\W*", re.IGNORECASE)
-_BLOCK = re.compile(r"\b(?:block|blk|section)\s*:?\s*([A-Z0-9][A-Z0-9-]{0,19})", re.IGNORECASE)
-_ROW = re.compile(r"\brow\s*:?\s*([A-Z]{1,3}|[0-9]{1,3})\b", re.IGNORECASE)
-_SEAT = re.compile(r"\bseat\s*(?:no\.?\s*)?:?\s*([0-9]{1,4})\b", re.IGNORECASE)
+_BLOCK = re.compile(r"\b(?:block|blk|section)\b\s*:?\s*([A-Z0-9][A-Z0-9-]{0,19})", re.IGNORECASE)
+_ROW = re.compile(r"\brow\b\s*:?\s*([A-Z]{1,3}|[0-9]{1,3})\b", re.IGNORECASE)
+_SEAT = re.compile(r"\bseat\b\s*(?:no\.?\s*)?:?\s*([0-9]{1,4})\b", re.IGNORECASE)
 MAX_BODY = 1000
 MAX_AGE = timedelta(minutes=10)  # a text older than this is a replay (or a queue stuck)
 
