@@ -11,11 +11,18 @@ from typing import Any
 import qrcode
 import qrcode.image.svg
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    JsonResponse,
+)
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
@@ -89,10 +96,11 @@ def control_room_panel(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
 def item_action(request: HttpRequest, fixture_id: int, item_id: int, action: str) -> HttpResponse:
     """accept / merge / dismiss / task: one service each; the fragment comes back refreshed."""
     fixture = _fixture(request, fixture_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
     by = _user(request)
     try:
         if action == "accept":
@@ -170,14 +178,15 @@ def seat_sheet(request: HttpRequest, ground_code: str, block_code: str) -> HttpR
 
 
 @login_required
-@require_POST
-def subject_access(request: HttpRequest) -> JsonResponse:
+def subject_access(request: HttpRequest) -> HttpResponse:
     """Everything held about a phone number, for its owner's request (Art. 15): needs a reason,
     and is recorded."""
+    organisations = {g.organisation_id for g in Ground.objects.all()}
+    require(any(can_export_subject_access(request.user, o) for o in organisations))
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
     phone = request.POST.get("phone", "").strip()
     reason = request.POST.get("reason", "").strip()
-    organisations = [g.organisation_id for g in Ground.objects.all()]
-    require(any(can_export_subject_access(request.user, o) for o in organisations))
     if not phone or not reason:
         missing = "phone" if not phone else "reason"
         return JsonResponse(
