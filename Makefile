@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge install browser clean
+.PHONY: run test lint audit print-libs bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-supporters install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -80,6 +80,10 @@ bench-faults: $(STAMP)
 # `websockets` reference, one process killed and restarted; BENCH_SURGE_ARGS (--seconds 30).
 bench-surge: $(STAMP)
 	$(BIN)/python bench/bench_surge.py $(BENCH_SURGE_ARGS)
+
+# Supporters' reports: 100/s from one stand and 10/s over the ground, the control room open.
+bench-supporters: $(STAMP)
+	$(BIN)/python bench/bench_supporters.py $(BENCH_SUPPORTERS_ARGS)
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

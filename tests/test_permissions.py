@@ -993,7 +993,9 @@ TABLE: dict[str, list[Row]] = {
     # by its signature (POST-only: a GET is 405 for all). The queue, its actions, a reporter's
     # contact and photo: the home club's safety officer and control room; the seats' QR sheets
     # likewise; a phone's subject-access export: the register's exporters (POST-only).
-    "supporters_seat": [(lambda: reverse("supporters_seat", args=[a_seat_code()]), expect(200, 200))],
+    "supporters_seat": [
+        (lambda: reverse("supporters_seat", args=[a_seat_code()]), expect(200, 200))
+    ],
     "supporters_status": [
         (
             lambda: reverse("supporters_status", args=[a_supporter_report().reference]),
@@ -1012,7 +1014,8 @@ TABLE: dict[str, list[Row]] = {
     "supporters_item_action": [
         (
             lambda: reverse(
-                "supporters_item_action", args=[cup_tie().pk, a_supporter_report().item_id, "accept"]
+                "supporters_item_action",
+                args=[cup_tie().pk, a_supporter_report().item_id, "accept"],
             ),
             only(302, SUPPORTER_TRIAGERS, 405, 403),
         )

@@ -91,14 +91,18 @@ def test_over_the_bound_the_page_answers_429_saying_when(tonight, settings) -> N
 
 def test_bad_input_is_a_400_with_words_a_supporter_reads(tonight) -> None:
     response = Client().post(seat_url(tonight), {"category": "nonsense"})
-    assert response.status_code == 400 and "Choose what you are reporting" in response.content.decode()
+    assert (
+        response.status_code == 400 and "Choose what you are reporting" in response.content.decode()
+    )
 
 
 def test_the_queue_escapes_supporters_words(tonight, client_for) -> None:
     Client().post(seat_url(tonight), {"category": "drunk", "text": "<img src=x onerror=alert(1)>"})
-    html = client_for("loggist").get(
-        reverse("supporters_panel", args=[tonight.fixture.pk])
-    ).content.decode()
+    html = (
+        client_for("loggist")
+        .get(reverse("supporters_panel", args=[tonight.fixture.pk]))
+        .content.decode()
+    )
     assert "<img src=x" not in html and "&lt;img src=x" in html
     assert 'data-supporter-blocks="S-L1"' in html
 

@@ -229,3 +229,27 @@ def test_the_nearest_posted_steward_is_suggested_and_tasked(tonight) -> None:
     assert item_task(fixture=tonight.fixture, item_id=item.pk, by=loggist) == tonight.north_steward
     assignment = LogEntry.objects.get(concerns=item.log_entry, kind=LogEntry.Kind.ASSIGNMENT)
     assert assignment.assignee == tonight.north_steward
+
+
+def test_the_post_match_report_counts_reports_by_category_and_time_to_the_steward(tonight) -> None:
+    from datetime import timedelta
+
+    from safeground.incidents.services import log_entry_task
+    from safeground.reports.match_report import match_report
+
+    loggist = tonight.cast["loggist"]
+    racist = send(tonight, 1)
+    send(tonight, 2)
+    item = item_accept(fixture=tonight.fixture, item_id=racist.item_id, by=loggist)
+    item_task(fixture=tonight.fixture, item_id=item.pk, by=loggist)
+    TriageItem.objects.filter(pk=item.pk).update(first_at=timezone.now() - timedelta(minutes=3))
+    log_entry_task(entry=item.log_entry, author=tonight.away_steward, task="accepted")
+    dropped = send(tonight, 3, category="smoking", block="S-L3")
+    item_dismiss(fixture=tonight.fixture, item_id=dropped.item_id, by=loggist, reason="no one")
+    report = match_report(tonight.fixture, with_plan=False)
+    assert report.supporters is not None and report.supporters["total"] == 3
+    rows = {row["code"]: row for row in report.supporters["by_category"]}
+    assert (rows["abuse-racist"]["reports"], rows["abuse-racist"]["accepted"]) == (2, 1)
+    assert 2.9 <= rows["abuse-racist"]["to_steward_minutes"] <= 3.5
+    assert (rows["smoking"]["dismissed"], rows["smoking"]["to_steward_minutes"]) == (1, None)
+    assert match_report(tonight.fixture, home_only=False, with_plan=False).supporters is None

@@ -34,7 +34,7 @@ class Bound:
 
     @classmethod
     def parse(cls, rate: str) -> "Bound":
-        """"5/10m": five reports in ten minutes (settings are checked when they load)."""
+        """ "5/10m": five reports in ten minutes (settings are checked when they load)."""
         found = RATE.fullmatch(rate)
         if found is None:
             raise ValueError(f"{rate!r}: reports per minutes, such as 5/10m")

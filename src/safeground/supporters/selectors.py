@@ -170,3 +170,53 @@ def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, An
             for t in reporter.texts.order_by("sent_at")
         ],
     }
+
+
+def supporters_summary(fixture: Fixture) -> dict[str, Any]:
+    """The post-match report's part: supporters' reports by category, how they were decided, and
+    the median minutes from an item's first report to its tasked steward's first answer on their
+    phone (the log's task entry: the nearest the log comes to the steward's arrival). One query,
+    and one more when a steward was tasked."""
+    from statistics import median
+
+    from django.db.models import Min
+
+    from .categories import CATEGORIES
+
+    items = list(
+        TriageItem.objects.filter(fixture=fixture).values_list(
+            "category", "status", "count", "first_at", "log_entry_id", "tasked_at"
+        )
+    )
+    tasked = [entry for *_, entry, at in items if at is not None]
+    answered = dict(
+        LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.TASK, concerns__in=tasked)
+        .values("concerns")
+        .annotate(first=Min("logged_at"))
+        .values_list("concerns", "first")
+        if tasked
+        else []
+    )
+    rows: dict[str, dict[str, Any]] = {}
+    waits: dict[str, list[float]] = {}
+    for category, status, count, first_at, entry, _ in items:
+        row = rows.setdefault(category, {"reports": 0, "items": 0, "accepted": 0, "dismissed": 0})
+        row["reports"] += count
+        row["items"] += 1
+        row["accepted"] += status in (TriageItem.Status.ACCEPTED, TriageItem.Status.MERGED)
+        row["dismissed"] += status == TriageItem.Status.DISMISSED
+        if entry in answered:
+            waits.setdefault(category, []).append((answered[entry] - first_at).total_seconds() / 60)
+    return {
+        "total": sum(row["reports"] for row in rows.values()),
+        "by_category": [
+            {
+                "code": c.code,
+                "name": str(c.label),
+                **rows[c.code],
+                "to_steward_minutes": round(median(waits[c.code]), 1) if c.code in waits else None,
+            }
+            for c in CATEGORIES
+            if c.code in rows
+        ],
+    }

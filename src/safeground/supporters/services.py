@@ -124,7 +124,11 @@ def report_receive(
             network=network,
             received_at=now,
             **(
-                {"photo": clean.file, "photo_sha256": clean.sha256, "photo_type": clean.content_type}
+                {
+                    "photo": clean.file,
+                    "photo_sha256": clean.sha256,
+                    "photo_type": clean.content_type,
+                }
                 if clean
                 else {}
             ),

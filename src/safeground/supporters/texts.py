@@ -33,7 +33,9 @@ BACKENDS: dict[str, type[Provider]] = {"record": Recording}
 def provider() -> Provider:
     name = settings.SAFEGROUND_SUPPORTERS_SMS_BACKEND
     if name not in BACKENDS:
-        raise ValueError(f"SAFEGROUND_SUPPORTERS_SMS_BACKEND={name!r}: one of {', '.join(BACKENDS)}")
+        raise ValueError(
+            f"SAFEGROUND_SUPPORTERS_SMS_BACKEND={name!r}: one of {', '.join(BACKENDS)}"
+        )
     return BACKENDS[name]()
 
 

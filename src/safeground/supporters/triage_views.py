@@ -163,7 +163,9 @@ def seat_sheet(request: HttpRequest, ground_code: str, block_code: str) -> HttpR
 
     ground = get_object_or_404(Ground, code=ground_code)
     require(can_print_seat_codes(request.user, ground))
-    block = get_object_or_404(Block.objects.select_related("tier__stand"), ground=ground, code=block_code)
+    block = get_object_or_404(
+        Block.objects.select_related("tier__stand"), ground=ground, code=block_code
+    )
     seats = [
         (seat, url, _qr_data_uri(url))
         for seat in block_seats(block)
@@ -196,4 +198,3 @@ def subject_access(request: HttpRequest) -> HttpResponse:
     response = JsonResponse(export, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = 'attachment; filename="subject-access-phone.json"'
     return response
-

@@ -6,121 +6,312 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('incidents', '0007_photo_erasure'),
-        ('matches', '0005_match_plan'),
-        ('venues', '0003_green_guide_capacity'),
+        ("incidents", "0007_photo_erasure"),
+        ("matches", "0005_match_plan"),
+        ("venues", "0003_green_guide_capacity"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Reporter',
+            name="Reporter",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channel', models.CharField(choices=[('web', 'Seat page'), ('sms', 'Text line')], max_length=3)),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('phone', models.CharField(blank=True, max_length=20)),
-                ('trust', models.IntegerField(default=0)),
-                ('first_seen', models.DateTimeField(auto_now_add=True)),
-                ('erased_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("web", "Seat page"), ("sms", "Text line")], max_length=3
+                    ),
+                ),
+                ("key", models.CharField(max_length=64, unique=True)),
+                ("phone", models.CharField(blank=True, max_length=20)),
+                ("trust", models.IntegerField(default=0)),
+                ("first_seen", models.DateTimeField(auto_now_add=True)),
+                ("erased_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='SupporterReport',
+            name="SupporterReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reference', models.CharField(max_length=12, unique=True)),
-                ('channel', models.CharField(choices=[('web', 'Seat page'), ('sms', 'Text line')], max_length=3)),
-                ('row', models.CharField(blank=True, max_length=10)),
-                ('seat', models.CharField(blank=True, max_length=10)),
-                ('category', models.CharField(choices=[('abuse-racist', 'Racist abuse'), ('abuse-homophobic', 'Homophobic or transphobic abuse'), ('abuse-antisemitic', 'Antisemitic abuse'), ('abuse-religious', 'Abuse of a faith'), ('abuse-sexist', 'Sexist abuse'), ('abuse-disability', 'Disability abuse'), ('abuse-other', 'Other discriminatory abuse'), ('violence', 'Violence or a threat'), ('missile', 'Something thrown'), ('pyrotechnics', 'Flares, smoke bombs or fireworks'), ('medical', 'Someone needs medical help'), ('crowding', 'Crowding or a crush'), ('drunk', 'Drunk and disorderly'), ('smoking', 'Smoking'), ('standing', 'Persistent standing'), ('other', 'Something else')], max_length=30)),
-                ('text', models.TextField(blank=True)),
-                ('contact', models.CharField(blank=True, max_length=200)),
-                ('photo', models.FileField(blank=True, upload_to='supporter-photos/%Y/%m/')),
-                ('photo_sha256', models.CharField(blank=True, max_length=64)),
-                ('photo_type', models.CharField(blank=True, max_length=50)),
-                ('network', models.CharField(blank=True, max_length=64)),
-                ('received_at', models.DateTimeField(db_index=True)),
-                ('erased_at', models.DateTimeField(blank=True, null=True)),
-                ('block', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='venues.block')),
-                ('fixture', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='matches.fixture')),
-                ('reporter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reports', to='supporters.reporter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reference", models.CharField(max_length=12, unique=True)),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("web", "Seat page"), ("sms", "Text line")], max_length=3
+                    ),
+                ),
+                ("row", models.CharField(blank=True, max_length=10)),
+                ("seat", models.CharField(blank=True, max_length=10)),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("abuse-racist", "Racist abuse"),
+                            ("abuse-homophobic", "Homophobic or transphobic abuse"),
+                            ("abuse-antisemitic", "Antisemitic abuse"),
+                            ("abuse-religious", "Abuse of a faith"),
+                            ("abuse-sexist", "Sexist abuse"),
+                            ("abuse-disability", "Disability abuse"),
+                            ("abuse-other", "Other discriminatory abuse"),
+                            ("violence", "Violence or a threat"),
+                            ("missile", "Something thrown"),
+                            ("pyrotechnics", "Flares, smoke bombs or fireworks"),
+                            ("medical", "Someone needs medical help"),
+                            ("crowding", "Crowding or a crush"),
+                            ("drunk", "Drunk and disorderly"),
+                            ("smoking", "Smoking"),
+                            ("standing", "Persistent standing"),
+                            ("other", "Something else"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                ("text", models.TextField(blank=True)),
+                ("contact", models.CharField(blank=True, max_length=200)),
+                ("photo", models.FileField(blank=True, upload_to="supporter-photos/%Y/%m/")),
+                ("photo_sha256", models.CharField(blank=True, max_length=64)),
+                ("photo_type", models.CharField(blank=True, max_length=50)),
+                ("network", models.CharField(blank=True, max_length=64)),
+                ("received_at", models.DateTimeField(db_index=True)),
+                ("erased_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "block",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        to="venues.block",
+                    ),
+                ),
+                (
+                    "fixture",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="matches.fixture",
+                    ),
+                ),
+                (
+                    "reporter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reports",
+                        to="supporters.reporter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-received_at'],
+                "ordering": ["-received_at"],
             },
         ),
         migrations.CreateModel(
-            name='SupporterAccess',
+            name="SupporterAccess",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField()),
-                ('action', models.CharField(choices=[('read_contact', "Read a reporter's contact details"), ('subject_access', 'Exported everything held about a phone number')], max_length=20)),
-                ('reason', models.TextField(blank=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('report', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='supporters.supporterreport')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField()),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("read_contact", "Read a reporter's contact details"),
+                            ("subject_access", "Exported everything held about a phone number"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "report",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="supporters.supporterreport",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['at'],
+                "ordering": ["at"],
             },
         ),
         migrations.CreateModel(
-            name='TextMessage',
+            name="TextMessage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('to', models.CharField(blank=True, max_length=20)),
-                ('body', models.CharField(max_length=480)),
-                ('sent_at', models.DateTimeField()),
-                ('erased_at', models.DateTimeField(blank=True, null=True)),
-                ('reporter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='texts', to='supporters.reporter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("to", models.CharField(blank=True, max_length=20)),
+                ("body", models.CharField(max_length=480)),
+                ("sent_at", models.DateTimeField()),
+                ("erased_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "reporter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="texts",
+                        to="supporters.reporter",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TriageItem',
+            name="TriageItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('category', models.CharField(choices=[('abuse-racist', 'Racist abuse'), ('abuse-homophobic', 'Homophobic or transphobic abuse'), ('abuse-antisemitic', 'Antisemitic abuse'), ('abuse-religious', 'Abuse of a faith'), ('abuse-sexist', 'Sexist abuse'), ('abuse-disability', 'Disability abuse'), ('abuse-other', 'Other discriminatory abuse'), ('violence', 'Violence or a threat'), ('missile', 'Something thrown'), ('pyrotechnics', 'Flares, smoke bombs or fireworks'), ('medical', 'Someone needs medical help'), ('crowding', 'Crowding or a crush'), ('drunk', 'Drunk and disorderly'), ('smoking', 'Smoking'), ('standing', 'Persistent standing'), ('other', 'Something else')], max_length=30)),
-                ('status', models.CharField(choices=[('queued', 'Waiting in the queue'), ('accepted', 'Accepted into the log'), ('merged', 'Merged into an incident'), ('dismissed', 'Dismissed')], default='queued', max_length=10)),
-                ('is_open', models.BooleanField(default=True)),
-                ('count', models.PositiveIntegerField(default=0)),
-                ('trust', models.IntegerField(default=0)),
-                ('first_at', models.DateTimeField()),
-                ('last_at', models.DateTimeField()),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('reason', models.CharField(blank=True, max_length=500)),
-                ('tasked_at', models.DateTimeField(blank=True, null=True)),
-                ('block', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='venues.block')),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('fixture', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='matches.fixture')),
-                ('log_entry', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='incidents.logentry')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("abuse-racist", "Racist abuse"),
+                            ("abuse-homophobic", "Homophobic or transphobic abuse"),
+                            ("abuse-antisemitic", "Antisemitic abuse"),
+                            ("abuse-religious", "Abuse of a faith"),
+                            ("abuse-sexist", "Sexist abuse"),
+                            ("abuse-disability", "Disability abuse"),
+                            ("abuse-other", "Other discriminatory abuse"),
+                            ("violence", "Violence or a threat"),
+                            ("missile", "Something thrown"),
+                            ("pyrotechnics", "Flares, smoke bombs or fireworks"),
+                            ("medical", "Someone needs medical help"),
+                            ("crowding", "Crowding or a crush"),
+                            ("drunk", "Drunk and disorderly"),
+                            ("smoking", "Smoking"),
+                            ("standing", "Persistent standing"),
+                            ("other", "Something else"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Waiting in the queue"),
+                            ("accepted", "Accepted into the log"),
+                            ("merged", "Merged into an incident"),
+                            ("dismissed", "Dismissed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("is_open", models.BooleanField(default=True)),
+                ("count", models.PositiveIntegerField(default=0)),
+                ("trust", models.IntegerField(default=0)),
+                ("first_at", models.DateTimeField()),
+                ("last_at", models.DateTimeField()),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("reason", models.CharField(blank=True, max_length=500)),
+                ("tasked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "block",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        to="venues.block",
+                    ),
+                ),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "fixture",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="matches.fixture",
+                    ),
+                ),
+                (
+                    "log_entry",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="incidents.logentry",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['fixture', '-trust', '-last_at'],
+                "ordering": ["fixture", "-trust", "-last_at"],
             },
         ),
         migrations.AddField(
-            model_name='supporterreport',
-            name='item',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reports', to='supporters.triageitem'),
+            model_name="supporterreport",
+            name="item",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="reports",
+                to="supporters.triageitem",
+            ),
         ),
         migrations.AddIndex(
-            model_name='triageitem',
-            index=models.Index(fields=['fixture', 'status'], name='triageitem_queue'),
+            model_name="triageitem",
+            index=models.Index(fields=["fixture", "status"], name="triageitem_queue"),
         ),
         migrations.AddConstraint(
-            model_name='triageitem',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_open', True)), fields=('fixture', 'block', 'category'), name='triageitem_one_open_per_block_category'),
+            model_name="triageitem",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_open", True)),
+                fields=("fixture", "block", "category"),
+                name="triageitem_one_open_per_block_category",
+            ),
         ),
         migrations.AddIndex(
-            model_name='supporterreport',
-            index=models.Index(fields=['reporter', 'received_at'], name='supporterreport_by_reporter'),
+            model_name="supporterreport",
+            index=models.Index(
+                fields=["reporter", "received_at"], name="supporterreport_by_reporter"
+            ),
         ),
         migrations.AddIndex(
-            model_name='supporterreport',
-            index=models.Index(fields=['network', 'received_at'], name='supporterreport_by_network'),
+            model_name="supporterreport",
+            index=models.Index(
+                fields=["network", "received_at"], name="supporterreport_by_network"
+            ),
         ),
     ]
