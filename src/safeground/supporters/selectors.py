@@ -199,7 +199,7 @@ def supporters_summary(fixture: Fixture) -> dict[str, Any]:
     )
     rows: dict[str, dict[str, Any]] = {}
     waits: dict[str, list[float]] = {}
-    for category, status, count, first_at, entry, _ in items:
+    for category, status, count, first_at, entry, _tasked in items:
         row = rows.setdefault(category, {"reports": 0, "items": 0, "accepted": 0, "dismissed": 0})
         row["reports"] += count
         row["items"] += 1

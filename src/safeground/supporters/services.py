@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.errors import SafegroundError
@@ -64,14 +65,16 @@ def _reference() -> str:
 
 
 def _reporter(sender: Sender) -> Reporter:
-    reporter, _ = Reporter.objects.get_or_create(
-        key=sender.key,
-        defaults={
-            "channel": sender.channel,
-            "phone": sender.identity if sender.channel == Reporter.Channel.SMS else "",
-        },
-    )
-    return reporter
+    """A reporter met for the first time (the caller looked for them already)."""
+    fields = {
+        "channel": sender.channel,
+        "phone": sender.identity if sender.channel == Reporter.Channel.SMS else "",
+    }
+    try:
+        with transaction.atomic():
+            return Reporter.objects.create(key=sender.key, **fields)
+    except IntegrityError:  # the same device's other report a moment ago
+        return Reporter.objects.get(key=sender.key)
 
 
 def report_receive(
@@ -148,14 +151,14 @@ def _item_join(
     two reports at once never make two items: the second meets the constraint and joins."""
     quiet = now - timedelta(minutes=settings.SAFEGROUND_SUPPORTERS_GROUP_MINUTES)
     place = {"fixture": fixture, "block": block, "category": category}
-    TriageItem.objects.filter(**place, is_open=True, last_at__lt=quiet).update(is_open=False)
-    for _ in range(2):
-        joined = TriageItem.objects.filter(**place, is_open=True).update(
+    for _attempt in range(2):
+        joined = TriageItem.objects.filter(**place, is_open=True, last_at__gte=quiet).update(
             count=F("count") + 1, last_at=now, trust=Greatest("trust", trust)
         )
         if joined:
             item = TriageItem.objects.get(**place, is_open=True)
             return item, _worth_telling(item.count)
+        TriageItem.objects.filter(**place, is_open=True).update(is_open=False)  # gone quiet
         try:
             with transaction.atomic():
                 item = TriageItem.objects.create(
@@ -260,11 +263,14 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
     item.save()
     item_publish(item)
     # The text line's reporters hear by text, as the seat page's read it on their status page.
-    outcome = {
-        TriageItem.Status.DISMISSED: "has been looked at by the control room: no further action",
-    }.get(status, "is being dealt with by the control room")
+    if status == TriageItem.Status.DISMISSED:
+        words = _(
+            "Your report %(reference)s has been looked at by the control room: no further action."
+        )
+    else:
+        words = _("Your report %(reference)s is being dealt with by the control room.")
     for report in item.reports.filter(channel=Reporter.Channel.SMS).select_related("reporter"):
-        text_send(reporter=report.reporter, body=f"Your report {report.reference} {outcome}.")
+        text_send(reporter=report.reporter, body=words % {"reference": report.reference})
 
 
 def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None = None) -> User:

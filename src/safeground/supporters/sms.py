@@ -18,6 +18,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
@@ -159,11 +160,13 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
     )
     reference = ""
     if fixture is None:
-        reply = f"There is no match on at {ground.name} now. In an emergency call 999."
+        reply = _("There is no match on at %(ground)s now. In an emergency call 999.") % {
+            "ground": ground.name
+        }
     elif block is None:
-        where = f"We cannot find block {parsed.block}. " if parsed.block else ""
-        reply = (
-            f"{where}Where are you? Text again with the keyword, block, row and seat, e.g. "
+        where = _("We cannot find block %(block)s. ") % {"block": parsed.block}
+        reply = (where if parsed.block else "") + _(
+            "Where are you? Text again with the keyword, block, row and seat, e.g. "
             "RACISM block 112 row K seat 23 and what you saw."
         )
     else:
@@ -178,17 +181,17 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
                 text=parsed.text,
             )
         except TooManyReports:
-            reply = "We have your earlier reports and are dealing with them. Thank you."
+            reply = _("We have your earlier reports and are dealing with them. Thank you.")
         except SafegroundError as error:
-            reply = f"Your report could not be taken: {error.message}"
+            reply = _("Your report could not be taken: %(why)s") % {"why": error.message}
         else:
             reference, reporter = report.reference, report.reporter
-            reply = (
-                f"Thank you. Report {reference} is with the control room. "
+            reply = _(
+                "Thank you. Report %(reference)s is with the control room. "
                 "We will text you when it is dealt with."
-            )
+            ) % {"reference": reference}
     if reporter is None:
-        reporter, _ = Reporter.objects.get_or_create(
+        reporter, _made = Reporter.objects.get_or_create(
             key=sender.key, defaults={"channel": Reporter.Channel.SMS, "phone": phone}
         )
     text_send(reporter=reporter, body=reply)
