@@ -82,6 +82,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--stand-rate", type=float, default=100.0, help="reports/s, one stand")
     parser.add_argument("--spread-rate", type=float, default=10.0, help="reports/s, the ground")
     parser.add_argument("--postgres", action="store_true", help="serve from PostgreSQL")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes (more than one: Redis, --redis-url)",
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/6")
     return parser.parse_args()
 
 
@@ -174,7 +181,10 @@ def run(args: argparse.Namespace, database: Database) -> None:
     env = prepare(database)
     seats = json.loads(shell(env, SEATS))
     port = free_port()
-    server = subprocess.Popen([PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"],
+    if args.workers > 1:
+        env["REDIS_URL"] = args.redis_url
+    serve = ["serve", f"--port={port}", f"--workers={args.workers}"]
+    server = subprocess.Popen([PYTHON, "-m", "safeground.cli", *serve],
                               env=env, cwd=ROOT, stdout=subprocess.DEVNULL)  # fmt: skip
     try:
         wait_for_port(port, server)

@@ -188,3 +188,24 @@ def test_retention_erases_contacts_photos_and_phones_and_keeps_the_counts(tonigh
     assert report.photo_sha256 and report.erased_at is not None
     assert Reporter.objects.get(pk=report.reporter_id).phone == ""
     assert TriageItem.objects.get().count == 1
+
+
+def test_the_queue_reads_in_a_fixed_number_of_queries(
+    tonight, client_for, settings, django_assert_max_num_queries
+) -> None:
+    """However many items and reports: the control room fetches it after every frame."""
+    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "1000/10m"
+    from safeground.supporters.services import Sender, report_receive
+
+    for n, block in enumerate(["S-L1", "S-L2", "S-L3", "N-L1", "N-L2", "N-L3"] * 4):
+        report_receive(
+            fixture=tonight.fixture,
+            sender=Sender("web", f"budget-{n}-abcdefghijkl"),
+            block=tonight.block(block),
+            category=["drunk", "smoking"][n // 6 % 2],
+        )
+    client = client_for("loggist")
+    url = reverse("supporters_panel", args=[tonight.fixture.pk])
+    with django_assert_max_num_queries(20):
+        response = client.get(url)
+    assert response.content.decode().count("data-item=") == 12

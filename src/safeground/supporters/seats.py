@@ -8,12 +8,16 @@ its id: importing a ground's venue file again (new ids) needs its sheets printed
 
 from dataclasses import dataclass
 
+from safeground.incidents.places import Kept
 from safeground.venues.models import Block
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 MAX_ROWS = 100
 MAX_SEATS = 1000
 MAX_CODE = 13  # characters: a block id far past any ground's
+# Blocks by id, kept SAFEGROUND_LOG_CACHE_SECONDS as the log keeps its places: a stand's flood
+# of reports reads its blocks once, not once a report.
+_blocks = Kept()
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,10 @@ def seat_at(code: str) -> Seat | None:
         value = value * 32 + ALPHABET.index(c)
     rest, number = divmod(value, MAX_SEATS)
     block_id, row_index = divmod(rest, MAX_ROWS)
-    block = Block.objects.filter(pk=block_id).select_related("ground", "tier__stand").first()
+    block = _blocks.get(
+        block_id,
+        lambda: Block.objects.filter(pk=block_id).select_related("ground", "tier__stand").first(),
+    )
     if block is None or row_index >= len(block.rows) or number not in seat_numbers(block):
         return None
     return Seat(block, block.rows[row_index], number)

@@ -5,7 +5,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -13,6 +13,7 @@ from safeground import clock
 from safeground.accounts.models import User
 from safeground.incidents.flashpoint import zone_neighbours
 from safeground.incidents.models import LogEntry
+from safeground.incidents.places import Kept
 from safeground.incidents.selectors import current_posts, incident_state, post_zone_ids, zone_map
 from safeground.matches.models import Fixture
 from safeground.venues.models import Ground
@@ -20,11 +21,18 @@ from safeground.venues.models import Ground
 from .models import Reporter, SupporterAccess, SupporterReport, TriageItem
 
 QUEUE_LIMIT = 50  # lines shown; a flood is one line with its count, so this is plenty
+# The match on now at each ground, kept a few seconds (SAFEGROUND_LOG_CACHE_SECONDS): every
+# report of a flood asks it.
+_on_now = Kept()
 
 
 def match_on_now(ground: Ground) -> Fixture | None:
     """The ground's match whose kick-off is nearest now, if now is between the turnstiles'
     opening (SAFEGROUND_ENTRY_OPENS_HOURS before) and closing (..._CLOSES_HOURS after)."""
+    return _on_now.get(ground.pk, lambda: _match_on_now_read(ground))
+
+
+def _match_on_now_read(ground: Ground) -> Fixture | None:
     now = timezone.now()
     opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
     closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
@@ -54,6 +62,14 @@ def queue(fixture: Fixture) -> list[TriageItem]:
     return list(
         TriageItem.objects.filter(fixture=fixture, status=TriageItem.Status.QUEUED)
         .select_related("block")
+        .prefetch_related(
+            # The first few reports' words and photos; a flood's item has hundreds.
+            Prefetch(
+                "reports",
+                queryset=SupporterReport.objects.order_by("received_at")[:3],
+                to_attr="first_reports",
+            )
+        )
         .order_by("-trust", "-count", "-last_at")[:QUEUE_LIMIT]
     )
 
@@ -71,10 +87,13 @@ def item_reports(item: TriageItem) -> QuerySet[SupporterReport]:
     return item.reports.order_by("received_at")
 
 
-def nearest_steward(fixture: Fixture, block_id: int | None) -> User | None:
+def nearest_steward(
+    fixture: Fixture, block_id: int | None, posts: dict[int, Any] | None = None
+) -> User | None:
     """The posted steward nearest a block: posted to a zone holding it, else to a zone next to
-    one, else anyone posted (by name, so the suggestion is stable)."""
-    posts = current_posts(fixture)
+    one, else anyone posted (by name, so the suggestion is stable). `posts`: the match's current
+    posts when the caller has read them already (the queue asks for every item)."""
+    posts = current_posts(fixture) if posts is None else posts
     if not posts:
         return None
     zones = zone_map(fixture)

@@ -33,6 +33,7 @@ from safeground.accounts.permissions import (
 )
 from safeground.errors import SafegroundError
 from safeground.incidents.panels import Panel
+from safeground.incidents.selectors import current_posts
 from safeground.live.catalogue import LOG_ENTRY, SUPPORTERS_ITEM
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
@@ -71,16 +72,18 @@ def _user(request: HttpRequest) -> User:
 
 def _panel(request: HttpRequest, fixture: Fixture, error: str = "") -> HttpResponse:
     items = queue(fixture)
-    suggested = {item.pk: nearest_steward(fixture, item.block_id) for item in items}
     decided = list(decided_recently(fixture))
-    for item in decided:
-        suggested[item.pk] = nearest_steward(fixture, item.block_id)
+    posts = current_posts(fixture)
+    suggested = {i.pk: nearest_steward(fixture, i.block_id, posts) for i in [*items, *decided]}
     return render(
         request,
         "supporters/control_room_panel.html",
         {
             "fixture": fixture,
-            "items": [(item, suggested[item.pk], item.reports.all()[:3]) for item in items],
+            "items": [
+                (item, suggested[item.pk], item.first_reports)  # type: ignore[attr-defined]
+                for item in items
+            ],
             "decided": [(item, suggested[item.pk]) for item in decided],
             "blocks": " ".join(sorted({i.block.code for i in items if i.block})),
             "error": error,
