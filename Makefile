@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -104,6 +104,10 @@ bench-surge: $(STAMP)
 # An urgent broadcast to 500 subscribed stewards through a push service on this machine.
 bench-alerts: $(STAMP)
 	$(BIN)/python bench/bench_alerts.py $(BENCH_ALERTS_ARGS)
+
+# Supporters' reports: 100/s from one stand and 10/s over the ground, the control room open.
+bench-supporters: $(STAMP)
+	$(BIN)/python bench/bench_supporters.py $(BENCH_SUPPORTERS_ARGS)
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.

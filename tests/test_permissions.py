@@ -262,6 +262,37 @@ A_PROPOSAL = {
     "grounds": "Permission table proposal",
 }
 A_BATCH = {"blinded": ["00" * 32]}
+SUPPORTER_TRIAGERS = ["safety", "loggist"]
+
+
+def a_seat_code() -> str:
+    from safeground.supporters.seats import seat_code
+
+    return seat_code(cup_tie().ground.blocks.get(code="S-L1"), "A", 1)
+
+
+def a_supporter_report():  # type: ignore[no-untyped-def]
+    """A supporter's report (with a photo and a contact) in the cup tie's queue."""
+    import io
+    import uuid
+
+    from PIL import Image
+
+    from safeground.supporters.services import Sender, report_receive
+
+    picture = io.BytesIO()
+    Image.new("RGB", (4, 4), "green").save(picture, format="PNG")
+    fixture = cup_tie()
+    return report_receive(
+        fixture=fixture,
+        sender=Sender("web", f"permissions-{uuid.uuid4().hex}", f"10.1.{uuid.uuid4().int % 250}.1"),
+        block=fixture.ground.blocks.get(code="S-L1"),
+        category="abuse-racist",
+        contact="by text",
+        photo=SimpleUploadedFile("p.png", picture.getvalue(), content_type="image/png"),
+    )
+
+
 PLANNERS = ["safety"]
 A_FIXTURE = {
     "ground": "riverside-park",
@@ -1284,6 +1315,62 @@ TABLE: dict[str, list[Row]] = {
     ],
     # The admin site is for superusers only; no role of the cast is one.
     "admin:*": [(lambda: reverse("admin:index"), expect(302, 302))],
+    # Supporters' reports (the supporters app). The seat page and a report's status page are
+    # public (no account: the QR code's address); the text line's webhook is public too, guarded
+    # by its signature (POST-only: a GET is 405 for all). The queue, its actions, a reporter's
+    # contact and photo: the home club's safety officer and control room; the seats' QR sheets
+    # likewise; a phone's subject-access export: the register's exporters (POST-only).
+    "supporters_seat": [
+        (lambda: reverse("supporters_seat", args=[a_seat_code()]), expect(200, 200))
+    ],
+    "supporters_status": [
+        (
+            lambda: reverse("supporters_status", args=[a_supporter_report().reference]),
+            expect(200, 200),
+        )
+    ],
+    "supporters_sms": [
+        (lambda: reverse("supporters_sms", args=["riverside-park"]), expect(405, 405))
+    ],
+    "supporters_panel": [
+        (
+            lambda: reverse("supporters_panel", args=[cup_tie().pk]),
+            only(302, SUPPORTER_TRIAGERS, 200, 403),
+        )
+    ],
+    "supporters_item_action": [
+        (
+            lambda: reverse(
+                "supporters_item_action",
+                args=[cup_tie().pk, a_supporter_report().item_id, "accept"],
+            ),
+            only(302, SUPPORTER_TRIAGERS, 405, 403),
+        )
+    ],
+    "supporters_contact": [
+        (
+            lambda: reverse("supporters_contact", args=[cup_tie().pk, a_supporter_report().pk]),
+            only(302, SUPPORTER_TRIAGERS, 200, 403),
+        )
+    ],
+    "supporters_photo": [
+        (
+            lambda: reverse("supporters_photo", args=[cup_tie().pk, a_supporter_report().pk]),
+            only(302, SUPPORTER_TRIAGERS, 200, 403),
+        )
+    ],
+    "supporters_seat_sheet": [
+        (
+            lambda: reverse("supporters_seat_sheet", args=["riverside-park", "S-L1"]),
+            only(302, SUPPORTER_TRIAGERS, 200, 403),
+        )
+    ],
+    "supporters_subject_access": [
+        (
+            lambda: reverse("supporters_subject_access"),
+            only(302, ["banofficer", "security"], 405, 403),
+        )
+    ],
 }
 
 

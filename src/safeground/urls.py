@@ -37,6 +37,7 @@ urlpatterns = [
     path("", include("safeground.deployment.urls")),
     path("", include("safeground.decisions.urls")),
     path("", include("safeground.alerts.urls")),
+    path("", include("safeground.supporters.urls")),
     path("", include("safeground.privacy.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),

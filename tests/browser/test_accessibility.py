@@ -15,12 +15,15 @@ from safeground.accounts.models import Organisation, User
 from safeground.accounts.services import device_create
 from safeground.bans.models import Person
 from safeground.casework.services import case_open
+from safeground.demo.season import rerun_load
 from safeground.entry.models import TicketFlag
 from safeground.entry.runtime import lookups
 from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 from safeground.matches.services import plan_generate
+from safeground.supporters.seats import seat_code
+from safeground.supporters.services import Sender, report_receive
 from tests.entry.conftest import flag, make_ticket
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -63,6 +66,11 @@ def _pages() -> list[Visit]:
     person = Person.objects.order_by("pk").first()
     assert person is not None
     ground = f"/grounds/{cup.ground.code}"
+    rerun_load()  # a match on today: the seat page offers its form
+    east = cup.ground.blocks.get(code="E-L1")
+    supporter = report_receive(fixture=cup, sender=Sender("web", "axe-device-token-abcdefgh"),
+                               block=east, row="A", seat="1", category="abuse-racist",
+                               text="Chanting", contact="by text")  # fmt: skip
     return [
         Visit("login page", "", "/login/"),
         Visit("start page", "safety", "/"),
@@ -105,6 +113,8 @@ def _pages() -> list[Visit]:
         Visit("season report", "safety", f"{ground}/season/"),
         Visit("devices", "safety", "/account/devices/"),
         Visit("scanner (not paired)", "", "/entry/scanner/"),
+        Visit("seat page", "", f"/s/{seat_code(east, 'A', 1)}/"),
+        Visit("report status page", "", f"/s/r/{supporter.reference}/"),
     ]
 
 

@@ -320,6 +320,30 @@ def test_entry_counts(day, gate_key, sent, settings) -> None:
     assert data["fixture"] == day.cup_tie.pk and data["admitted"] == 1
 
 
+def test_supporters_item(day, sent) -> None:
+    """A supporter's report through the seat page: its item goes to the home club's staff only
+    (no steward, no police), with no reporter's details."""
+    from django.utils import timezone
+
+    from safeground.supporters.seats import seat_code
+
+    tonight = factories.fixture(day.ground, kickoff=timezone.now(), zones=factories.CUP_LAYOUT)
+    block = day.ground.blocks.get(code="S-L1")
+    with sent() as events:
+        response = Client().post(
+            f"/s/{seat_code(block, 'A', 1)}/", {"category": "abuse-racist", "text": "chants"}
+        )
+    assert response.status_code == 302, response.content
+    data = only(events, catalogue.SUPPORTERS_ITEM)
+    assert (data["block"], data["category"], data["count"], data["status"]) == (
+        "S-L1", "abuse-racist", 1, "queued",
+    )  # fmt: skip
+    event = next(e for e in events if e.type == catalogue.SUPPORTERS_ITEM)
+    assert event.fixture_id == tonight.pk and event.audience.home_only
+    police = Viewer(1, frozenset({day.cast.police.pk}), frozenset({"police_commander"}), False)
+    assert not event.audience.admits(police)
+
+
 # --- the catalogue itself -------------------------------------------------------------------------
 
 TESTED = {
@@ -337,6 +361,7 @@ TESTED = {
     catalogue.DECISION: test_decision,
     catalogue.RADIO_STATUS: test_radio_status,
     catalogue.ALERT_OVERDUE: test_alert_overdue,
+    catalogue.SUPPORTERS_ITEM: test_supporters_item,
 }
 
 

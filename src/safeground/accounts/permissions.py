@@ -435,3 +435,17 @@ def can_make_decisions(user: Any, fixture: Fixture) -> bool:
 
 def can_switch_radio(user: Any, fixture: Fixture) -> bool:
     return bool(roles_at(user, fixture.ground.organisation_id) & BROADCASTERS)
+
+
+# Supporters' reports (the supporters app): the control room triages the queue (accept, merge,
+# dismiss, task a steward) and reads a contact a supporter chose to give; the safety officer
+# and the control room print the seats' QR sheets. The seat page and the text line are public.
+SUPPORTER_TRIAGERS = frozenset({Role.SAFETY_OFFICER, Role.CONTROL_OPERATOR})
+
+
+def can_triage_supporter_reports(user: Any, fixture: Fixture) -> bool:
+    return bool(roles_at(user, fixture.ground.organisation_id) & SUPPORTER_TRIAGERS)
+
+
+def can_print_seat_codes(user: Any, ground: Ground) -> bool:
+    return bool(roles_at(user, ground.organisation_id) & SUPPORTER_TRIAGERS)

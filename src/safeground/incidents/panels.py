@@ -34,6 +34,8 @@ _control_room: list[PanelProvider] = []
 # decision reviews due), not among the panels.
 _steward_banners: list[PanelProvider] = []
 _control_room_banners: list[PanelProvider] = []
+# Shown under the control room's map rather than among the panels (supporters' reports queue).
+_control_room_map: list[PanelProvider] = []
 
 
 def register_steward_panel(provider: PanelProvider) -> None:
@@ -56,6 +58,11 @@ def register_control_room_banner(provider: PanelProvider) -> None:
         _control_room_banners.append(provider)
 
 
+def register_control_room_map_panel(provider: PanelProvider) -> None:
+    if provider not in _control_room_map:
+        _control_room_map.append(provider)
+
+
 def _panels(providers: list[PanelProvider], user: Any, fixture: Any) -> list[Panel]:
     return [panel for provider in providers if (panel := provider(user, fixture)) is not None]
 
@@ -74,3 +81,7 @@ def steward_banners(user: Any, fixture: Any) -> list[Panel]:
 
 def control_room_banners(user: Any, fixture: Any) -> list[Panel]:
     return _panels(_control_room_banners, user, fixture)
+
+
+def control_room_map_panels(user: Any, fixture: Any) -> list[Panel]:
+    return _panels(_control_room_map, user, fixture)

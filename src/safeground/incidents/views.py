@@ -27,7 +27,13 @@ from safeground.venues.selectors import ground_plan
 
 from .checkpoints import checkpoint_read, checkpoints_document
 from .models import Broadcast, LogCheckpoint, LogEntry
-from .panels import control_room_banners, control_room_panels, steward_banners, steward_panels
+from .panels import (
+    control_room_banners,
+    control_room_map_panels,
+    control_room_panels,
+    steward_banners,
+    steward_panels,
+)
 from .selectors import (
     assignable_people,
     categories,
@@ -87,6 +93,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "posts": steward_posts(fixture),
             "panels": control_room_panels(user, fixture),
             "banners": control_room_banners(user, fixture),
+            "map_panels": control_room_map_panels(user, fixture),
         },
     )
 

@@ -262,6 +262,27 @@ class AlertOverdueEvent(_Data):
     unacknowledged: list[str]  # usernames
 
 
+# --- supporters' reports in the control room's queue (published by supporters) --------------
+
+SUPPORTERS_ITEM = "supporters.item"
+
+
+class SupportersItemEvent(_Data):
+    """A line of the control room's queue of supporters' reports, new, grown or decided (to the
+    home club's staff; no reporter's details). `seq`: its log entry once accepted or merged."""
+
+    id: int
+    block: str
+    category: str
+    category_name: str
+    count: int
+    status: str  # queued | accepted | merged | dismissed
+    trust: int
+    first_at: str
+    last_at: str
+    seq: int | None
+
+
 # --- the socket's own frames (not published: sent by live.websocket, seq null) --------------------
 
 HELLO = "hello"
@@ -287,6 +308,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     DECISION: DecisionEvent,
     RADIO_STATUS: RadioStatusEvent,
     ALERT_OVERDUE: AlertOverdueEvent,
+    SUPPORTERS_ITEM: SupportersItemEvent,
 }
 CONTROL: dict[str, type[BaseModel]] = {HELLO: ServerTimeFrame, PONG: ServerTimeFrame}
 

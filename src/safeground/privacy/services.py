@@ -20,6 +20,7 @@ from safeground.deployment.retention import check_photos_retention_apply
 from safeground.entry.retention import tickets_retention_apply
 from safeground.incidents.retention import photos_retention_apply
 from safeground.retention import Erased, Holds
+from safeground.supporters.retention import supporters_retention_apply
 
 # After the register's own step, in this order; each leaves what `legal_holds` names.
 RETENTION_STEPS: tuple[Callable[[date, Holds], Erased], ...] = (
@@ -27,6 +28,7 @@ RETENTION_STEPS: tuple[Callable[[date, Holds], Erased], ...] = (
     tickets_retention_apply,  # ticket holders' names and dates of birth (entry)
     evidence_retention_apply,  # the evidence locker's files (casework)
     check_photos_retention_apply,  # the pre-match checks' photos (deployment)
+    supporters_retention_apply,  # supporters' contacts, photos, phone numbers (supporters)
 )
 
 

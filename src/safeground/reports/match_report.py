@@ -22,6 +22,7 @@ from safeground.incidents.selectors import place_label
 from safeground.incidents.verify import log_verify
 from safeground.matches.models import FULL_TIME_MINUTES, Fixture
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
+from safeground.supporters.selectors import supporters_summary
 from safeground.venues.plan import Plan
 from safeground.venues.selectors import ground_plan
 
@@ -67,6 +68,7 @@ class MatchReport:
     chain: dict[str, Any]
     debrief: list[dict[str, Any]]
     plan: Plan | None = None
+    supporters: dict[str, Any] | None = None  # the home club's staff only
     marks: dict[str, int] = field(
         default_factory=lambda: {
             "kick_off": 0,
@@ -102,6 +104,7 @@ class MatchReport:
             "broadcasts": self.broadcasts,
             "chain": self.chain,
             "debrief": self.debrief,
+            **({"supporters": self.supporters} if self.supporters is not None else {}),
         }
 
 
@@ -137,6 +140,7 @@ def match_report(
         chain=chain_check(fixture),
         debrief=debrief_notes(fixture, home_only=home_only),
         plan=ground_plan(fixture.ground, fixture_zone_uses(fixture)) if with_plan else None,
+        supporters=supporters_summary(fixture) if home_only else None,
     )
 
 

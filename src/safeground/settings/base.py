@@ -237,6 +237,7 @@ INSTALLED_APPS = [
     "safeground.deployment",
     "safeground.decisions",
     "safeground.alerts",
+    "safeground.supporters",
     "safeground.backups",
     "safeground.privacy",
     "safeground.exchange",
@@ -419,6 +420,29 @@ SAFEGROUND_EVIDENCE_MAX_MB = env.int("SAFEGROUND_EVIDENCE_MAX_MB", default=500)
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less meta tag; kept default
 X_FRAME_OPTIONS = "DENY"
+
+# Supporters' reports (the supporters app): reports of one block and category within GROUP_MINUTES
+# of each other are one item of the control room's queue; a phone or device may send
+# REPORTER_RATE reports and a network address NETWORK_RATE ("reports/minutes"m; a ground's Wi-Fi
+# puts many phones behind one address); phone numbers, contacts and photos are erased
+# RETENTION_DAYS after the match. The text line's provider signs each inbound message with
+# SMS_SECRET (HMAC-SHA256; no secret: the webhook refuses everything); SMS_BACKEND sends texts
+# ("record": kept in the database and sent nowhere, for development and the tests).
+SAFEGROUND_SUPPORTERS_GROUP_MINUTES = env.int("SAFEGROUND_SUPPORTERS_GROUP_MINUTES", default=5)
+SAFEGROUND_SUPPORTERS_REPORTER_RATE = env.str(
+    "SAFEGROUND_SUPPORTERS_REPORTER_RATE", default="5/10m"
+)
+SAFEGROUND_SUPPORTERS_NETWORK_RATE = env.str(
+    "SAFEGROUND_SUPPORTERS_NETWORK_RATE", default="200/10m"
+)
+SAFEGROUND_SUPPORTERS_RETENTION_DAYS = env.int("SAFEGROUND_SUPPORTERS_RETENTION_DAYS", default=183)
+SAFEGROUND_SUPPORTERS_SMS_SECRET = env.str("SAFEGROUND_SUPPORTERS_SMS_SECRET", default="")
+SAFEGROUND_SUPPORTERS_SMS_BACKEND = env.str("SAFEGROUND_SUPPORTERS_SMS_BACKEND", default="record")
+for _rate in (SAFEGROUND_SUPPORTERS_REPORTER_RATE, SAFEGROUND_SUPPORTERS_NETWORK_RATE):
+    if not re.fullmatch(r"[1-9][0-9]*/[1-9][0-9]*m", _rate):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"{_rate!r}: reports per minutes, such as 5/10m")
 
 # Django 6's built-in Content Security Policy: no inline scripts anywhere.
 from django.utils.csp import CSP  # noqa: E402

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class SupportersConfig(AppConfig):
+    name = "safeground.supporters"
+    verbose_name = "Supporters' reports from their seats and the text line"
+
+    def ready(self) -> None:
+        # The queue shows under the control room's map (the log's page) through the log's
+        # registration point: the log never imports this app.
+        from safeground.incidents import panels
+
+        from .triage_views import control_room_panel_for
+
+        panels.register_control_room_map_panel(control_room_panel_for)

@@ -1,0 +1,155 @@
+"""Supporters' reports from their seats and the club's text line, and the control room's triage.
+
+A report never goes into the chained log by itself: it waits in the match's queue as part of a
+`TriageItem` (the reports of one block and category within a few minutes, counted together)
+until the loggist accepts the item (a log entry made from it), merges it into an incident already
+logged, or dismisses it with a reason. Reporters are anonymous by default: a device's cookie or a
+phone number is kept only as a keyed hash; a phone number to answer by text, or a way to be
+contacted the supporter chose to give, is personal data, erased by retention (retention.py).
+"""
+
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.db import models
+
+from safeground.append_only import AppendOnlyModel, ErasableQuerySet
+from safeground.incidents.models import LogEntry
+from safeground.matches.models import Fixture
+from safeground.venues.models import Block
+
+from .categories import CATEGORY_CHOICES
+
+
+class Reporter(models.Model):
+    """One device (its cookie) or one phone, by a keyed hash; its trust grows with accepted
+    reports and falls with dismissed ones."""
+
+    class Channel(models.TextChoices):
+        WEB = "web", "Seat page"
+        SMS = "sms", "Text line"
+
+    erasable: ClassVar[tuple[str, ...]] = ("phone", "erased_at")
+    objects: ClassVar[Any] = ErasableQuerySet.as_manager()
+
+    channel = models.CharField(max_length=3, choices=Channel.choices)
+    key = models.CharField(max_length=64, unique=True)  # HMAC-SHA256 of the cookie or the phone
+    phone = models.CharField(max_length=20, blank=True)  # the text line's number, to answer it
+    trust = models.IntegerField(default=0)
+    first_seen = models.DateTimeField(auto_now_add=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.get_channel_display()} reporter {self.pk}"
+
+
+class TriageItem(models.Model):
+    """One line of the control room's queue: the reports of one block and category."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Waiting in the queue"
+        ACCEPTED = "accepted", "Accepted into the log"
+        MERGED = "merged", "Merged into an incident"
+        DISMISSED = "dismissed", "Dismissed"
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="+")
+    block = models.ForeignKey(Block, null=True, blank=True, on_delete=models.PROTECT)
+    category = models.CharField(max_length=30, choices=CATEGORY_CHOICES)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    # Open: later reports of the same block and category join it (until it goes quiet for
+    # SAFEGROUND_SUPPORTERS_GROUP_MINUTES or is dismissed). One open item per block and category.
+    is_open = models.BooleanField(default=True)
+    count = models.PositiveIntegerField(default=0)
+    trust = models.IntegerField(default=0)  # the most trusted reporter's: trusted items first
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True)  # why it was dismissed
+    log_entry = models.ForeignKey(
+        LogEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    tasked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["fixture", "-trust", "-last_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fixture", "block", "category"],
+                condition=models.Q(is_open=True),
+                name="triageitem_one_open_per_block_category",
+            )
+        ]
+        indexes = [models.Index(fields=["fixture", "status"], name="triageitem_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.get_category_display()} ×{self.count}"
+
+
+class SupporterReport(models.Model):
+    """What one supporter sent: the seat, the category, what they saw, and how to answer."""
+
+    erasable: ClassVar[tuple[str, ...]] = ("contact", "photo", "network", "erased_at")
+    objects: ClassVar[Any] = ErasableQuerySet.as_manager()
+
+    reference = models.CharField(max_length=12, unique=True)
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="+")
+    reporter = models.ForeignKey(Reporter, on_delete=models.PROTECT, related_name="reports")
+    item = models.ForeignKey(TriageItem, on_delete=models.PROTECT, related_name="reports")
+    channel = models.CharField(max_length=3, choices=Reporter.Channel.choices)
+    block = models.ForeignKey(Block, null=True, blank=True, on_delete=models.PROTECT)
+    row = models.CharField(max_length=10, blank=True)
+    seat = models.CharField(max_length=10, blank=True)
+    category = models.CharField(max_length=30, choices=CATEGORY_CHOICES)
+    text = models.TextField(blank=True)
+    contact = models.CharField(max_length=200, blank=True)  # only if the supporter gave one
+    photo = models.FileField(upload_to="supporter-photos/%Y/%m/", blank=True)
+    photo_sha256 = models.CharField(max_length=64, blank=True)  # of the file as kept
+    photo_type = models.CharField(max_length=50, blank=True)
+    network = models.CharField(max_length=64, blank=True)  # a keyed hash of the address
+    received_at = models.DateTimeField(db_index=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+        indexes = [
+            models.Index(fields=["reporter", "received_at"], name="supporterreport_by_reporter"),
+            models.Index(fields=["network", "received_at"], name="supporterreport_by_network"),
+        ]
+
+    def __str__(self) -> str:
+        return self.reference
+
+
+class SupporterAccess(AppendOnlyModel):
+    """Who read a supporter's contact details or exported what is held about a phone, and why."""
+
+    class Action(models.TextChoices):
+        READ_CONTACT = "read_contact", "Read a reporter's contact details"
+        SUBJECT_ACCESS = "subject_access", "Exported everything held about a phone number"
+
+    at = models.DateTimeField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    report = models.ForeignKey(
+        SupporterReport, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at"]
+
+
+class TextMessage(models.Model):
+    """A text sent to a reporter's phone (through the configured provider)."""
+
+    erasable: ClassVar[tuple[str, ...]] = ("to", "erased_at")
+    objects: ClassVar[Any] = ErasableQuerySet.as_manager()
+
+    reporter = models.ForeignKey(Reporter, on_delete=models.PROTECT, related_name="texts")
+    to = models.CharField(max_length=20, blank=True)
+    body = models.CharField(max_length=480)
+    sent_at = models.DateTimeField()
+    erased_at = models.DateTimeField(null=True, blank=True)

@@ -1,0 +1,241 @@
+"""Reads of supporters' reports: the match on now at a ground, the queue, a report's status as
+its reporter sees it, the steward nearest a block, and what is held about a phone."""
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from safeground import clock
+from safeground.accounts.models import User
+from safeground.incidents.flashpoint import zone_neighbours
+from safeground.incidents.models import LogEntry
+from safeground.incidents.places import Kept
+from safeground.incidents.selectors import current_posts, incident_state, post_zone_ids, zone_map
+from safeground.matches.models import Fixture
+from safeground.venues.models import Ground
+
+from .models import Reporter, SupporterAccess, SupporterReport, TriageItem
+
+QUEUE_LIMIT = 50  # lines shown; a flood is one line with its count, so this is plenty
+# The match on now at each ground, kept a few seconds (SAFEGROUND_LOG_CACHE_SECONDS): every
+# report of a flood asks it.
+_on_now = Kept()
+
+
+def match_on_now(ground: Ground) -> Fixture | None:
+    """The ground's match whose kick-off is nearest now, if now is between the turnstiles'
+    opening (SAFEGROUND_ENTRY_OPENS_HOURS before) and closing (..._CLOSES_HOURS after)."""
+    return _on_now.get(ground.pk, lambda: _match_on_now_read(ground))
+
+
+def _match_on_now_read(ground: Ground) -> Fixture | None:
+    now = timezone.now()
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    near = Fixture.objects.filter(
+        ground=ground, kickoff__gte=now - closes, kickoff__lte=now + opens
+    ).select_related("home_club", "away_club", "ground")
+    return min(near, key=lambda f: abs(f.kickoff - now), default=None)
+
+
+def item_json(item: TriageItem) -> dict[str, Any]:
+    return {
+        "id": item.pk,
+        "block": item.block.code if item.block else "",
+        "category": item.category,
+        "category_name": str(item.get_category_display()),
+        "count": item.count,
+        "status": item.status,
+        "trust": item.trust,
+        "first_at": item.first_at.isoformat(),
+        "last_at": item.last_at.isoformat(),
+        "seq": item.log_entry.seq if item.log_entry_id and item.log_entry else None,
+    }
+
+
+def queue(fixture: Fixture) -> list[TriageItem]:
+    """The items waiting, trusted reporters' first, then the busiest and latest."""
+    return list(
+        TriageItem.objects.filter(fixture=fixture, status=TriageItem.Status.QUEUED)
+        .select_related("block")
+        .prefetch_related(
+            # The first few reports' words and photos; a flood's item has hundreds.
+            Prefetch(
+                "reports",
+                queryset=SupporterReport.objects.order_by("received_at")[:3],
+                to_attr="first_reports",
+            )
+        )
+        .order_by("-trust", "-count", "-last_at")[:QUEUE_LIMIT]
+    )
+
+
+def decided_recently(fixture: Fixture, limit: int = 10) -> QuerySet[TriageItem]:
+    return (
+        TriageItem.objects.filter(fixture=fixture)
+        .exclude(status=TriageItem.Status.QUEUED)
+        .select_related("block", "log_entry", "decided_by")
+        .order_by("-decided_at")[:limit]
+    )
+
+
+def item_reports(item: TriageItem) -> QuerySet[SupporterReport]:
+    return item.reports.order_by("received_at")
+
+
+def nearest_steward(
+    fixture: Fixture, block_id: int | None, posts: dict[int, Any] | None = None
+) -> User | None:
+    """The posted steward nearest a block: posted to a zone holding it, else to a zone next to
+    one, else anyone posted (by name, so the suggestion is stable). `posts`: the match's current
+    posts when the caller has read them already (the queue asks for every item)."""
+    posts = current_posts(fixture) if posts is None else posts
+    if not posts:
+        return None
+    zones = zone_map(fixture)
+    here = set(zones.blocks.get(block_id, ())) if block_id else set()
+    near = {n for z in here for n in zone_neighbours(fixture).get(z, ())}
+
+    def distance(post: Any) -> tuple[int, str]:
+        covered = post_zone_ids(fixture, post)
+        rank = 0 if covered & here else 1 if covered & near else 2
+        return rank, str(post.steward)
+
+    user: User = min(posts.values(), key=distance).steward
+    return user
+
+
+# What the reporter reads on their status page: the three steps of the loop.
+RECEIVED, BEING_DEALT_WITH, DEALT_WITH = "received", "being_dealt_with", "dealt_with"
+STATUS_LABELS = {
+    RECEIVED: _("Received: the control room has your report"),
+    BEING_DEALT_WITH: _("Being dealt with"),
+    DEALT_WITH: _("Dealt with"),
+}
+
+
+def report_status(report: SupporterReport) -> str:
+    """received until the control room decides; being dealt with once it is in the log; dealt
+    with when its incident is resolved or closed, or the control room has decided no more is
+    needed (dismissed)."""
+    item = report.item
+    if item.status == TriageItem.Status.DISMISSED:
+        return DEALT_WITH
+    if item.log_entry is None:
+        return RECEIVED
+    state = incident_state(item.log_entry)
+    if state.status in (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED):
+        return DEALT_WITH
+    return BEING_DEALT_WITH
+
+
+def report_by_reference(reference: str) -> SupporterReport | None:
+    return (
+        SupporterReport.objects.filter(reference=reference.strip().upper())
+        .select_related("item__log_entry", "block", "fixture__home_club", "fixture__away_club")
+        .first()
+    )
+
+
+def report_contact_read(*, user: User, report: SupporterReport) -> str:
+    """A reporter's way to be contacted, for the control room: the read is recorded."""
+    SupporterAccess.objects.create(
+        at=timezone.now(),
+        user=user,
+        action=SupporterAccess.Action.READ_CONTACT,
+        report=report,
+        reason=f"triage of item {report.item_id}",
+    )
+    return report.contact
+
+
+def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, Any]:
+    """Everything held about a phone number (the text line's reporter): its reports and the
+    texts sent to it. The caller checks the user may export; the export is recorded here."""
+    from .abuse import keyed
+
+    reporter = Reporter.objects.filter(key=keyed(phone.strip(), Reporter.Channel.SMS)).first()
+    SupporterAccess.objects.create(
+        at=timezone.now(),
+        user=user,
+        action=SupporterAccess.Action.SUBJECT_ACCESS,
+        reason=reason,
+    )
+    if reporter is None:
+        return {"phone": phone, "reports": [], "texts": []}
+    return {
+        "phone": reporter.phone,
+        "erased_at": clock.iso(reporter.erased_at) if reporter.erased_at else None,
+        "trust": reporter.trust,
+        "reports": [
+            {
+                "reference": r.reference,
+                "match": str(r.fixture),
+                "received_at": clock.iso(r.received_at),
+                "place": f"{r.block.code if r.block else ''} {r.row} {r.seat}".strip(),
+                "category": r.category,
+                "text": r.text,
+                "contact": r.contact,
+                "photo_sha256": r.photo_sha256,
+            }
+            for r in reporter.reports.select_related("fixture", "block").order_by("received_at")
+        ],
+        "texts": [
+            {"sent_at": clock.iso(t.sent_at), "body": t.body}
+            for t in reporter.texts.order_by("sent_at")
+        ],
+    }
+
+
+def supporters_summary(fixture: Fixture) -> dict[str, Any]:
+    """The post-match report's part: supporters' reports by category, how they were decided, and
+    the median minutes from an item's first report to its tasked steward's first answer on their
+    phone (the log's task entry: the nearest the log comes to the steward's arrival). One query,
+    and one more when a steward was tasked."""
+    from statistics import median
+
+    from django.db.models import Min
+
+    from .categories import CATEGORIES
+
+    items = list(
+        TriageItem.objects.filter(fixture=fixture).values_list(
+            "category", "status", "count", "first_at", "log_entry_id", "tasked_at"
+        )
+    )
+    tasked = [entry for *_, entry, at in items if at is not None]
+    answered = dict(
+        LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.TASK, concerns__in=tasked)
+        .values("concerns")
+        .annotate(first=Min("logged_at"))
+        .values_list("concerns", "first")
+        if tasked
+        else []
+    )
+    rows: dict[str, dict[str, Any]] = {}
+    waits: dict[str, list[float]] = {}
+    for category, status, count, first_at, entry, _tasked in items:
+        row = rows.setdefault(category, {"reports": 0, "items": 0, "accepted": 0, "dismissed": 0})
+        row["reports"] += count
+        row["items"] += 1
+        row["accepted"] += status in (TriageItem.Status.ACCEPTED, TriageItem.Status.MERGED)
+        row["dismissed"] += status == TriageItem.Status.DISMISSED
+        if entry in answered:
+            waits.setdefault(category, []).append((answered[entry] - first_at).total_seconds() / 60)
+    return {
+        "total": sum(row["reports"] for row in rows.values()),
+        "by_category": [
+            {
+                "code": c.code,
+                "name": str(c.label),
+                **rows[c.code],
+                "to_steward_minutes": round(median(waits[c.code]), 1) if c.code in waits else None,
+            }
+            for c in CATEGORIES
+            if c.code in rows
+        ],
+    }

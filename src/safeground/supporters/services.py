@@ -1,0 +1,295 @@
+"""Every write of supporters' reports and their triage, one transaction each.
+
+A report joins its match's queue, never the chained log: it is grouped into the open item of its
+block and category (the reports of a few minutes counted as one line), and the control room
+decides the item. Accepting it appends one entry to the log through the log's own service
+(`log_entry_append`, chained like any other); merging links it to an incident already logged;
+dismissing it keeps the reason. Every decision moves the reporters' trust.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from safeground.accounts.models import User
+from safeground.errors import SafegroundError
+from safeground.incidents.chain_lock import one_sqlite_writer
+from safeground.incidents.models import LogEntry
+from safeground.incidents.services import Place, log_entry_append, log_entry_assign
+from safeground.live.catalogue import SUPPORTERS_ITEM
+from safeground.live.events import Audience, publish
+from safeground.matches.models import Fixture
+from safeground.venues.models import Block
+
+from .abuse import bounds_check, keyed
+from .categories import BY_CODE
+from .models import Reporter, SupporterReport, TriageItem
+from .photos import photo_clean
+from .selectors import item_json, nearest_steward
+from .texts import text_send
+
+MAX_TEXT = 1000
+MAX_CONTACT = 200
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+TRUST_ACCEPTED = 1
+TRUST_DISMISSED = -2  # a false report costs more than a true one earns
+
+
+class SupporterReportError(SafegroundError):
+    code = "supporter_report_refused"
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Who sent a report: a device's cookie or a phone number, and the network address."""
+
+    channel: str  # Reporter.Channel
+    identity: str  # the cookie's token, or the phone number
+    address: str = ""
+
+    @property
+    def key(self) -> str:
+        return keyed(self.identity, self.channel)
+
+
+def _reference() -> str:
+    return "SR" + "".join(secrets.choice(ALPHABET) for _ in range(8))
+
+
+def _reporter(sender: Sender) -> Reporter:
+    """A reporter met for the first time (the caller looked for them already)."""
+    fields = {
+        "channel": sender.channel,
+        "phone": sender.identity if sender.channel == Reporter.Channel.SMS else "",
+    }
+    try:
+        with transaction.atomic():
+            return Reporter.objects.create(key=sender.key, **fields)
+    except IntegrityError:  # the same device's other report a moment ago
+        return Reporter.objects.get(key=sender.key)
+
+
+def report_receive(
+    *,
+    fixture: Fixture,
+    sender: Sender,
+    block: Block,
+    category: str,
+    row: str = "",
+    seat: str = "",
+    text: str = "",
+    contact: str = "",
+    photo: Any = None,
+) -> SupporterReport:
+    """A supporter's report into the match's queue, grouped with the open item of its block and
+    category; refused when over a bound (abuse.bounds_check) or not well formed."""
+    if category not in BY_CODE:
+        raise SupporterReportError("category", f"no category '{category}'")
+    if block.ground_id != fixture.ground_id:
+        raise SupporterReportError("block", f"block {block.code} is not at {fixture.ground}")
+    text, contact = text.strip(), contact.strip()
+    if len(text) > MAX_TEXT:
+        raise SupporterReportError("text", f"at most {MAX_TEXT} characters")
+    if len(contact) > MAX_CONTACT:
+        raise SupporterReportError("contact", f"at most {MAX_CONTACT} characters")
+    row = row.strip().upper()[:10]
+    if row and block.rows and row not in block.rows:
+        # A text's row the plan does not know: kept in the words, not as the place.
+        text, row = f"{text} (row {row}?)".strip(), ""
+    clean = photo_clean(photo) if photo else None
+    now = timezone.now()
+    network = keyed(sender.address, "network") if sender.address else ""
+    existing = Reporter.objects.filter(key=sender.key).first()
+    bounds_check(reporter=existing, network=network, now=now)
+    with one_sqlite_writer(), transaction.atomic():
+        reporter = existing or _reporter(sender)
+        item, published = _item_join(fixture, block, category, reporter.trust, now)
+        report = SupporterReport.objects.create(
+            reference=_reference(),
+            fixture=fixture,
+            reporter=reporter,
+            item=item,
+            channel=sender.channel,
+            block=block,
+            row=row,
+            seat=seat.strip()[:10],
+            category=category,
+            text=text,
+            contact=contact,
+            network=network,
+            received_at=now,
+            **(
+                {
+                    "photo": clean.file,
+                    "photo_sha256": clean.sha256,
+                    "photo_type": clean.content_type,
+                }
+                if clean
+                else {}
+            ),
+        )
+        if published:
+            item_publish(item)
+    return report
+
+
+def _item_join(
+    fixture: Fixture, block: Block, category: str, trust: int, now: datetime
+) -> tuple[TriageItem, bool]:
+    """The open item this report joins, counted up, and whether the queue should hear of it.
+
+    An item gone quiet for SAFEGROUND_SUPPORTERS_GROUP_MINUTES is closed for joining and a new
+    one begun. One open item per block and category is the database's (a unique constraint), so
+    two reports at once never make two items: the second meets the constraint and joins."""
+    quiet = now - timedelta(minutes=settings.SAFEGROUND_SUPPORTERS_GROUP_MINUTES)
+    place = {"fixture": fixture, "block": block, "category": category}
+    for _attempt in range(2):
+        joined = TriageItem.objects.filter(**place, is_open=True, last_at__gte=quiet).update(
+            count=F("count") + 1, last_at=now, trust=Greatest("trust", trust)
+        )
+        if joined:
+            item = TriageItem.objects.get(**place, is_open=True)
+            return item, _worth_telling(item.count)
+        TriageItem.objects.filter(**place, is_open=True).update(is_open=False)  # gone quiet
+        try:
+            with transaction.atomic():
+                item = TriageItem.objects.create(
+                    **place, count=1, trust=trust, first_at=now, last_at=now
+                )
+            return item, True
+        except IntegrityError:
+            continue  # another report made it a moment ago: join that one
+    raise SupporterReportError("category", "the queue is busy: send the report again")
+
+
+def _worth_telling(count: int) -> bool:
+    """The queue hears of an item when it is new, at its first few reports, then as its count
+    doubles or passes a hundred: a flood of 500 reports is a handful of frames, not 500."""
+    return count <= 3 or count & (count - 1) == 0 or count % 100 == 0
+
+
+def item_publish(item: TriageItem) -> None:
+    """The item as the queue shows it, to the home club's staff (stewards see their tasks)."""
+    publish(
+        fixture_id=item.fixture_id,
+        type=SUPPORTERS_ITEM,
+        data=item_json(item),
+        audience=Audience(home_only=True),
+    )
+
+
+def _decide(item_id: int, fixture: Fixture) -> TriageItem:
+    item = TriageItem.objects.select_for_update().select_related("block").get(pk=item_id)
+    if item.fixture_id != fixture.pk:
+        raise SupporterReportError("item", "not an item of this match", status=404)
+    if item.status != TriageItem.Status.QUEUED:
+        raise SupporterReportError(
+            "item", f"already {item.get_status_display().lower()}", status=409
+        )
+    return item
+
+
+def _trust_move(item: TriageItem, change: int) -> None:
+    Reporter.objects.filter(reports__item=item).update(trust=F("trust") + change)
+
+
+def item_accept(
+    *, fixture: Fixture, item_id: int, by: User, severity: int | None = None
+) -> TriageItem:
+    """Into the log: one report entry made from the item, chained like any other, its text the
+    supporters' words (escaped wherever shown) and the item's reference."""
+    with one_sqlite_writer(), transaction.atomic():
+        item = _decide(item_id, fixture)
+        assert item.block is not None
+        rows = {r.row for r in item.reports.all() if r.row}
+        first = item.reports.order_by("received_at").first()
+        words = first.text if first and first.text else "(no description)"
+        entry = log_entry_append(
+            fixture=fixture,
+            author=by,
+            category=BY_CODE[item.category].log_category,
+            text=f"Supporter reports ×{item.count} ({item.get_category_display()}): {words}",
+            place=Place(block=item.block.code, first_row=rows.pop() if len(rows) == 1 else ""),
+            severity=severity,
+            idempotency_key=f"supporters-item-{item.pk}",
+        )
+        _decided(item, TriageItem.Status.ACCEPTED, by, log_entry=entry)
+        _trust_move(item, TRUST_ACCEPTED)
+    return item
+
+
+def item_merge(*, fixture: Fixture, item_id: int, by: User, seq: int) -> TriageItem:
+    """Into an incident already in the log: the item follows that incident's state."""
+    with one_sqlite_writer(), transaction.atomic():
+        item = _decide(item_id, fixture)
+        entry = LogEntry.objects.filter(
+            fixture=fixture, seq=seq, kind__in=[LogEntry.Kind.REPORT, LogEntry.Kind.WARNING]
+        ).first()
+        if entry is None:
+            raise SupporterReportError("seq", f"no incident #{seq} in this match's log", status=404)
+        _decided(item, TriageItem.Status.MERGED, by, log_entry=entry)
+        _trust_move(item, TRUST_ACCEPTED)
+    return item
+
+
+def item_dismiss(*, fixture: Fixture, item_id: int, by: User, reason: str) -> TriageItem:
+    """Not for the log, with the reason; later reports of the block begin a new item."""
+    reason = reason.strip()
+    if not reason:
+        raise SupporterReportError("reason", "say why the reports are dismissed")
+    if len(reason) > 500:
+        raise SupporterReportError("reason", "at most 500 characters")
+    with one_sqlite_writer(), transaction.atomic():
+        item = _decide(item_id, fixture)
+        _decided(item, TriageItem.Status.DISMISSED, by, reason=reason, is_open=False)
+        _trust_move(item, TRUST_DISMISSED)
+    return item
+
+
+def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
+    item.status = status
+    item.decided_by = by
+    item.decided_at = timezone.now()
+    for name, value in fields.items():
+        setattr(item, name, value)
+    item.save()
+    item_publish(item)
+    # The text line's reporters hear by text, as the seat page's read it on their status page.
+    if status == TriageItem.Status.DISMISSED:
+        words = _(
+            "Your report %(reference)s has been looked at by the control room: no further action."
+        )
+    else:
+        words = _("Your report %(reference)s is being dealt with by the control room.")
+    for report in item.reports.filter(channel=Reporter.Channel.SMS).select_related("reporter"):
+        text_send(reporter=report.reporter, body=words % {"reference": report.reference})
+
+
+def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None = None) -> User:
+    """Task a steward (the nearest posted one unless named) with the item's incident: the log's
+    own assignment, which reaches the steward's phone."""
+    with one_sqlite_writer(), transaction.atomic():
+        item = TriageItem.objects.select_for_update().get(pk=item_id, fixture=fixture)
+        if item.log_entry is None:
+            raise SupporterReportError("item", "accept the item into the log first", status=409)
+        steward = steward or nearest_steward(fixture, item.block_id)
+        if steward is None:
+            raise SupporterReportError("steward", "no steward is posted yet", status=409)
+        log_entry_assign(
+            entry=item.log_entry,
+            author=by,
+            assignee=steward,
+            note=f"Supporter reports ×{item.count}: nearest posted steward",
+        )
+        item.tasked_at = timezone.now()
+        item.save(update_fields=["tasked_at"])
+        item_publish(item)
+    return steward

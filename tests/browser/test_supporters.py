@@ -1,0 +1,86 @@
+"""The issue's "done when": a phone at seat E-L1/A/1 opens its QR code's address and reports
+racist abuse with a photo; the control room sees it in its queue and on the map within a second,
+a second report from the next seat joins it, the loggist accepts it into the log and tasks the
+nearest steward; the reporter's status page shows it dealt with."""
+
+import io
+
+import pytest
+from PIL import Image
+from playwright.sync_api import expect
+
+from safeground.accounts.models import User
+from safeground.demo.season import rerun_load
+from safeground.incidents.posts import steward_post_assign
+from safeground.incidents.services import log_entry_set_status
+from safeground.supporters.models import TriageItem
+from safeground.supporters.seats import seat_code
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"width": 390, "height": 844}
+DESK = {"width": 1366, "height": 900}
+
+
+def _photo() -> dict:
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), "orange").save(out, format="JPEG")
+    return {"name": "abuse.jpg", "mimeType": "image/jpeg", "buffer": out.getvalue()}
+
+
+def _report(page, site: str, seat: str, text: str, photo: bool) -> None:
+    page.goto(f"{site}/s/{seat}/")
+    page.get_by_label("Racist abuse").check()
+    page.get_by_label("What did you see?").fill(text)
+    if photo:
+        page.get_by_label("A photo").set_input_files(_photo())
+    page.get_by_role("button", name="Send report").click()
+    expect(page.locator("[data-status-label]")).to_contain_text("Received")
+
+
+def test_a_seat_reports_the_control_room_groups_accepts_tasks_and_the_reporter_sees_it_dealt_with(
+    site, new_page, log_in
+):
+    rerun = rerun_load()  # the demo's cup tie again, kicking off in a few hours: on now
+    block = rerun.ground.blocks.get(code="E-L1")
+    loggist = User.objects.get(username="loggist")
+    steward_post_assign(fixture=rerun, steward=User.objects.get(username="steward"),
+                        assigned_by=loggist, zone="home-east")  # fmt: skip
+    room = log_in(new_page(DESK), "loggist")
+    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
+    expect(room.locator("[data-freshness]")).not_to_have_text("connecting…")
+    expect(room.locator("[data-supporters-queue]")).to_contain_text("No supporters' reports")
+
+    phone = new_page(PHONE)
+    phone.goto(f"{site}/s/{seat_code(block, 'A', 1)}/")
+    expect(phone.locator("[data-seat]")).to_have_attribute("data-seat", "E-L1/A/1")
+    _report(phone, site, seat_code(block, "A", 1), "Man in a red hat making monkey noises", True)
+    status_url = phone.url
+
+    item = room.locator("[data-supporters-queue] li[data-item]")
+    expect(item).to_have_count(1, timeout=1000)  # within a second
+    expect(item).to_have_attribute("data-item-block", "E-L1")
+    expect(room.locator('[data-plan] g.block[data-block="E-L1"]')).to_have_class(
+        "block zone-home supporter-reported", timeout=1000
+    )
+    expect(item.locator("[data-photo]")).to_have_count(1)
+
+    _report(new_page(PHONE), site, seat_code(block, "A", 2), "Same man, still at it", False)
+    expect(item).to_have_attribute("data-item-count", "2", timeout=1000)
+    assert TriageItem.objects.count() == 1
+
+    item.locator("[data-accept-task]").click()
+    decided = room.locator("[data-supporters-decided] li")
+    expect(decided).to_contain_text("Accepted into the log")
+    expect(decided.locator("[data-tasked]")).to_be_visible()
+    expect(room.locator("[data-log]")).to_contain_text("Supporter reports ×2")
+    expect(room.locator('[data-plan] g.block[data-block="E-L1"]')).not_to_have_class(
+        "block zone-home supporter-reported"
+    )
+
+    entry = TriageItem.objects.get().log_entry
+    assert entry is not None
+    log_entry_set_status(entry=entry, author=loggist, status="resolved", note="Ejected")
+    phone.goto(status_url)
+    expect(phone.locator("[data-status]")).to_have_attribute("data-status", "dealt_with")
+    expect(phone.locator("[data-status-label]")).to_have_text("Dealt with")

@@ -1,0 +1,211 @@
+"""The seat page, the status page, the control room's queue fragment and its actions, the QR
+sheets and the subject-access export, through the views."""
+
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from safeground.supporters.models import SupporterAccess, SupporterReport, TriageItem
+from safeground.supporters.seats import Seat, seat_at, seat_code
+from tests import factories
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_second_factor")]
+
+
+def png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 4), "blue").save(out, format="PNG")
+    return out.getvalue()
+
+
+def seat_url(tonight, block="S-L1", row="A", number=1) -> str:
+    return reverse("supporters_seat", args=[seat_code(tonight.block(block), row, number)])
+
+
+def test_every_seat_has_a_short_code_that_finds_it_again(tonight) -> None:
+    block = tonight.block("S-L1")
+    code = seat_code(block, "J", 20)
+    assert len(code) <= 6 and code.isalnum()
+    assert seat_at(code) == Seat(block, "J", 20)
+    assert seat_at(code.lower()) == Seat(block, "J", 20)
+    assert seat_at("!!") is None and seat_at("U") is None and seat_at("") is None
+    # A seat past the row's last (seat 21 of 20) has no code that finds it.
+    from safeground.supporters.seats import MAX_ROWS, MAX_SEATS, _encode
+
+    assert seat_at(_encode((block.pk * MAX_ROWS + 9) * MAX_SEATS + 21)) is None
+
+
+def test_the_seat_page_is_small_has_no_script_and_shows_the_seat(tonight) -> None:
+    response = Client().get(seat_url(tonight))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert len(response.content) < 60 * 1024
+    assert "<script" not in html
+    assert "block S-L1, row A, seat 1" in html and "Racist abuse" in html
+    assert "sg_reporter" in response.cookies and response.cookies["sg_reporter"]["httponly"]
+
+
+def test_with_no_match_on_the_page_says_so_and_takes_nothing(match_day) -> None:
+    block = match_day.ground.blocks.get(code="S-L1")
+    url = reverse("supporters_seat", args=[seat_code(block, "A", 1)])
+    assert "no match on" in Client().get(url).content.decode()
+    response = Client().post(url, {"category": "other"})
+    assert response.status_code == 409 and SupporterReport.objects.count() == 0
+
+
+def test_an_unknown_code_is_a_404() -> None:
+    assert Client().get("/s/ZZZZZZZZ/").status_code == 404
+
+
+def test_a_report_sent_goes_to_its_status_page(tonight) -> None:
+    client = Client()
+    client.get(seat_url(tonight))
+    response = client.post(
+        seat_url(tonight), {"category": "abuse-racist", "text": "<script>x</script>"}
+    )
+    report = SupporterReport.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("supporters_status", args=[report.reference])
+    assert (report.block.code, report.row, report.seat) == ("S-L1", "A", "1")
+    assert report.contact == "" and report.reporter.phone == ""  # anonymous by default
+    page = client.get(response["Location"]).content.decode()
+    assert report.reference in page and "Received" in page
+
+
+def test_over_the_bound_the_page_answers_429_saying_when(tonight, settings) -> None:
+    settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE = "1/10m"
+    client = Client()
+    client.get(seat_url(tonight))
+    client.post(seat_url(tonight), {"category": "smoking"})
+    response = client.post(seat_url(tonight), {"category": "smoking"})
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert "You can send another in about" in response.content.decode()
+
+
+def test_bad_input_is_a_400_with_words_a_supporter_reads(tonight) -> None:
+    response = Client().post(seat_url(tonight), {"category": "nonsense"})
+    assert (
+        response.status_code == 400 and "Choose what you are reporting" in response.content.decode()
+    )
+
+
+def test_the_queue_escapes_supporters_words(tonight, client_for) -> None:
+    Client().post(seat_url(tonight), {"category": "drunk", "text": "<img src=x onerror=alert(1)>"})
+    html = (
+        client_for("loggist")
+        .get(reverse("supporters_panel", args=[tonight.fixture.pk]))
+        .content.decode()
+    )
+    assert "<img src=x" not in html and "&lt;img src=x" in html
+    assert 'data-supporter-blocks="S-L1"' in html
+
+
+def test_the_loggist_accepts_and_tasks_from_the_queue(tonight, client_for) -> None:
+    Client().post(seat_url(tonight), {"category": "abuse-racist"})
+    item = TriageItem.objects.get()
+    loggist = client_for("loggist")
+    url = reverse("supporters_item_action", args=[tonight.fixture.pk, item.pk, "accept"])
+    html = loggist.post(url, {"task": "1"}).content.decode()
+    item.refresh_from_db()
+    assert item.status == "accepted" and item.tasked_at is not None
+    assert "steward tasked" in html
+
+
+def test_a_refused_action_is_shown_in_the_fragment(tonight, client_for) -> None:
+    Client().post(seat_url(tonight), {"category": "abuse-racist"})
+    item = TriageItem.objects.get()
+    url = reverse("supporters_item_action", args=[tonight.fixture.pk, item.pk, "dismiss"])
+    html = client_for("loggist").post(url, {"reason": ""}).content.decode()
+    assert "say why" in html
+    url = reverse("supporters_item_action", args=[tonight.fixture.pk, item.pk, "merge"])
+    assert "incident" in client_for("loggist").post(url, {"seq": "abc"}).content.decode()
+
+
+def test_reading_a_contact_is_recorded(tonight, client_for) -> None:
+    Client().post(seat_url(tonight), {"category": "medical", "contact": "07700 900123"})
+    report = SupporterReport.objects.get()
+    url = reverse("supporters_contact", args=[tonight.fixture.pk, report.pk])
+    assert client_for("loggist").get(url).content.decode() == "07700 900123"
+    record = SupporterAccess.objects.get()
+    assert (record.user.username, record.action, record.report) == (
+        "loggist", "read_contact", report,
+    )  # fmt: skip
+
+
+def test_a_blocks_qr_sheet_is_a_pdf(tonight, client_for) -> None:
+    url = reverse("supporters_seat_sheet", args=[tonight.fixture.ground.code, "S-L1"])
+    response = client_for("safety").get(url)
+    assert response.status_code == 200 and response.content.startswith(b"%PDF")
+
+
+def test_subject_access_for_a_phone_needs_a_reason_and_is_recorded(tonight, client_for) -> None:
+    from safeground.supporters.services import Sender, report_receive
+
+    report_receive(
+        fixture=tonight.fixture,
+        sender=Sender("sms", "+447700900123"),
+        block=tonight.block("S-L2"),
+        category="violence",
+        text="fight at the front",
+    )
+    url = reverse("supporters_subject_access")
+    client = client_for("banofficer")  # the register's exporter (can_export_subject_access)
+    assert client.post(url, {"phone": "+447700900123"}).status_code == 400
+    response = client.post(url, {"phone": "+447700900123", "reason": "request by email 3 Dec"})
+    export = json.loads(response.content)
+    assert export["phone"] == "+447700900123"
+    assert [r["text"] for r in export["reports"]] == ["fight at the front"]
+    assert SupporterAccess.objects.filter(action="subject_access").count() == 1
+
+
+def test_retention_erases_contacts_photos_and_phones_and_keeps_the_counts(tonight) -> None:
+    from datetime import timedelta
+
+    from safeground.privacy.services import retention_apply
+    from safeground.supporters.models import Reporter
+    from safeground.supporters.services import Sender, report_receive
+
+    report = report_receive(
+        fixture=tonight.fixture,
+        sender=Sender("sms", "+447700900999"),
+        block=tonight.block("S-L2"),
+        category="violence",
+        contact="call me",
+        photo=factories.upload("p.png", png()),
+    )
+    later = timezone.localdate() + timedelta(days=400)
+    result = retention_apply(today=later)
+    assert any("supporters" in step.what and step.erased >= 2 for step in result.steps)
+    report.refresh_from_db()
+    assert (report.contact, report.network, bool(report.photo)) == ("", "", False)
+    assert report.photo_sha256 and report.erased_at is not None
+    assert Reporter.objects.get(pk=report.reporter_id).phone == ""
+    assert TriageItem.objects.get().count == 1
+
+
+def test_the_queue_reads_in_a_fixed_number_of_queries(
+    tonight, client_for, settings, django_assert_max_num_queries
+) -> None:
+    """However many items and reports: the control room fetches it after every frame."""
+    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "1000/10m"
+    from safeground.supporters.services import Sender, report_receive
+
+    for n, block in enumerate(["S-L1", "S-L2", "S-L3", "N-L1", "N-L2", "N-L3"] * 4):
+        report_receive(
+            fixture=tonight.fixture,
+            sender=Sender("web", f"budget-{n}-abcdefghijkl"),
+            block=tonight.block(block),
+            category=["drunk", "smoking"][n // 6 % 2],
+        )
+    client = client_for("loggist")
+    url = reverse("supporters_panel", args=[tonight.fixture.pk])
+    with django_assert_max_num_queries(20):
+        response = client.get(url)
+    assert response.content.decode().count("data-item=") == 12

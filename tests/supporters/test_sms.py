@@ -1,0 +1,131 @@
+"""The club's text line: real-format messages read into category and place, the signature, the
+answer by text (a reference, or a question for the place)."""
+
+import hashlib
+import hmac
+from urllib.parse import urlencode
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from safeground.supporters.models import SupporterReport, TextMessage
+from safeground.supporters.sms import message_parse
+
+SECRET = "text-line-test-secret"
+
+# (message as a supporter texts it, category, block, row, seat, words left)
+TABLE = [
+    ("RACISM block 112 row K seat 23 man in red hat", "abuse-racist", "112", "K", "23",
+     "man in red hat"),
+    ("racism Block 112 Row K Seat 23", "abuse-racist", "112", "K", "23", ""),
+    ("Help! block 108 row C", "other", "108", "C", "", ""),
+    ("SFCReport smoking block 108 row F seat 4 two lads vaping", "smoking", "108", "F", "4",
+     "two lads vaping"),
+    ("SFCREPORT man shouting abuse at the linesman block 30", "other", "30", "", "",
+     "man shouting abuse at the linesman"),
+    ("FOUL LANGUAGE blk 12 row AA constant swearing near kids", "other", "12", "AA", "",
+     "constant swearing near kids"),
+    ("HOMOPHOBIC chanting from the back rows, section S-L2", "abuse-homophobic", "S-L2", "", "",
+     "chanting from the back rows"),
+    ("Standing. Row D seat 11 block 201 blocking view", "standing", "201", "D", "11",
+     "blocking view"),
+    ("PYRO flare lit in block 115!!", "pyrotechnics", "115", "", "", "flare lit in"),
+    ("crush at the bottom of stairs block 104 row A", "crowding", "104", "A", "",
+     "at the bottom of stairs"),
+    ("Medical - man collapsed seat 5 row B block 140", "medical", "140", "B", "5",
+     "man collapsed"),
+    ("someone throwing coins", "other", "", "", "", "someone throwing coins"),
+    ("MISSILE coins thrown from block 9 row 12", "missile", "9", "12", "", "coins thrown from"),
+    ("DRUNK block 7 row H seat 2 being sick", "drunk", "7", "H", "2", "being sick"),
+    ("VIOLENCE fight behind the goal block N-L1", "violence", "N-L1", "", "",
+     "fight behind the goal"),
+    ("Antisemitic songs block 110", "abuse-antisemitic", "110", "", "", "songs"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "category", "block", "row", "seat", "text"), TABLE)
+def test_a_message_is_read_keyword_first_place_anywhere(body, category, block, row, seat, text):
+    parsed = message_parse(body)
+    assert (parsed.category, parsed.block, parsed.row, parsed.seat) == (category, block, row, seat)
+    assert parsed.text == text
+
+
+def signed(body: dict[str, str]) -> tuple[str, str]:
+    raw = urlencode(body)
+    digest = hmac.new(SECRET.encode(), raw.encode(), hashlib.sha256).hexdigest()
+    return raw, f"sha256={digest}"
+
+
+def post(ground_code: str, body: dict[str, str], signature: str | None = None):
+    raw, good = signed(body)
+    return Client().post(
+        reverse("supporters_sms", args=[ground_code]),
+        raw,
+        content_type="application/x-www-form-urlencoded",
+        headers={"X-Safeground-Signature": signature if signature is not None else good},
+    )
+
+
+@pytest.fixture
+def line(settings):
+    settings.SAFEGROUND_SUPPORTERS_SMS_SECRET = SECRET
+
+
+def message(text: str, phone: str = "+447700900001") -> dict[str, str]:
+    return {"from": phone, "body": text, "time": timezone.now().isoformat()}
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_text_is_reported_and_answered_with_its_reference(tonight) -> None:
+    response = post(tonight.fixture.ground.code, message("RACISM block S-L1 row C seat 3 red hat"))
+    report = SupporterReport.objects.get()
+    assert response.status_code == 200 and response.json()["reference"] == report.reference
+    assert (report.channel, report.block.code, report.row, report.seat) == ("sms", "S-L1", "C", "3")
+    assert report.category == "abuse-racist" and report.text == "red hat"
+    assert report.reporter.phone == "+447700900001"
+    sent = TextMessage.objects.get()
+    assert sent.to == "+447700900001" and report.reference in sent.body
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_text_without_a_place_is_asked_for_it(tonight) -> None:
+    response = post(tonight.fixture.ground.code, message("Help! someone collapsed"))
+    assert response.json()["reference"] == "" and "Where are you?" in response.json()["reply"]
+    assert SupporterReport.objects.count() == 0
+    unknown = post(tonight.fixture.ground.code, message("Help! block 999"))
+    assert "cannot find block 999" in unknown.json()["reply"]
+    assert TextMessage.objects.count() == 2
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_the_text_line_hears_when_its_report_is_dealt_with(tonight) -> None:
+    from safeground.supporters.services import item_accept
+
+    post(tonight.fixture.ground.code, message("MEDICAL block N-L1 row A"))
+    report = SupporterReport.objects.get()
+    item_accept(fixture=tonight.fixture, item_id=report.item_id, by=tonight.cast["loggist"])
+    last = TextMessage.objects.order_by("sent_at", "pk").last()
+    assert last is not None and f"{report.reference} is being dealt with" in last.body
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_bad_signature_or_form_is_refused_naming_what(tonight) -> None:
+    code = tonight.fixture.ground.code
+    assert post(code, message("RACISM block S-L1"), signature="sha256=00").status_code == 403
+    bad_phone = post(code, message("RACISM block S-L1", phone="not a number"))
+    assert bad_phone.status_code == 400 and bad_phone.json()["field"] == "from"
+    old = message("RACISM block S-L1") | {"time": "2020-01-01T00:00:00Z"}
+    assert post(code, old).json()["field"] == "time"
+    assert post("no-such-ground", message("RACISM block S-L1")).status_code == 404
+    assert SupporterReport.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_with_no_secret_set_every_text_is_refused(tonight) -> None:
+    assert post(tonight.fixture.ground.code, message("RACISM block S-L1")).status_code == 403
