@@ -26,8 +26,16 @@ from tests.test_permissions import (  # noqa: F401  (match_day_with_register is 
     match_day_with_register,
 )
 
-# Header, not cookie: another site cannot make a browser send these (accounts/devices.py).
-DEVICE_KEYED = {"api:entry_scan", "api:entry_offline_scans"}
+# Header, not cookie: another site cannot make a browser send these (accounts/devices.py); so
+# too the phone's alert receipt (its X-Alert-Token MAC), the league exchange's routes (a club's
+# Ed25519 signature) and the supporters' text line (the provider's HMAC over the body).
+DEVICE_KEYED = {
+    "api:entry_scan",
+    "api:entry_offline_scans",
+    "api:alert_receipt",
+    "supporters_sms",
+    *(route for route in TABLE if route.startswith("api:exchange_")),
+}
 SRC = Path(__file__).resolve().parents[1] / "src" / "safeground"
 
 
@@ -102,7 +110,7 @@ def test_a_request_without_the_csrf_token_is_refused_and_writes_nothing() -> Non
             if with_token.status_code == 403 and expected[role] != 403:
                 wrong.append(f"{role} {url} with the token: 403, expected {expected[role]}")
     assert len(state_changing_rows()) > 80
-    assert wrong == []
+    assert wrong == [], "\n".join(wrong)
 
 
 def test_the_admin_refuses_a_post_without_the_token(db) -> None:

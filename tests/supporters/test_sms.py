@@ -129,3 +129,16 @@ def test_a_bad_signature_or_form_is_refused_naming_what(tonight) -> None:
 @pytest.mark.django_db
 def test_with_no_secret_set_every_text_is_refused(tonight) -> None:
     assert post(tonight.fixture.ground.code, message("RACISM block S-L1")).status_code == 403
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_multipart_text_is_refused_by_name_not_with_a_500(tonight) -> None:
+    """The signature is over the raw body, which Django does not keep for a multipart form."""
+    response = Client().post(
+        reverse("supporters_sms", args=[tonight.fixture.ground.code]),
+        message("RACISM block S-L1"),
+        headers={"X-Safeground-Signature": "sha256=00"},
+    )
+    assert response.status_code == 415 and response.json()["field"] == "body"
+    assert SupporterReport.objects.count() == 0

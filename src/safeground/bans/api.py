@@ -32,7 +32,7 @@ REASON = Field(
 )
 
 
-class BanOut(Schema):
+class RegisterBanOut(Schema):
     id: int
     person: int
     type: str = Field(json_schema_extra={"enum": list(Ban.Type.values)})
@@ -63,7 +63,7 @@ class BanFilter(Schema):
     status: str = Field("", json_schema_extra={"enum": ["", *Ban.Status.values]})
 
 
-@router.get("/register/bans", response={200: list[BanOut]}, url_name="register_bans")
+@router.get("/register/bans", response={200: list[RegisterBanOut]}, url_name="register_bans")
 def register_bans(request: HttpRequest, filters: Query[BanFilter]) -> list[dict[str, Any]]:
     """The bans on your club's register, newest first, without names. The register's readers
     (ban officers, the safety officer); the listing is recorded with its reason."""
@@ -77,7 +77,7 @@ class PersonOut(Schema):
     last_name: str
     date_of_birth: date | None
     supporter_number: str
-    bans: list[BanOut]
+    bans: list[RegisterBanOut]
 
 
 class ReasonQuery(Schema):
@@ -125,7 +125,7 @@ def _organisation(user: User) -> Organisation:
     return orgs[0]
 
 
-@router.post("/register/proposals", response={201: BanOut}, url_name="register_propose")
+@router.post("/register/proposals", response={201: RegisterBanOut}, url_name="register_propose")
 def register_propose(request: HttpRequest, payload: ProposalIn) -> Status[dict[str, Any]]:
     """A ban officer proposes a ban; it does nothing until another user approves it."""
     user: User = request.user  # type: ignore[assignment]
@@ -133,13 +133,13 @@ def register_propose(request: HttpRequest, payload: ProposalIn) -> Status[dict[s
     return Status(201, _ban_out(ban))
 
 
-class DecisionIn(Schema):
+class BanDecisionIn(Schema):
     decision: Literal["approve", "reject"]
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
 
-@router.post("/register/bans/{ban_id}/decision", response={200: BanOut}, url_name="register_decide")
-def register_decide(request: HttpRequest, ban_id: int, payload: DecisionIn) -> dict[str, Any]:
+@router.post("/register/bans/{ban_id}/decision", response={200: RegisterBanOut}, url_name="register_decide")
+def register_decide(request: HttpRequest, ban_id: int, payload: BanDecisionIn) -> dict[str, Any]:
     """Another user approves or rejects a proposal (never its proposer)."""
     user: User = request.user  # type: ignore[assignment]
     ban = selectors.ban_for(user, ban_id)
@@ -152,7 +152,7 @@ class AppealIn(Schema):
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
 
-@router.post("/register/bans/{ban_id}/appeal", response={200: BanOut}, url_name="register_appeal")
+@router.post("/register/bans/{ban_id}/appeal", response={200: RegisterBanOut}, url_name="register_appeal")
 def register_appeal(request: HttpRequest, ban_id: int, payload: AppealIn) -> dict[str, Any]:
     """Record that the person appeals; the ban stays in force until the appeal is decided."""
     user: User = request.user  # type: ignore[assignment]
@@ -168,7 +168,7 @@ class AppealDecisionIn(Schema):
 
 @router.post(
     "/register/bans/{ban_id}/appeal/decision",
-    response={200: BanOut},
+    response={200: RegisterBanOut},
     url_name="register_appeal_decide",
 )
 def register_appeal_decide(

@@ -198,7 +198,7 @@ def _banner(request: HttpRequest, fixture: Fixture, form: Any = None) -> HttpRes
     may_switch = can_switch_radio(request.user, fixture)
     return render(
         request,
-        "decisions/banner.html",
+        "decisions/_banner.html",
         {
             "fixture": fixture,
             "due": reviews_due(request.user, fixture),

@@ -149,14 +149,14 @@ def check_evaluate(request: HttpRequest, check_id: int, payload: BlindedIn) -> d
     return {"evaluated": evaluated.hex()}
 
 
-class OutcomeIn(Schema):
+class CheckOutcomeIn(Schema):
     matched: int = Field(ge=0, le=10_000_000)
 
 
 @router.post(
     "/exchange/checks/{check_id}/outcome", response={200: CheckOut}, url_name="exchange_outcome"
 )
-def check_outcome(request: HttpRequest, check_id: int, payload: OutcomeIn) -> dict[str, Any]:
+def check_outcome(request: HttpRequest, check_id: int, payload: CheckOutcomeIn) -> dict[str, Any]:
     """How many holders matched, as the club counted them (for the record)."""
     club, check = _check(request, check_id)
     return {"id": services.check_outcome(club=club, check=check, matched=payload.matched).pk}

@@ -127,6 +127,9 @@ def _sent_at(value: str) -> datetime | None:
 @require_POST
 def inbound(request: HttpRequest, ground_code: str) -> JsonResponse:
     """One inbound text: checked (signature, fields, age), read, reported, answered."""
+    if request.content_type != "application/x-www-form-urlencoded":
+        # The signature is over the raw body, which a multipart body does not keep once read.
+        return _refused("body", "send the text as application/x-www-form-urlencoded", 415)
     if not signature_valid(request.body, request.headers.get("X-Safeground-Signature", "")):
         return _refused("signature", "the signature does not match the shared secret", 403)
     ground = Ground.objects.filter(code=ground_code).first()
