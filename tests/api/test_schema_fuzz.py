@@ -150,6 +150,7 @@ def _world() -> World:
     factories.ticket(cup, barcode="AWAY-1", block="S-L2")
     _, key = factories.device(cast.home)
     decision = _a_decision(cup, cast)
+    ban = factories.ban(cast.home)  # on the home club's register: a person and their ban
     lookups.caches_clear()
     world = World(
         ids={
@@ -162,6 +163,8 @@ def _world() -> World:
             "code": day.ground.code,
             "case_id": case.pk,
             "decision_id": decision.pk,
+            "person_id": ban.person_id,
+            "ban_id": ban.pk,
         }
     )
     scan = {

@@ -73,5 +73,5 @@ def test_a_proposal_is_approved_by_another_and_appealed_through_the_api(
         {"reason": "Letter from the supporter"},
         content_type="application/json",
     )
-    assert again.status_code == 400 and again.json()["field"] == "status"
+    assert again.status_code == 409 and again.json()["field"] == "status"  # its state refuses
     assert Ban.objects.get(pk=ban_id).status == "appealed"

@@ -35,14 +35,19 @@ class ReceiptToken(APIKeyHeader):
 
 
 class KeysIn(Schema):
-    p256dh: str = Field(min_length=1, max_length=100)
-    auth: str = Field(min_length=1, max_length=50)
+    """The subscription's keys, base64url as the browser gives them: the P-256 public key (65
+    bytes, uncompressed: 0x04 first) and the 16-byte authentication secret."""
+
+    p256dh: str = Field(pattern=r"^B[A-Za-z0-9_-]{86}=?$")
+    auth: str = Field(pattern=r"^[A-Za-z0-9_-]{22}(==)?$")
 
 
 class SubscriptionIn(Schema):
     """PushSubscription.toJSON() of the phone's browser, and what the phone is."""
 
-    endpoint: str = Field(min_length=1, max_length=1000)
+    endpoint: str = Field(
+        min_length=1, max_length=1000, pattern=r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[!-~]*)?$"
+    )
     keys: KeysIn
     device: str = Field("", max_length=200)
 

@@ -54,15 +54,21 @@ def _key(field: str, value: str, size: int) -> str:
 def _push_service(endpoint: str) -> str:
     """Only known push services (SAFEGROUND_PUSH_HOSTS): the server posts to whatever a
     subscription names, so it must never be a machine inside the club's network."""
-    parts = urlsplit(endpoint)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(endpoint)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # a bracketed host that is no IP address, a bad port
+        raise AlertError("endpoint", "is not a URL a push service gives") from None
     allowed = any(
         host == known or host.endswith(f".{known}") for known in settings.SAFEGROUND_PUSH_HOSTS
     )
     # Plain http only to this machine (a push service for tests and the benchmark).
     schemes = {"https", "http"} if host in {"127.0.0.1", "localhost", "::1"} else {"https"}
     if not allowed or parts.scheme not in schemes:
-        raise AlertError("endpoint", f"'{host or endpoint[:60]}' is not a known push service")
+        # Well formed, but not a service this installation sends to (SSRF guard): refused, 403.
+        raise AlertError(
+            "endpoint", f"'{host or endpoint[:60]}' is not a known push service", status=403
+        )
     return endpoint
 
 

@@ -2,6 +2,8 @@
 proposals, decisions and appeals. The same rules as the register's pages
 (accounts/permissions.py), and every read an access record (bans.selectors)."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import Any, Literal
 
@@ -21,6 +23,7 @@ from safeground.errors import WITHOUT_NUL, said
 
 from . import selectors, services
 from .models import Ban, Person
+from .services import BanError
 
 router = Router(tags=["register"], auth=django_auth)
 
@@ -118,6 +121,17 @@ class ProposalIn(Schema):
     control_periods: str = Field("", max_length=services.MAX_TEXT, pattern=WITHOUT_NUL)
 
 
+@contextmanager
+def _conflict() -> Iterator[None]:
+    """The register's refusals of a well-formed request are 409, naming the field: each field
+    holds to the schema, and what refuses is how they fit together (an end date or a life ban,
+    an end after the start) or the ban's state (under appeal, already decided)."""
+    try:
+        yield
+    except BanError as refused:
+        raise BanError(refused.field, refused.message, status=409) from None
+
+
 def _organisation(user: User) -> Organisation:
     """The club whose register a ban officer proposes on: their one club with the right."""
     orgs = [org for org in Organisation.objects.order_by("pk") if can_propose_ban(user, org.pk)]
@@ -129,7 +143,8 @@ def _organisation(user: User) -> Organisation:
 def register_propose(request: HttpRequest, payload: ProposalIn) -> Status[dict[str, Any]]:
     """A ban officer proposes a ban; it does nothing until another user approves it."""
     user: User = request.user  # type: ignore[assignment]
-    ban = services.ban_propose(by=user, organisation=_organisation(user), **payload.dict())
+    with _conflict():
+        ban = services.ban_propose(by=user, organisation=_organisation(user), **payload.dict())
     return Status(201, _ban_out(ban))
 
 
@@ -138,27 +153,33 @@ class BanDecisionIn(Schema):
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
 
-@router.post("/register/bans/{ban_id}/decision", response={200: RegisterBanOut}, url_name="register_decide")
+@router.post(
+    "/register/bans/{ban_id}/decision", response={200: RegisterBanOut}, url_name="register_decide"
+)
 def register_decide(request: HttpRequest, ban_id: int, payload: BanDecisionIn) -> dict[str, Any]:
     """Another user approves or rejects a proposal (never its proposer)."""
     user: User = request.user  # type: ignore[assignment]
     ban = selectors.ban_for(user, ban_id)
     require(can_approve_ban(user, ban.organisation_id, proposed_by_id=ban.proposed_by_id))
     decide = services.ban_approve if payload.decision == "approve" else services.ban_reject
-    return _ban_out(decide(ban=ban, by=user, reason=payload.reason))
+    with _conflict():
+        return _ban_out(decide(ban=ban, by=user, reason=payload.reason))
 
 
 class AppealIn(Schema):
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
 
-@router.post("/register/bans/{ban_id}/appeal", response={200: RegisterBanOut}, url_name="register_appeal")
+@router.post(
+    "/register/bans/{ban_id}/appeal", response={200: RegisterBanOut}, url_name="register_appeal"
+)
 def register_appeal(request: HttpRequest, ban_id: int, payload: AppealIn) -> dict[str, Any]:
     """Record that the person appeals; the ban stays in force until the appeal is decided."""
     user: User = request.user  # type: ignore[assignment]
     ban = selectors.ban_for(user, ban_id)
     require(can_record_appeal(user, ban.organisation_id))
-    return _ban_out(services.ban_appeal(ban=ban, by=user, reason=payload.reason))
+    with _conflict():
+        return _ban_out(services.ban_appeal(ban=ban, by=user, reason=payload.reason))
 
 
 class AppealDecisionIn(Schema):
@@ -185,6 +206,8 @@ def register_appeal_decide(
             approved_by_id=ban.approved_by_id,
         )
     )
-    return _ban_out(
-        services.ban_appeal_decide(ban=ban, by=user, outcome=payload.outcome, reason=payload.reason)
-    )
+    with _conflict():
+        decided = services.ban_appeal_decide(
+            ban=ban, by=user, outcome=payload.outcome, reason=payload.reason
+        )
+    return _ban_out(decided)
