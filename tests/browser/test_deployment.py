@@ -135,7 +135,13 @@ def _top(locator) -> float:
     """Where an element starts on the page. The deployment panel is swapped in again as it
     refreshes, and a box read between the swap's two halves is None; evaluating waits for the
     element to be there again."""
-    return float(locator.evaluate("e => e.getBoundingClientRect().top + window.scrollY"))
+    for _ in range(50):  # an element read while detached by the swap reads 0 (it has no box)
+        expect(locator).to_be_visible()
+        top = float(locator.evaluate("e => e.getBoundingClientRect().top + window.scrollY"))
+        if top > 0:
+            return top
+        locator.page.wait_for_timeout(100)
+    return top
 
 
 def test_on_a_phone_the_report_buttons_come_first_above_check_in_briefing_and_checks(

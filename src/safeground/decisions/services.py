@@ -118,7 +118,7 @@ def _check_times(
     if timezone.is_naive(decided):
         raise DecisionError("decided_at", _("give a time with its time zone"))
     if decided > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise DecisionError("decided_at", _("is in the future"))
+        raise DecisionError("decided_at", _("is in the future"), status=409)  # the clock refuses
     late = now - decided
     if late > RETROSPECTIVE_AFTER and not retrospective_reason.strip():
         minutes = int(late.total_seconds() // 60)

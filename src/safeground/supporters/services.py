@@ -187,7 +187,7 @@ def item_publish(item: TriageItem) -> None:
 
 
 def _decide(item_id: int, fixture: Fixture) -> TriageItem:
-    item = TriageItem.objects.select_for_update().select_related("block").get(pk=item_id)
+    item = TriageItem.objects.select_for_update(of=("self",)).select_related("block").get(pk=item_id)
     if item.fixture_id != fixture.pk:
         raise SupporterReportError("item", "not an item of this match", status=404)
     if item.status != TriageItem.Status.QUEUED:
@@ -277,7 +277,7 @@ def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None 
     """Task a steward (the nearest posted one unless named) with the item's incident: the log's
     own assignment, which reaches the steward's phone."""
     with one_sqlite_writer(), transaction.atomic():
-        item = TriageItem.objects.select_for_update().get(pk=item_id, fixture=fixture)
+        item = TriageItem.objects.select_for_update(of=("self",)).get(pk=item_id, fixture=fixture)
         if item.log_entry is None:
             raise SupporterReportError("item", "accept the item into the log first", status=409)
         steward = steward or nearest_steward(fixture, item.block_id)
