@@ -187,7 +187,9 @@ def item_publish(item: TriageItem) -> None:
 
 
 def _decide(item_id: int, fixture: Fixture) -> TriageItem:
-    item = TriageItem.objects.select_for_update(of=("self",)).select_related("block").get(pk=item_id)
+    item = (
+        TriageItem.objects.select_for_update(of=("self",)).select_related("block").get(pk=item_id)
+    )
     if item.fixture_id != fixture.pk:
         raise SupporterReportError("item", "not an item of this match", status=404)
     if item.status != TriageItem.Status.QUEUED:
