@@ -94,9 +94,9 @@ def _insert_statement(model: type[models.Model], vendor: str) -> tuple[list[Any]
     """The model's columns (all but its generated key) and its INSERT ... RETURNING the key."""
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.get_attname_column()[1]) for field in fields)
+    columns = ", ".join(quote(str(field.column)) for field in fields)
     marks = ", ".join(["%s"] * len(fields))
-    key = quote(model._meta.pk.get_attname_column()[1])
+    key = quote(str(model._meta.pk.column))
     return (
         fields,
         f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({marks}) RETURNING {key}",
