@@ -79,17 +79,16 @@ class Reader(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in UNREAD_ELEMENTS:
             self.unread += 1
+        self.handle_startendtag(tag, attrs)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """The attributes a person reads or hears, and a button's words (`<input value>`)."""
         values = dict(attrs)
         for name, value in attrs:
             if value and name in READ_ATTRIBUTES:
                 self.words(value)
         if tag == "input" and values.get("type") in ("submit", "button") and values.get("value"):
             self.words(values["value"] or "")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        if tag in UNREAD_ELEMENTS:
-            self.unread -= 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag in UNREAD_ELEMENTS:
