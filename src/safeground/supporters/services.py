@@ -9,7 +9,7 @@ dismissing it keeps the reason. Every decision moves the reporters' trust.
 
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -264,6 +264,26 @@ def _worth_telling(count: int) -> bool:
     """The queue hears of an item when it is new, at its first few reports, then as its count
     doubles or passes a hundred: a flood of 500 reports is a handful of frames, not 500."""
     return count <= 3 or count & (count - 1) == 0 or count % 100 == 0
+
+
+def text_awaiting_keep(*, reporter: Reporter, category: str, text: str) -> None:
+    """The text line's message that named no place, kept for the next text to give it."""
+    Reporter.objects.filter(pk=reporter.pk).update(
+        awaiting_text=text[:MAX_TEXT], awaiting_category=category, awaiting_since=timezone.now()
+    )
+
+
+def text_awaiting_take(*, reporter: Reporter, since: datetime) -> tuple[str, str] | None:
+    """The category and words of the reporter's message awaiting its place, if sent after
+    `since`; taken (a place completes one message, once)."""
+    if reporter.awaiting_since is None:
+        return None
+    Reporter.objects.filter(pk=reporter.pk).update(
+        awaiting_text="", awaiting_category="", awaiting_since=None
+    )
+    if reporter.awaiting_since < since:
+        return None
+    return reporter.awaiting_category, reporter.awaiting_text
 
 
 def item_publish(item: TriageItem) -> None:
