@@ -130,8 +130,9 @@ def report_incoming(
 
 def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
     """Reports into the queue in one transaction, each first held to its bounds (abuse.Sent):
-    their reporters read in one statement and the new ones made in another, one UPDATE per item
-    they join, their rows in one INSERT. The queue hears of the items worth telling."""
+    their reporters read in one statement and the new ones made in another, the items they join
+    locked in one and counted up in another, their rows in one INSERT, however many reports. The
+    queue hears of the items worth telling. A report over its bound is answered TooManyReports."""
     with one_sqlite_writer(), transaction.atomic():
         reporters = Reporter.objects.in_bulk({i.sender.key for i in batch}, field_name="key")
         sent = Sent(
