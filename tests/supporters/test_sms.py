@@ -103,6 +103,50 @@ def test_a_text_without_a_place_is_asked_for_it(tonight) -> None:
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("line")
+def test_a_text_giving_only_the_place_completes_the_one_before(tonight) -> None:
+    ground = tonight.fixture.ground.code
+    post(ground, message("RACISM man in red hat doing monkey chants"))
+    post(ground, message("Help! someone collapsed", phone="+447700900002"))
+    post(ground, message("block 999"))  # a block the ground has not: still waiting
+    answer = post(ground, message("block S-L1 row C seat 3"))
+    report = SupporterReport.objects.get()
+    assert answer.json()["reference"] == report.reference
+    assert (report.category, report.block.code, report.row, report.seat) == (
+        "abuse-racist",
+        "S-L1",
+        "C",
+        "3",
+    )
+    assert report.text == "man in red hat doing monkey chants"
+    # Taken once: the next place alone is a report of its own, its words its own.
+    post(ground, message("block S-L2 nothing more"))
+    assert SupporterReport.objects.order_by("received_at").last().text == "nothing more"
+    # The other phone's message waits for its own place; its keyword's category is kept.
+    post(ground, message("MEDICAL block N-L1", phone="+447700900002"))
+    medical = SupporterReport.objects.get(category="medical")
+    assert medical.text == "someone collapsed"
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_place_long_after_the_message_is_not_joined_to_it(tonight) -> None:
+    from datetime import timedelta
+
+    from safeground.supporters.models import Reporter
+    from safeground.supporters.selectors import subject_access_phone
+    from safeground.supporters.sms import MAX_AGE
+
+    post(tonight.fixture.ground.code, message("DRUNK man being sick"))
+    held = subject_access_phone(user=tonight.cast["loggist"], phone="+447700900001", reason="SAR")
+    assert held["awaiting"]["text"] == "man being sick"  # what is held is exported
+    Reporter.objects.update(awaiting_since=timezone.now() - MAX_AGE - timedelta(minutes=1))
+    post(tonight.fixture.ground.code, message("block S-L1"))
+    report = SupporterReport.objects.get()
+    assert report.category == "other" and report.text == ""
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
 def test_the_text_line_hears_when_its_report_is_dealt_with(tonight) -> None:
     from safeground.supporters.services import item_accept
 

@@ -4,10 +4,13 @@ every server process counts the same reports), and the keyed hashes reporters ar
 import hashlib
 import hmac
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.db.models import Count
 
 from safeground.errors import SafegroundError
 
@@ -48,27 +51,79 @@ def keyed(value: str, purpose: str) -> str:
     return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
 
 
-def bounds_check(*, reporter: Reporter | None, network: str, now: datetime) -> None:
-    """TooManyReports if this reporter (a phone or a device) or this network address has sent
-    its bound of reports already."""
-    checks = [
-        ("reporter", Bound.parse(settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE), "reporter"),
-        ("network", Bound.parse(settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE), "network"),
-    ]
-    for field, bound, column in checks:
-        if column == "reporter" and reporter is None:
-            continue
-        since = now - timedelta(minutes=bound.minutes)
-        value = reporter if column == "reporter" else network
-        sent = SupporterReport.objects.filter(**{column: value}, received_at__gte=since)
-        oldest = sent.order_by("received_at").values_list("received_at", flat=True)
-        if sent.count() >= bound.reports:
-            first = oldest.first()
-            wait = bound.minutes * 60 if first is None else (first - since).total_seconds()
-            raise TooManyReports(
-                field,
-                f"more than {bound.reports} reports from this "
-                f"{'phone or device' if column == 'reporter' else 'network'} in "
-                f"{bound.minutes} minutes: the control room has them; try again later",
-                retry_after=max(1, int(wait) + 1),
+class Sent:
+    """The reports each reporter (by key) and each network address of a batch sent within its
+    bound, counted in one statement each; `admit` lets a report through or refuses it, counting
+    the batch's own reports as they are let through.
+
+    A text has no network address: its bound is its phone's alone (counting every text's empty
+    address together would refuse the whole text line after NETWORK_RATE texts)."""
+
+    def __init__(self, *, reporters: dict[str, Reporter], networks: set[str], now: datetime):
+        self.now = now
+        self.bounds = {
+            "reporter": Bound.parse(settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE),
+            "network": Bound.parse(settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE),
+        }
+        by_id = {reporter.pk: key for key, reporter in reporters.items()}
+        self.counts: dict[str, Counter[Any]] = {
+            "reporter": Counter(
+                {by_id[pk]: n for pk, n in self._counted("reporter", set(by_id)).items()}
+            ),
+            "network": self._counted("network", networks - {""}),
+        }
+        self.reporters = reporters
+
+    def _since(self, column: str) -> datetime:
+        return self.now - timedelta(minutes=self.bounds[column].minutes)
+
+    def _counted(self, column: str, values: set[Any]) -> Counter[Any]:
+        if not values:
+            return Counter()
+        rows = (
+            SupporterReport.objects.filter(
+                **{f"{column}__in": values}, received_at__gte=self._since(column)
             )
+            .order_by()
+            .values_list(column)
+            .annotate(n=Count("pk"))
+        )
+        return Counter(dict(rows.values_list(column, "n")))
+
+    def admit(self, *, key: str, network: str) -> None:
+        """TooManyReports if this reporter (a phone or a device) or this network address has sent
+        its bound of reports already; else the report is counted."""
+        for column, value in (("reporter", key), ("network", network)):
+            if value == "":
+                continue
+            bound = self.bounds[column]
+            if self.counts[column][value] >= bound.reports:
+                raise TooManyReports(
+                    column,
+                    f"more than {bound.reports} reports from this "
+                    f"{'phone or device' if column == 'reporter' else 'network'} in "
+                    f"{bound.minutes} minutes: the control room has them; try again later",
+                    retry_after=self._retry_after(column, value),
+                )
+        self.counts["reporter"][key] += 1
+        if network:
+            self.counts["network"][network] += 1
+
+    def _retry_after(self, column: str, value: str) -> int:
+        """Seconds until the oldest report counted leaves the bound's window."""
+        since = self._since(column)
+        if column == "network":
+            sent = SupporterReport.objects.filter(network=value)
+        elif value in self.reporters:
+            sent = SupporterReport.objects.filter(reporter=self.reporters[value])
+        else:  # a new device over its bound within one batch: nothing written yet
+            sent = SupporterReport.objects.none()
+        oldest = (
+            sent.filter(received_at__gte=since)
+            .order_by("received_at")
+            .values_list("received_at", flat=True)
+            .first()
+        )
+        window = self.bounds[column].minutes * 60
+        wait = window if oldest is None else (oldest - since).total_seconds()
+        return max(1, int(wait) + 1)

@@ -29,7 +29,7 @@ class Reporter(models.Model):
         WEB = "web", "Seat page"
         SMS = "sms", "Text line"
 
-    erasable: ClassVar[tuple[str, ...]] = ("phone", "erased_at")
+    erasable: ClassVar[tuple[str, ...]] = ("phone", "awaiting_text", "erased_at")
     objects: ClassVar[Any] = ErasableQuerySet.as_manager()
 
     channel = models.CharField(max_length=3, choices=Channel.choices)
@@ -38,6 +38,11 @@ class Reporter(models.Model):
     trust = models.IntegerField(default=0)
     first_seen = models.DateTimeField(auto_now_add=True)
     erased_at = models.DateTimeField(null=True, blank=True)
+    # The text line's message that named no place, kept for the next text to give the place
+    # (sms.MAX_AGE at most): "Where are you?" is answered with a place alone.
+    awaiting_text = models.CharField(max_length=1000, blank=True)
+    awaiting_category = models.CharField(max_length=30, blank=True)
+    awaiting_since = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.get_channel_display()} reporter {self.pk}"

@@ -30,7 +30,7 @@ def supporters_retention_apply(today: date, holds: Holds) -> Erased:
     recent = SupporterReport.objects.filter(fixture__kickoff__gte=before).values("reporter")
     phones = Reporter.objects.filter(~Q(phone=""), erased_at__isnull=True).exclude(pk__in=recent)
     erased += phones.count()
-    phones.erase(phone="", erased_at=now)
+    phones.erase(phone="", awaiting_text="", erased_at=now)
     TextMessage.objects.filter(~Q(to=""), sent_at__lt=before).erase(to="", erased_at=now)
     what = "supporters' contacts, photos and phone numbers"
     return Erased(what=what, days=days, erased=erased, held=0)

@@ -171,6 +171,16 @@ def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, An
         "phone": reporter.phone,
         "erased_at": clock.iso(reporter.erased_at) if reporter.erased_at else None,
         "trust": reporter.trust,
+        # A text that named no place, waiting for the next to give it (sms.py).
+        "awaiting": (
+            {
+                "since": clock.iso(reporter.awaiting_since),
+                "category": reporter.awaiting_category,
+                "text": reporter.awaiting_text,
+            }
+            if reporter.awaiting_since
+            else None
+        ),
         "reports": [
             {
                 "reference": r.reference,

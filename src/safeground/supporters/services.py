@@ -14,8 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
-from django.db.models.functions import Greatest
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -29,8 +28,9 @@ from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
-from .abuse import bounds_check, keyed
+from .abuse import Sent, TooManyReports, keyed
 from .categories import BY_CODE
+from .group_commit import GroupCommit
 from .models import Reporter, SupporterReport, TriageItem
 from .photos import photo_clean
 from .selectors import item_json, nearest_steward
@@ -41,6 +41,7 @@ MAX_CONTACT = 200
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 TRUST_ACCEPTED = 1
 TRUST_DISMISSED = -2  # a false report costs more than a true one earns
+ItemPlace = tuple[int, int | None, str]  # fixture, block, category: one open item each
 
 
 class SupporterReportError(SafegroundError):
@@ -64,20 +65,22 @@ def _reference() -> str:
     return "SR" + "".join(secrets.choice(ALPHABET) for _ in range(8))
 
 
-def _reporter(sender: Sender) -> Reporter:
-    """A reporter met for the first time (the caller looked for them already)."""
-    fields = {
-        "channel": sender.channel,
-        "phone": sender.identity if sender.channel == Reporter.Channel.SMS else "",
-    }
-    try:
-        with transaction.atomic():
-            return Reporter.objects.create(key=sender.key, **fields)
-    except IntegrityError:  # the same device's other report a moment ago
-        return Reporter.objects.get(key=sender.key)
+@dataclass(eq=False)
+class Incoming:
+    """A report checked, waiting for its transaction (group_commit), where its bounds are held."""
+
+    report: SupporterReport  # unsaved; its reporter and item are set when it is written
+    sender: Sender
 
 
-def report_receive(
+def report_receive(**report: Any) -> SupporterReport:
+    """A supporter's report into the match's queue, grouped with the open item of its block and
+    category; refused when over a bound (abuse.Sent) or not well formed. Written together with
+    the reports arriving at the same moment (group_commit). Takes report_incoming's arguments."""
+    return _reports_together.submit(report_incoming(**report))
+
+
+def report_incoming(
     *,
     fixture: Fixture,
     sender: Sender,
@@ -88,9 +91,9 @@ def report_receive(
     text: str = "",
     contact: str = "",
     photo: Any = None,
-) -> SupporterReport:
-    """A supporter's report into the match's queue, grouped with the open item of its block and
-    category; refused when over a bound (abuse.bounds_check) or not well formed."""
+) -> Incoming:
+    """A supporter's report checked and made ready to be written (reports_write), or
+    SupporterReportError naming what is not well formed."""
     if category not in BY_CODE:
         raise SupporterReportError("category", f"no category '{category}'")
     if block.ground_id != fixture.ground_id:
@@ -105,75 +108,183 @@ def report_receive(
         # A text's row the plan does not know: kept in the words, not as the place.
         text, row = f"{text} (row {row}?)".strip(), ""
     clean = photo_clean(photo) if photo else None
-    now = timezone.now()
     network = keyed(sender.address, "network") if sender.address else ""
-    existing = Reporter.objects.filter(key=sender.key).first()
-    bounds_check(reporter=existing, network=network, now=now)
+    report = SupporterReport(
+        reference=_reference(),
+        fixture=fixture,
+        channel=sender.channel,
+        block=block,
+        row=row,
+        seat=seat.strip()[:10],
+        category=category,
+        text=text,
+        contact=contact,
+        network=network,
+        received_at=timezone.now(),
+    )
+    if clean:
+        report.photo, report.photo_sha256 = clean.file, clean.sha256
+        report.photo_type = clean.content_type
+    return Incoming(report, sender)
+
+
+def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
+    """Reports into the queue in one transaction, each first held to its bounds (abuse.Sent):
+    their reporters read in one statement and the new ones made in another, the items they join
+    locked in one and counted up in another, their rows in one INSERT, however many reports. The
+    queue hears of the items worth telling. A report over its bound is answered TooManyReports."""
     with one_sqlite_writer(), transaction.atomic():
-        reporter = existing or _reporter(sender)
-        item, published = _item_join(fixture, block, category, reporter.trust, now)
-        report = SupporterReport.objects.create(
-            reference=_reference(),
-            fixture=fixture,
-            reporter=reporter,
-            item=item,
-            channel=sender.channel,
-            block=block,
-            row=row,
-            seat=seat.strip()[:10],
-            category=category,
-            text=text,
-            contact=contact,
-            network=network,
-            received_at=now,
-            **(
-                {
-                    "photo": clean.file,
-                    "photo_sha256": clean.sha256,
-                    "photo_type": clean.content_type,
-                }
-                if clean
-                else {}
-            ),
+        reporters = Reporter.objects.in_bulk({i.sender.key for i in batch}, field_name="key")
+        sent = Sent(
+            reporters=reporters,
+            networks={i.report.network for i in batch},
+            now=max(i.report.received_at for i in batch),
         )
-        if published:
-            item_publish(item)
-    return report
+        results: list[SupporterReport | Exception] = []
+        for incoming in batch:
+            try:
+                sent.admit(key=incoming.sender.key, network=incoming.report.network)
+            except TooManyReports as refused:
+                results.append(refused)
+            else:
+                results.append(incoming.report)
+        admitted = [i for i, r in zip(batch, results, strict=True) if r is i.report]
+        if admitted:
+            reporters |= _reporters_new(admitted, reporters)
+            for incoming in admitted:
+                incoming.report.pk = None  # a batch rolled back and written again
+                incoming.report.reporter = reporters[incoming.sender.key]
+            for item in _items_join([i.report for i in admitted]):
+                item_publish(item)
+            SupporterReport.objects.bulk_create([i.report for i in admitted])
+    return results
 
 
-def _item_join(
-    fixture: Fixture, block: Block, category: str, trust: int, now: datetime
-) -> tuple[TriageItem, bool]:
-    """The open item this report joins, counted up, and whether the queue should hear of it.
+_reports_together = GroupCommit(reports_write)
 
-    An item gone quiet for SAFEGROUND_SUPPORTERS_GROUP_MINUTES is closed for joining and a new
-    one begun. One open item per block and category is the database's (a unique constraint), so
-    two reports at once never make two items: the second meets the constraint and joins."""
-    quiet = now - timedelta(minutes=settings.SAFEGROUND_SUPPORTERS_GROUP_MINUTES)
-    place = {"fixture": fixture, "block": block, "category": category}
-    for _attempt in range(2):
-        joined = TriageItem.objects.filter(**place, is_open=True, last_at__gte=quiet).update(
-            count=F("count") + 1, last_at=now, trust=Greatest("trust", trust)
+
+def _reporters_new(batch: list[Incoming], known: dict[str, Reporter]) -> dict[str, Reporter]:
+    """The reporters met for the first time, made in one statement (a device's other report made
+    one a moment ago in another process: met by the unique key, and kept)."""
+    new = {
+        i.sender.key: Reporter(
+            key=i.sender.key,
+            channel=i.sender.channel,
+            phone=i.sender.identity if i.sender.channel == Reporter.Channel.SMS else "",
         )
-        if joined:
-            item = TriageItem.objects.get(**place, is_open=True)
-            return item, _worth_telling(item.count)
-        TriageItem.objects.filter(**place, is_open=True).update(is_open=False)  # gone quiet
-        try:
-            with transaction.atomic():
-                item = TriageItem.objects.create(
-                    **place, count=1, trust=trust, first_at=now, last_at=now
-                )
-            return item, True
-        except IntegrityError:
-            continue  # another report made it a moment ago: join that one
-    raise SupporterReportError("category", "the queue is busy: send the report again")
+        for i in batch
+        if i.sender.key not in known
+    }
+    if new:
+        Reporter.objects.bulk_create(
+            new.values(), update_conflicts=True, unique_fields=["key"], update_fields=["channel"]
+        )
+    return new
+
+
+def _items_join(reports: list[SupporterReport]) -> list[TriageItem]:
+    """Sets each report's item: the open item of its block and category, counted up by the
+    reports joining it, or a new one. Returns the items the queue should hear of.
+
+    The open items are read and locked in one statement (in order of id, so two processes'
+    batches never deadlock) and counted up in another, however many there are. An item gone
+    quiet for SAFEGROUND_SUPPORTERS_GROUP_MINUTES is closed for joining and a new one begun."""
+    places: dict[ItemPlace, list[SupporterReport]] = {}
+    for report in reports:
+        places.setdefault((report.fixture_id, report.block_id, report.category), []).append(report)
+    quiet = timedelta(minutes=settings.SAFEGROUND_SUPPORTERS_GROUP_MINUTES)
+    held = Q()
+    for fixture_id, block_id, category in places:
+        held |= Q(fixture_id=fixture_id, block_id=block_id, category=category)
+    live, gone_quiet = {}, []
+    for item in (
+        TriageItem.objects.select_for_update(of=("self",))
+        .select_related("block")
+        .filter(held, is_open=True)
+        .order_by("pk")
+    ):
+        place = (item.fixture_id, item.block_id, item.category)
+        if item.last_at >= max(r.received_at for r in places[place]) - quiet:
+            live[place] = item
+        else:
+            gone_quiet.append(item.pk)
+    if gone_quiet:
+        TriageItem.objects.filter(pk__in=gone_quiet).update(is_open=False)
+    told = _items_count_up(live, places)
+    items = dict(live)
+    for place in sorted(places.keys() - live.keys()):
+        items[place] = _item_begin(place, places[place])
+        told.append(items[place])
+    for place, joining in places.items():
+        for report in joining:
+            report.item = items[place]
+    return told
+
+
+def _items_count_up(
+    live: dict[ItemPlace, TriageItem], places: dict[ItemPlace, list[Any]]
+) -> list[TriageItem]:
+    """The open items (locked) counted up by the reports joining them, in one UPDATE; those the
+    queue should hear of."""
+    told = []
+    for place, item in live.items():
+        joining = places[place]
+        before = item.count
+        item.count += len(joining)
+        item.last_at = max(item.last_at, *(r.received_at for r in joining))
+        item.trust = max(item.trust, *(r.reporter.trust for r in joining))
+        if any(_worth_telling(n) for n in range(before + 1, item.count + 1)):
+            told.append(item)
+    if live:
+        TriageItem.objects.bulk_update(live.values(), ["count", "last_at", "trust"])
+    return told
+
+
+def _item_begin(place: ItemPlace, joining: list[SupporterReport]) -> TriageItem:
+    """A new open item for the place, or the one another process began a moment ago (one open
+    item per block and category is the database's: a unique constraint), counted up."""
+    fixture_id, block_id, category = place
+    where = {"fixture_id": fixture_id, "block_id": block_id, "category": category, "is_open": True}
+    try:
+        with transaction.atomic():
+            item = TriageItem.objects.create(
+                **where,
+                count=len(joining),
+                trust=max(r.reporter.trust for r in joining),
+                first_at=min(r.received_at for r in joining),
+                last_at=max(r.received_at for r in joining),
+            )
+    except IntegrityError:
+        item = TriageItem.objects.select_for_update(of=("self",)).get(**where)
+        _items_count_up({place: item}, {place: joining})
+    item.block = joining[0].block
+    return item
 
 
 def _worth_telling(count: int) -> bool:
     """The queue hears of an item when it is new, at its first few reports, then as its count
     doubles or passes a hundred: a flood of 500 reports is a handful of frames, not 500."""
     return count <= 3 or count & (count - 1) == 0 or count % 100 == 0
+
+
+def text_awaiting_keep(*, reporter: Reporter, category: str, text: str) -> None:
+    """The text line's message that named no place, kept for the next text to give it."""
+    Reporter.objects.filter(pk=reporter.pk).update(
+        awaiting_text=text[:MAX_TEXT], awaiting_category=category, awaiting_since=timezone.now()
+    )
+
+
+def text_awaiting_take(*, reporter: Reporter, since: datetime) -> tuple[str, str] | None:
+    """The category and words of the reporter's message awaiting its place, if sent after
+    `since`; taken (a place completes one message, once)."""
+    if reporter.awaiting_since is None:
+        return None
+    Reporter.objects.filter(pk=reporter.pk).update(
+        awaiting_text="", awaiting_category="", awaiting_since=None
+    )
+    if reporter.awaiting_since < since:
+        return None
+    return reporter.awaiting_category, reporter.awaiting_text
 
 
 def item_publish(item: TriageItem) -> None:

@@ -11,7 +11,7 @@ remember the keyword list.
 import hashlib
 import hmac
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -28,7 +28,7 @@ from safeground.venues.models import Block, Ground
 from .abuse import TooManyReports
 from .models import Reporter
 from .selectors import match_on_now
-from .services import Sender, report_receive
+from .services import Sender, report_receive, text_awaiting_keep, text_awaiting_take
 from .texts import text_send
 
 # Keyword -> category (categories.py). Longest first, so "FOUL LANGUAGE" wins over "FOUL".
@@ -83,6 +83,7 @@ class Parsed:
     row: str
     seat: str
     text: str
+    keyword: bool = False  # the category named, not "other" for want of a keyword
 
 
 def message_parse(body: str) -> Parsed:
@@ -101,7 +102,9 @@ def message_parse(body: str) -> Parsed:
         if match:
             rest = rest[: match.start()] + " " + rest[match.end() :]
     text = re.sub(r"\s+", " ", rest).strip(" ,.;:-!")
-    return Parsed(category, found["block"], found["row"], found["seat"], text)
+    return Parsed(
+        category, found["block"], found["row"], found["seat"], text, keyword=keyword is not None
+    )
 
 
 def signature_valid(raw: bytes, given: str) -> bool:
@@ -161,6 +164,9 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
         if parsed.block
         else None
     )
+    if block is not None and reporter is not None:
+        awaiting = text_awaiting_take(reporter=reporter, since=timezone.now() - MAX_AGE)
+        parsed = _completed(parsed, awaiting)
     reference = ""
     if fixture is None:
         reply = _("There is no match on at %(ground)s now. In an emergency call 999.") % {
@@ -197,5 +203,20 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
         reporter, _made = Reporter.objects.get_or_create(
             key=sender.key, defaults={"channel": Reporter.Channel.SMS, "phone": phone}
         )
+    if fixture is not None and not parsed.block:
+        text_awaiting_keep(reporter=reporter, category=parsed.category, text=parsed.text)
     text_send(reporter=reporter, body=reply)
     return reply, reference
+
+
+def _completed(parsed: Parsed, awaiting: tuple[str, str] | None) -> Parsed:
+    """A text giving the place completes the one before that gave none: its category (unless
+    this one names its own) and its words before these."""
+    if awaiting is None:
+        return parsed
+    category, words = awaiting
+    return replace(
+        parsed,
+        category=parsed.category if parsed.keyword else category,
+        text=" ".join(w for w in (words, parsed.text) if w),
+    )
