@@ -143,8 +143,8 @@ SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 # SUBJECT: how a push service reaches the operator (mailto: or https:). PUSH_HOSTS: the push
 # services a phone's subscription may name (the server posts to it: never an inside machine).
 # A push lives TTL_SECONDS at its push service, is tried ATTEMPTS times at most, CONCURRENCY
-# at once per batch, encrypted in ENCRYPT_THREADS threads; an urgent broadcast not acknowledged by all within ACK_SECONDS is raised
-# to the supervisors and the control room.
+# at once per batch, encrypted in ENCRYPT_THREADS threads; an urgent broadcast not acknowledged
+# by all within ACK_SECONDS is raised to the supervisors and the control room.
 SAFEGROUND_VAPID_PRIVATE_KEY = env.str("SAFEGROUND_VAPID_PRIVATE_KEY", default="")
 SAFEGROUND_VAPID_SUBJECT = env.str(
     "SAFEGROUND_VAPID_SUBJECT", default="mailto:control-room@safeground.invalid"
