@@ -1,6 +1,6 @@
-"""How a batch goes out: encrypted in the encryption threads, each message to its own phone's
-keys, over a few kept-alive connections, under one VAPID token per push service (checked for
-real by bench/push_receiver.py)."""
+"""How a batch goes out: each message encrypted to its own phone's keys, over a few kept-alive
+connections, under one VAPID token per push service (checked for real by
+bench/push_receiver.py)."""
 
 import json
 from collections.abc import Iterator
@@ -32,11 +32,10 @@ def pushes_to(phones) -> list[push.Push]:
     ]
 
 
-def test_a_batch_is_encrypted_in_threads_each_to_its_own_phone_over_kept_connections(
+def test_a_batch_goes_each_to_its_own_phone_over_kept_connections_under_one_token(
     receiver, settings
 ) -> None:
     settings.SAFEGROUND_PUSH_CONCURRENCY = 4
-    settings.SAFEGROUND_PUSH_ENCRYPT_THREADS = 3
     phones = [receiver.phone() for _ in range(40)]
     outcomes: list[push.Outcome] = []
 
@@ -54,8 +53,7 @@ def test_a_batch_is_encrypted_in_threads_each_to_its_own_phone_over_kept_connect
     assert len(receiver.verified) == 1
 
 
-def test_keys_that_are_not_a_phones_fail_alone_and_for_good(receiver, settings) -> None:
-    settings.SAFEGROUND_PUSH_ENCRYPT_THREADS = 2
+def test_keys_that_are_not_a_phones_fail_alone_and_for_good(receiver) -> None:
     good, bad = pushes_to([receiver.phone(), receiver.phone()])
     bad = push.Push(**{**bad.__dict__, "p256dh": b64url(b"\x04" + b"\x01" * 64)})
     outcomes: list[push.Outcome] = []

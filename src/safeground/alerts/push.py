@@ -7,11 +7,7 @@ the push service's answer means.
 
 A service hands a batch of pushes to `send` once its write has committed; a thread of this
 process takes the batch and posts its messages concurrently (aiohttp, on its own event loop, at
-most PUSH_CONCURRENCY at once, on kept-alive connections), so a broadcast to 500 phones returns
-at once. Each message is encrypted in one of PUSH_ENCRYPT_THREADS threads, off that loop: one
-ECDH, HKDF and AES-GCM per phone cannot be shared, but `cryptography` lets go of the GIL for
-part of it, and the loop keeps posting meanwhile. The VAPID token is one per push service
-(vapid.headers_for), not one per message. The answers:
+most PUSH_CONCURRENCY at once), so a broadcast to 500 phones returns at once. The answers:
 2xx sent; 404 or 410 the subscription has expired (dropped); 429, 5xx or no answer tried again
 after a back-off, at most PUSH_ATTEMPTS times in all (a message is worth nothing after its TTL).
 """
@@ -23,9 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
 
 import aiohttp
 from django.conf import settings
@@ -77,34 +71,19 @@ _running: set[threading.Thread] = set()
 _running_lock = threading.Lock()
 
 
-def _encrypted(push: Push) -> dict[str, Any]:
-    """pywebpush's message for one phone: the payload encrypted to its keys (RFC 8291) and its
-    headers (VAPID, TTL, Content-Encoding, Urgency), made by the step of pywebpush's own
-    send_async before it posts (pywebpush is pinned: pyproject.toml), so the encryption runs in
-    a thread and the post on the loop."""
+async def _post(session: aiohttp.ClientSession, gate: asyncio.Semaphore, push: Push) -> Outcome:
+    """Encrypt and post one message; the push service's status, or why there was none."""
     subscription = {"endpoint": push.endpoint, "keys": {"p256dh": push.p256dh, "auth": push.auth}}
     headers = {**vapid.headers_for(push.endpoint), "Urgency": "high"}
-    return WebPusher(subscription)._prepare_send_data(
-        push.payload, headers, ttl=settings.SAFEGROUND_PUSH_TTL_SECONDS
-    )
-
-
-async def _post(
-    session: aiohttp.ClientSession, gate: asyncio.Semaphore, encryptor: Executor, push: Push
-) -> Outcome:
-    """Encrypt and post one message; the push service's status, or why there was none."""
     timeout = aiohttp.ClientTimeout(total=settings.SAFEGROUND_PUSH_TIMEOUT_SECONDS)
     async with gate:
         try:
-            message = await asyncio.get_running_loop().run_in_executor(encryptor, _encrypted, push)
+            pusher = WebPusher(subscription, aiohttp_session=session)
+            response = await pusher.send_async(
+                push.payload, headers, ttl=settings.SAFEGROUND_PUSH_TTL_SECONDS, timeout=timeout
+            )
         except (WebPushException, ValueError) as error:  # keys that are not a phone's: final
             return Outcome(push, None, f"refused: {error}"[:200])
-        try:
-            async with session.post(
-                message["endpoint"], data=message["data"], headers=message["headers"],
-                timeout=timeout,
-            ) as response:  # fmt: skip
-                await response.read()
         except (aiohttp.ClientError, TimeoutError) as error:
             return Outcome(push, None, type(error).__name__)
     return Outcome(push, response.status)
@@ -114,10 +93,8 @@ async def _post_all(pushes: list[Push]) -> list[Outcome]:
     """One round: every push at once, at most PUSH_CONCURRENCY in flight, on kept connections."""
     gate = asyncio.Semaphore(settings.SAFEGROUND_PUSH_CONCURRENCY)
     connector = aiohttp.TCPConnector(limit=settings.SAFEGROUND_PUSH_CONCURRENCY)
-    threads = settings.SAFEGROUND_PUSH_ENCRYPT_THREADS
-    with ThreadPoolExecutor(threads, thread_name_prefix="push-encrypt") as encryptor:
-        async with aiohttp.ClientSession(connector=connector) as session:
-            return await asyncio.gather(*(_post(session, gate, encryptor, p) for p in pushes))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        return await asyncio.gather(*(_post(session, gate, push) for push in pushes))
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -143,8 +143,8 @@ SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 # SUBJECT: how a push service reaches the operator (mailto: or https:). PUSH_HOSTS: the push
 # services a phone's subscription may name (the server posts to it: never an inside machine).
 # A push lives TTL_SECONDS at its push service, is tried ATTEMPTS times at most, CONCURRENCY
-# at once per batch, encrypted in ENCRYPT_THREADS threads; an urgent broadcast not acknowledged
-# by all within ACK_SECONDS is raised to the supervisors and the control room.
+# at once per batch; an urgent broadcast not acknowledged by all within ACK_SECONDS is raised
+# to the supervisors and the control room.
 SAFEGROUND_VAPID_PRIVATE_KEY = env.str("SAFEGROUND_VAPID_PRIVATE_KEY", default="")
 SAFEGROUND_VAPID_SUBJECT = env.str(
     "SAFEGROUND_VAPID_SUBJECT", default="mailto:control-room@safeground.invalid"
@@ -161,7 +161,6 @@ SAFEGROUND_PUSH_HOSTS = env.list(
 SAFEGROUND_PUSH_TTL_SECONDS = env.int("SAFEGROUND_PUSH_TTL_SECONDS", default=120)
 SAFEGROUND_PUSH_ATTEMPTS = env.int("SAFEGROUND_PUSH_ATTEMPTS", default=3)
 SAFEGROUND_PUSH_CONCURRENCY = env.int("SAFEGROUND_PUSH_CONCURRENCY", default=32)
-SAFEGROUND_PUSH_ENCRYPT_THREADS = env.int("SAFEGROUND_PUSH_ENCRYPT_THREADS", default=4)
 SAFEGROUND_PUSH_TIMEOUT_SECONDS = env.float("SAFEGROUND_PUSH_TIMEOUT_SECONDS", default=5.0)
 SAFEGROUND_ALERT_ACK_SECONDS = env.int("SAFEGROUND_ALERT_ACK_SECONDS", default=120)
 # A phone's push subscription unused this many days (not given again by the phone, no message
