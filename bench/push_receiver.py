@@ -86,6 +86,7 @@ class PushReceiver:
     refused: list[str] = field(default_factory=list)  # why each refused POST was refused
     expired: set[str] = field(default_factory=set)
     failing: dict[str, list[int]] = field(default_factory=dict)  # token -> statuses to answer
+    connections: set[Any] = field(default_factory=set)  # the senders' (host, port): kept-alive?
     on_message: Any = None
 
     def __post_init__(self) -> None:
@@ -152,7 +153,9 @@ class PushReceiver:
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.read()
         token = request.match_info["token"]
+        peer = request.transport.get_extra_info("peername") if request.transport else None
         with self.lock:
+            self.connections.add(peer)
             phone = self.phones.get(token)
             failing = self.failing.get(token)
             status = failing.pop(0) if failing else None

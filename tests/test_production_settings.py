@@ -18,6 +18,7 @@ def _check_deploy(**extra: str) -> subprocess.CompletedProcess[str]:
         "SECRET_KEY": secrets.token_urlsafe(60),
         "SAFEGROUND_BUNDLE_SIGNING_KEY": base64.b64encode(bytes(32)).decode(),
         "ALLOWED_HOSTS": "safeground.example",
+        "SAFEGROUND_VAPID_PRIVATE_KEY": base64.urlsafe_b64encode(bytes(31) + b"\x07").decode(),
         **extra,
     }
     return subprocess.run(
@@ -47,3 +48,10 @@ def test_turning_a_protection_off_is_reported(setting: str, value: str, check: s
     found = _check_deploy(HSTS_INCLUDE_SUBDOMAINS="true", **{setting: value})
     assert found.returncode != 0
     assert check in found.stderr
+
+
+def test_production_refuses_to_start_without_its_own_vapid_key() -> None:
+    refused = _check_deploy(HSTS_INCLUDE_SUBDOMAINS="true", SAFEGROUND_VAPID_PRIVATE_KEY="")
+    assert refused.returncode != 0
+    assert "SAFEGROUND_VAPID_PRIVATE_KEY is not set" in refused.stderr
+    assert "safeground vapidkey" in refused.stderr

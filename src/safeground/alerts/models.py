@@ -19,6 +19,9 @@ class PushSubscription(models.Model):
     auth = models.CharField(max_length=50)  # base64url, the 16-byte authentication secret
     device = models.CharField(max_length=200, blank=True)  # the browser's own description
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the phone last gave it (the steward page sends it again on each visit), and when a
+    # push service last took a message for it: retention drops it once both are old.
+    saved_at = models.DateTimeField(auto_now=True)
     last_ok_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:

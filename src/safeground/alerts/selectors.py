@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -72,6 +74,46 @@ class BroadcastDelivery:
     def table(self) -> list[tuple[Delivery, dict[str, int | None]]]:
         return [(row, row.after(self.broadcast.sent_at)) for row in self.rows]
 
+    def seconds_to(self, step: str) -> list[float]:
+        """Seconds from the broadcast's sending to `step`, for each recipient who reached it."""
+        sent = self.broadcast.sent_at
+        moments = (getattr(row, f"{step}_at") for row in self.rows)
+        return [max(0.0, round((at - sent).total_seconds(), 1)) for at in moments if at]
+
+    def report(self) -> dict[str, Any]:
+        """The post-match report's part: delivered and acknowledged (median and worst seconds
+        after sending) and each recipient's times."""
+
+        def spread(step: str) -> dict[str, float | None]:
+            times = self.seconds_to(step)
+            return {
+                "median": round(statistics.median(times), 1) if times else None,
+                "worst": max(times) if times else None,
+            }
+
+        sent = self.broadcast.sent_at
+        return {
+            "delivered": self.count("delivered"),
+            "to_delivered": spread("delivered"),
+            "to_acknowledged": spread("acknowledged"),
+            "by_recipient": [
+                {
+                    "name": row.name,
+                    **{
+                        step: None if at is None else round((at - sent).total_seconds(), 1)
+                        for step, at in (
+                            ("sent", row.sent_at),
+                            ("delivered", row.delivered_at),
+                            ("seen", row.seen_at),
+                            ("acknowledged", row.acknowledged_at),
+                        )
+                    },
+                    "failed": row.failed,
+                }
+                for row in self.rows
+            ],
+        }
+
     @property
     def overdue(self) -> list[Delivery]:
         """Raised, and still not acknowledged by these."""
@@ -80,7 +122,7 @@ class BroadcastDelivery:
         return [row for row in self.rows if row.acknowledged_at is None]
 
 
-def deliveries(broadcasts: list[Broadcast]) -> list[BroadcastDelivery]:
+def deliveries(broadcasts: Sequence[Broadcast]) -> list[BroadcastDelivery]:
     """Each broadcast's recipients as it was addressed, with their four times (three queries)."""
     ids = [b.pk for b in broadcasts]
     addressed = {user_id for b in broadcasts for user_id in b.recipient_ids}

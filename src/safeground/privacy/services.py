@@ -13,6 +13,7 @@ from datetime import date
 from django.db import transaction
 from django.utils import timezone
 
+from safeground.alerts.retention import subscriptions_retention_apply
 from safeground.bans.retention import people_retention_apply
 from safeground.bans.services import RollForward, bans_roll_forward
 from safeground.casework.retention import evidence_retention_apply, legal_holds
@@ -29,6 +30,7 @@ RETENTION_STEPS: tuple[Callable[[date, Holds], Erased], ...] = (
     evidence_retention_apply,  # the evidence locker's files (casework)
     check_photos_retention_apply,  # the pre-match checks' photos (deployment)
     supporters_retention_apply,  # supporters' contacts, photos, phone numbers (supporters)
+    subscriptions_retention_apply,  # stewards' phones' push subscriptions (alerts)
 )
 
 

@@ -12,6 +12,7 @@ from django.db.models.functions import TruncMinute
 
 from safeground import clock
 from safeground.accounts.permissions import can_read_match_report, is_home_staff, require
+from safeground.alerts.selectors import deliveries
 from safeground.bans.models import Ban
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.rules import REASONS
@@ -312,6 +313,13 @@ def escalations(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
 
 
 def broadcasts_acknowledged(fixture: Fixture) -> list[dict[str, Any]]:
+    """Each broadcast, with its delivery to phones and acknowledgement, recipient by recipient."""
+    sent = list(
+        Broadcast.objects.filter(fixture=fixture)
+        .select_related("zone")
+        .annotate(acked=Count("acks"))
+        .order_by("sent_at")
+    )
     return [
         {
             "sent_at": clock.iso(b.sent_at),
@@ -320,11 +328,9 @@ def broadcasts_acknowledged(fixture: Fixture) -> list[dict[str, Any]]:
             "zone": b.zone.name if b.zone else "Everyone",
             "recipients": len(b.recipient_ids),
             "acknowledged": b.acked,
+            **delivery.report(),
         }
-        for b in Broadcast.objects.filter(fixture=fixture)
-        .select_related("zone")
-        .annotate(acked=Count("acks"))
-        .order_by("sent_at")
+        for b, delivery in zip(sent, deliveries(sent), strict=True)
     ]
 
 

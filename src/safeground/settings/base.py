@@ -163,6 +163,9 @@ SAFEGROUND_PUSH_ATTEMPTS = env.int("SAFEGROUND_PUSH_ATTEMPTS", default=3)
 SAFEGROUND_PUSH_CONCURRENCY = env.int("SAFEGROUND_PUSH_CONCURRENCY", default=32)
 SAFEGROUND_PUSH_TIMEOUT_SECONDS = env.float("SAFEGROUND_PUSH_TIMEOUT_SECONDS", default=5.0)
 SAFEGROUND_ALERT_ACK_SECONDS = env.int("SAFEGROUND_ALERT_ACK_SECONDS", default=120)
+# A phone's push subscription unused this many days (not given again by the phone, no message
+# taken for it) is dropped by the daily retention job; the phone subscribes again at check-in.
+SAFEGROUND_PUSH_RETENTION_DAYS = env.int("SAFEGROUND_PUSH_RETENTION_DAYS", default=7)
 
 # A database outage (docs/deploy.md): a turnstile's scan is answered within DEADLINE seconds, a
 # 503 with Retry-After when the database did not answer in time; any other request waits up to

@@ -1,5 +1,7 @@
 """Production: secrets and hosts must come from the environment; static files via whitenoise."""
 
+from django.core.exceptions import ImproperlyConfigured
+
 from .base import *  # noqa: F403
 from .base import MIDDLEWARE, STORAGES, env
 
@@ -8,6 +10,16 @@ SECRET_KEY = env.str("SECRET_KEY")
 # Scanners hold bundles signed with it for hours: a key of its own, kept apart from SECRET_KEY.
 SAFEGROUND_BUNDLE_SIGNING_KEY = env.str("SAFEGROUND_BUNDLE_SIGNING_KEY")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
+# Stewards' phones subscribe to push alerts under this key. Derived from SECRET_KEY (as the laptop
+# demo and the tests do), rotating SECRET_KEY would silently unsubscribe every phone: a
+# deployment names its own, or does not start.
+SAFEGROUND_VAPID_PRIVATE_KEY = env.str("SAFEGROUND_VAPID_PRIVATE_KEY", default="")
+if not SAFEGROUND_VAPID_PRIVATE_KEY:
+    raise ImproperlyConfigured(
+        "SAFEGROUND_VAPID_PRIVATE_KEY is not set: push alerts to stewards' phones need the"
+        " server's own VAPID key. `safeground vapidkey` prints a new one; keep it as you keep"
+        " SECRET_KEY (changing it later unsubscribes every phone)."
+    )
 STORAGES = {
     **STORAGES,  # the media and evidence storages as base sets them
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
