@@ -80,3 +80,24 @@ class ExchangeRecord(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.club} {self.action} {self.count}"
+
+
+class HolderToken(models.Model):
+    """A checking club's own cache (its database, not the exchange's): a ticket holder's OPRF
+    output under one exchange key, so a holder checked before is not blinded and evaluated
+    again until the key changes (docs/adr/0015, Update). Personal data: the identity is an
+    HMAC of the folded name and date of birth under this installation's secret, the token is
+    what the exchange's key makes of them; unused for the ticket retention period, erased."""
+
+    identity = models.CharField(max_length=64, help_text="HMAC-SHA256 of the holder's input")
+    epoch = models.CharField(max_length=16, help_text="the exchange key's fingerprint")
+    token = models.CharField(max_length=128)
+    checked_at = models.DateTimeField(db_index=True, help_text="last used by a check")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["epoch", "identity"], name="holdertoken_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.epoch}:{self.identity[:8]}"

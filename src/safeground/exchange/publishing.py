@@ -10,6 +10,7 @@ status (bans.hooks, after the change commits) and by the periodic task.
 import hashlib
 import hmac
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
@@ -21,7 +22,7 @@ from django.utils import timezone
 from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.services import access_record_write
 
-from . import oprf, tokens
+from . import blinding, oprf, tokens
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
 
 logger = logging.getLogger(__name__)
@@ -48,14 +49,24 @@ def reference(ban: Ban) -> str:
     return hmac.new(key, f"league ban {ban.pk}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
+def evaluation_at(client: ExchangeClient, route: str) -> Callable[[list[bytes]], bytes]:
+    """The exchange's evaluation of a batch of blinded elements, over its signed route."""
+
+    def evaluate(blinded: list[bytes]) -> bytes:
+        answer = client.post(route, {"blinded": [element.hex() for element in blinded]})
+        return bytes.fromhex(answer["evaluated"])
+
+    return evaluate
+
+
 def tokens_of(inputs: list[bytes], client: ExchangeClient, key: bytes, route: str) -> list[str]:
-    """Each input's OPRF token (hex), evaluated blind by the exchange in batches."""
-    found: list[str] = []
-    for start in range(0, len(inputs), oprf.BATCH):
-        clients, blinded = oprf.blind(inputs[start : start + oprf.BATCH])
-        answer = client.post(route, {"blinded": [b.hex() for b in blinded]})
-        found += [t.hex() for t in oprf.finalize(clients, bytes.fromhex(answer["evaluated"]), key)]
-    return found
+    """Each input's OPRF token (hex), evaluated blind by the exchange in batches, blinded and
+    unblinded in SAFEGROUND_EXCHANGE_PROCESSES processes (exchange/blinding.py)."""
+    made = blinding.evaluated(
+        inputs, evaluation_at(client, route), key,
+        processes=settings.SAFEGROUND_EXCHANGE_PROCESSES,
+    )  # fmt: skip
+    return [token.hex() for token in made]
 
 
 def exchange_key(client: ExchangeClient) -> bytes:

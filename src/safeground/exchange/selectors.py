@@ -7,9 +7,11 @@ from typing import Any
 from django.db.models import Prefetch, Q
 from django.utils import timezone
 
-from .models import Club, ExchangeRecord, PublishedBan, PublishedToken
+from .models import Club, ExchangeRecord, HolderToken, PublishedBan, PublishedToken
 
 Action = ExchangeRecord.Action
+# Identities looked up a query at a time: under SQLite's limit of bound parameters.
+LOOKUP_CHUNK = 5000
 
 
 def published_for(club: Club) -> list[dict[str, Any]]:
@@ -68,3 +70,14 @@ def checks_against(club: Club, *, limit: int = 500) -> list[dict[str, Any]]:
             }
         )
     return found
+
+
+def holder_tokens_known(epoch: str, identities: list[str]) -> dict[str, str]:
+    """The club's side: the cached token of each identity already checked under this key."""
+    known: dict[str, str] = {}
+    for start in range(0, len(identities), LOOKUP_CHUNK):
+        rows = HolderToken.objects.filter(
+            epoch=epoch, identity__in=identities[start : start + LOOKUP_CHUNK]
+        ).values_list("identity", "token")
+        known.update(rows)
+    return known

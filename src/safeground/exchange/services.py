@@ -1,6 +1,7 @@
 """The exchange's writes (the exchange role): enrolling a club, a club's publication replacing
 its published bans, and the checks: begun (within the bounds), evaluated batch by batch, and
-their outcome as the club reports it. Every one recorded (ExchangeRecord)."""
+their outcome as the club reports it. Every one recorded (ExchangeRecord). And one of a club's
+own: the cache of its holders' tokens (HolderToken)."""
 
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -15,7 +16,8 @@ from safeground import signing
 from safeground.errors import SafegroundError
 
 from . import oprf, signed
-from .models import Club, ExchangeRecord, PublishedBan, PublishedToken
+from .models import Club, ExchangeRecord, HolderToken, PublishedBan, PublishedToken
+from .selectors import LOOKUP_CHUNK
 
 Action = ExchangeRecord.Action
 
@@ -185,3 +187,21 @@ def check_outcome(*, club: Club, check: ExchangeRecord, matched: int) -> Exchang
         raise ExchangeError("matched", f"more than the {check.count} holders checked")
     return _record(club, Action.OUTCOME, of_check=check, fixture=check.fixture, count=check.count,
                    matched=matched)  # fmt: skip
+
+
+@transaction.atomic
+def holder_tokens_record(*, epoch: str, made: dict[str, str], used: list[str]) -> None:
+    """The club's side, after a check: the tokens evaluated now cached under the key's epoch,
+    and the cached ones `used` marked as checked today (retention counts from a holder's last
+    check, in days: one marked earlier today is left alone)."""
+    now = timezone.now()
+    HolderToken.objects.bulk_create(
+        [HolderToken(identity=i, epoch=epoch, token=t, checked_at=now) for i, t in made.items()],
+        batch_size=5000,
+        ignore_conflicts=True,  # two checks at once made the same holder's: one row is kept
+    )
+    today = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    for start in range(0, len(used), LOOKUP_CHUNK):
+        HolderToken.objects.filter(
+            epoch=epoch, identity__in=used[start : start + LOOKUP_CHUNK], checked_at__lt=today
+        ).update(checked_at=now)

@@ -18,6 +18,7 @@ from safeground.bans.services import RollForward, bans_roll_forward
 from safeground.casework.retention import evidence_retention_apply, legal_holds
 from safeground.deployment.retention import check_photos_retention_apply
 from safeground.entry.retention import tickets_retention_apply
+from safeground.exchange.retention import holder_tokens_retention_apply
 from safeground.incidents.retention import photos_retention_apply
 from safeground.retention import Erased, Holds
 from safeground.supporters.retention import supporters_retention_apply
@@ -29,6 +30,7 @@ RETENTION_STEPS: tuple[Callable[[date, Holds], Erased], ...] = (
     evidence_retention_apply,  # the evidence locker's files (casework)
     check_photos_retention_apply,  # the pre-match checks' photos (deployment)
     supporters_retention_apply,  # supporters' contacts, photos, phone numbers (supporters)
+    holder_tokens_retention_apply,  # the league check's cached holder tokens (exchange)
 )
 
 

@@ -352,6 +352,8 @@ if SAFEGROUND_ROLE not in {"club", "exchange"}:
 # OPRF public key (hex) to pin, and the contact other clubs are shown with a match.
 SAFEGROUND_EXCHANGE_URL = env.str("SAFEGROUND_EXCHANGE_URL", default="")
 SAFEGROUND_EXCHANGE_PUBLIC_KEY = env.str("SAFEGROUND_EXCHANGE_PUBLIC_KEY", default="")
+# Processes a club blinds and unblinds a large check in (its cores; 1: in the request's own).
+SAFEGROUND_EXCHANGE_PROCESSES = env.int("SAFEGROUND_EXCHANGE_PROCESSES", default=2)
 # The exchange: its OPRF key's seed (base64 of 32 bytes; derived from SECRET_KEY when unset) and
 # its bounds: checks a club may begin an hour, checks of one fixture a day, holders a fixture.
 SAFEGROUND_EXCHANGE_OPRF_SEED = env.str("SAFEGROUND_EXCHANGE_OPRF_SEED", default="")
