@@ -101,3 +101,36 @@ class HolderToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.epoch}:{self.identity[:8]}"
+
+
+class SeenRequest(models.Model):
+    """A signed request's nonce, kept while the request would still be valid (the signature's
+    five minutes' skew either way): the same request sent again is refused (a replay)."""
+
+    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="+")
+    nonce = models.CharField(max_length=32)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["club", "nonce"], name="seenrequest_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.club}: {self.nonce}"
+
+
+class LeaguePublication(models.Model):
+    """A club's publication to the exchange (one row, the club's side): pending from a change
+    of the register until the worker's next publication succeeds, so no user's request waits
+    for the exchange; the last attempt, and what went wrong with it while the exchange is down."""
+
+    pending_since = models.DateTimeField(
+        null=True, blank=True, help_text="the first change waiting"
+    )
+    changed_at = models.DateTimeField(null=True, blank=True, help_text="the last change")
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    bans = models.PositiveIntegerField(default=0, help_text="bans in the last publication")
+    failure = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"pending since {self.pending_since}" if self.pending_since else "published"

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -16,7 +16,14 @@ from safeground import signing
 from safeground.errors import SafegroundError
 
 from . import oprf, signed
-from .models import Club, ExchangeRecord, HolderToken, PublishedBan, PublishedToken
+from .models import (
+    Club,
+    ExchangeRecord,
+    HolderToken,
+    PublishedBan,
+    PublishedToken,
+    SeenRequest,
+)
 from .selectors import LOOKUP_CHUNK
 
 Action = ExchangeRecord.Action
@@ -40,6 +47,13 @@ class NotEnrolled(SafegroundError):
 
     code = "not_enrolled"
     status = 401
+
+
+class Replayed(SafegroundError):
+    """A signed request the exchange has already answered (its nonce seen within its validity)."""
+
+    code = "replayed"
+    status = 409
 
 
 class OverBound(SafegroundError):
@@ -86,13 +100,29 @@ def club_of(request: HttpRequest) -> Club:
         method=request.method or "",
         path=request.path,
         at=request.headers.get(signed.TIME, ""),
+        nonce=request.headers.get(signed.NONCE, ""),
         body=request.body,
         signature=request.headers.get(signed.SIGNATURE, ""),
         public_key=club.public_key,
     )
     if wrong:
         raise NotEnrolled(signed.SIGNATURE, wrong)
+    _nonce_remember(club, request.headers[signed.NONCE])
     return club
+
+
+def _nonce_remember(club: Club, nonce: str) -> None:
+    """Remember a verified request's nonce; one seen before is a replay. Nonces older than any
+    valid request are forgotten here, so the store stays a few minutes' worth."""
+    now = timezone.now()
+    SeenRequest.objects.filter(at__lt=now - timedelta(seconds=2 * signed.SKEW_SECONDS)).delete()
+    try:
+        with transaction.atomic():
+            SeenRequest.objects.create(club=club, nonce=nonce, at=now)
+    except IntegrityError:
+        raise Replayed(
+            signed.NONCE, "this signed request was already received: sign each request anew"
+        ) from None
 
 
 def _record(club: Club, action: str, **fields: Any) -> ExchangeRecord:

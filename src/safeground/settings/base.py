@@ -47,8 +47,9 @@ SAFEGROUND_PERIODIC_TASKS = {
     "safeground.incidents.tasks.log_heads_anchor_task": 60,
     "safeground.alerts.tasks.alerts_overdue_task": 15,
 }
-# A club in the league publishes its bans again every 15 minutes too (bans ending by date).
-SAFEGROUND_PERIODIC_TASKS["safeground.exchange.tasks.league_publish_task"] = 900
+# A club in the league publishes a change of its bans within seconds (after a failure, once a
+# minute), and every 15 minutes anyway (bans ending by date): exchange/publishing.py.
+SAFEGROUND_PERIODIC_TASKS["safeground.exchange.tasks.league_publish_task"] = 10
 SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
     "SAFEGROUND_PERIODIC_TASKS_IN_SERVER", default=SAFEGROUND_TASKS == "immediate"
 )
