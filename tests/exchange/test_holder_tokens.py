@@ -5,6 +5,7 @@ period like the ticket holders' details it comes from. The exchange's evaluation
 one, in this process (exchange/oprf.py)."""
 
 import base64
+import time
 from datetime import date, timedelta
 
 import pytest
@@ -77,3 +78,13 @@ def test_cached_tokens_unused_for_the_ticket_retention_period_are_erased(setting
     report = retention_apply(today=today)
     step = next(step for step in report.steps if step.what == "league holder tokens")
     assert (step.erased, HolderToken.objects.count()) == (1, 1)
+
+
+def test_a_worker_that_dies_is_said_at_once_not_waited_for() -> None:
+    """A worker process that cannot blind (here: an input of more than 2^16 - 1 bytes makes
+    voprf raise what the worker does not catch) ends the check with an error, not a hang."""
+    inputs = [b"x" * 70_000, *holders(*range(7))]
+    started = time.monotonic()
+    with pytest.raises((RuntimeError, ValueError)):
+        blinding.evaluated(inputs, Exchange(), oprf.public_key(), processes=2, batch=4)
+    assert time.monotonic() - started < 30

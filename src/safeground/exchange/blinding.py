@@ -8,6 +8,7 @@ back to the worker that holds its scalars. Nothing here touches the database or 
 
 import multiprocessing
 import queue
+import time
 from collections.abc import Callable
 from multiprocessing.queues import Queue
 from typing import Any
@@ -56,10 +57,7 @@ def _in_processes(
             requests[number % count].put(("blind", number, part))
         done: dict[int, list[bytes]] = {}
         while len(done) < len(batches):
-            try:
-                kind, number, payload = replies.get(timeout=WORKER_SILENCE_SECONDS)
-            except queue.Empty:
-                raise RuntimeError("a blinding worker stopped answering") from None
+            kind, number, payload = _reply(replies, workers)
             if kind == "refused":
                 raise oprf.OprfRefused(payload)
             if kind == "blinded":
@@ -74,6 +72,18 @@ def _in_processes(
             if worker.is_alive():
                 worker.kill()
     return [token for number in range(len(batches)) for token in done[number]]
+
+
+def _reply(replies: "Queue[Any]", workers: list[Any]) -> tuple[str, int, Any]:
+    """The next worker's answer; a worker that died (or fell silent) is said, not waited for."""
+    silent_until = time.monotonic() + WORKER_SILENCE_SECONDS
+    while True:
+        try:
+            return replies.get(timeout=1)  # type: ignore[no-any-return]
+        except queue.Empty:
+            dead = [w.exitcode for w in workers if w.exitcode is not None]
+            if dead or time.monotonic() > silent_until:
+                raise RuntimeError(f"a blinding worker stopped (exit codes {dead})") from None
 
 
 def _work(requests: "Queue[Any]", replies: "Queue[Any]") -> None:

@@ -73,13 +73,13 @@ def holder_tokens(
     checked before, else blinded, evaluated by `evaluate` (each identity once) and cached."""
     epoch = key_epoch(key)
     identities = [identity_of(item) for item in inputs]
-    known = selectors.holder_tokens_known(epoch, identities)
+    known, stale = selectors.holder_tokens_known(epoch, identities)
     fresh = {name: item for name, item in zip(identities, inputs, strict=True) if name not in known}
     made = blinding.evaluated(
         list(fresh.values()), evaluate, key, processes=settings.SAFEGROUND_EXCHANGE_PROCESSES
     )
     new = {name: token.hex() for name, token in zip(fresh, made, strict=True)}
-    services.holder_tokens_record(epoch=epoch, made=new, used=list(known))
+    services.holder_tokens_record(epoch=epoch, made=new, stale=stale)
     return [known.get(name) or new[name] for name in identities]
 
 

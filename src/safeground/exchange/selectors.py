@@ -114,15 +114,21 @@ def own_record(club: Club, *, limit: int = 20) -> dict[str, Any]:
     }
 
 
-def holder_tokens_known(epoch: str, identities: list[str]) -> dict[str, str]:
-    """The club's side: the cached token of each identity already checked under this key."""
+def holder_tokens_known(epoch: str, identities: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The club's side: the cached token of each identity already checked under this key, and
+    which of those were last marked before today (to be marked again)."""
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     known: dict[str, str] = {}
+    stale: list[str] = []
     for start in range(0, len(identities), LOOKUP_CHUNK):
         rows = HolderToken.objects.filter(
             epoch=epoch, identity__in=identities[start : start + LOOKUP_CHUNK]
-        ).values_list("identity", "token")
-        known.update(rows)
-    return known
+        ).values_list("identity", "token", "checked_at")
+        for identity, token, checked_at in rows:
+            known[identity] = token
+            if checked_at < today:
+                stale.append(identity)
+    return known, stale
 
 
 def publication_read() -> LeaguePublication | None:
