@@ -79,7 +79,7 @@ def _reply(replies: "Queue[Any]", workers: list[Any]) -> tuple[str, int, Any]:
     silent_until = time.monotonic() + WORKER_SILENCE_SECONDS
     while True:
         try:
-            return replies.get(timeout=1)  # type: ignore[no-any-return]
+            return replies.get(timeout=1)
         except queue.Empty:
             dead = [w.exitcode for w in workers if w.exitcode is not None]
             if dead or time.monotonic() > silent_until:
