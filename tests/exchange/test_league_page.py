@@ -42,6 +42,8 @@ def test_the_safety_officer_sees_the_exchanges_record_of_the_club(enrolled, clie
     assert "fixture 41" in checks and "<td>120</td>" in checks and "<td>2</td>" in checks
 
     assert client_for("steward").get(reverse("league_record")).status_code == 403
+    register = client_for("safety").get(reverse("register")).content.decode()
+    assert f'href="{reverse("league_record")}"' in register  # linked from the register's pages
 
 
 def test_the_page_says_so_when_the_exchange_does_not_answer(enrolled, settings, client_for):
