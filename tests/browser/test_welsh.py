@@ -185,3 +185,32 @@ def test_the_scanner_in_welsh_names_a_refusal_in_words_online_and_offline(
         "defnyddiwyd y tocyn hwn eisoes gan y sganiwr hwn"
     )
     expect(box.locator("[data-decision-mode]")).to_have_text("ALL-LEIN · yn y ciw (2)")
+
+
+def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page, log_in) -> None:
+    """A staff page through the translation machinery: the loggist chooses Cymraeg, and the
+    control room's marked words come in Welsh where the catalogue has them (its headings, tally,
+    tabs and quick entry), English where it does not yet; logging still works, with no script
+    error and nothing axe finds serious."""
+    fixture = cup_tie()
+    page = log_in(new_page(), "loggist")
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.get_by_role("button", name="Cymraeg").click()
+    page.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    expect(page.locator("html")).to_have_attribute("lang", "cy")
+    expect(page.get_by_role("heading", level=1)).to_have_text("West Ham v Chelsea · log byw")
+    expect(page.locator("[data-tally] dt").first).to_have_text("Arestiadau")
+    expect(page.get_by_role("tab", name="Negeseuon i bawb")).to_be_visible()
+    expect(page.get_by_role("button", name="Cofnodi")).to_be_visible()
+    expect(page.locator("[data-freshness]")).to_contain_text("connected")  # the script's own word
+
+    page.locator("#qe-category").select_option("missile")
+    expect(page.locator("#qe-category option:checked")).to_have_text("Taflegryn wedi'i daflu")
+    page.get_by_role("combobox", name="Bloc").fill("S-L2")
+    page.get_by_label("Beth a welwyd").fill("Coins thrown at home fans from the away end")
+    page.get_by_label("Beth a welwyd").press("Enter")
+    expect(page.locator("[data-log] .entry[data-incident]")).to_contain_text("Coins thrown")
+    assert LogEntry.objects.get(kind="report").text.startswith("Coins thrown")
+    no_serious_violation(page)
+    assert errors == []

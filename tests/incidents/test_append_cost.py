@@ -49,10 +49,14 @@ def test_an_append_runs_the_chains_statements_only(match_day, settings) -> None:
         for q in queries.captured_queries
         if q["sql"].split()[0].upper() not in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")
     ]
-    # The lock (PostgreSQL; SQLite's IMMEDIATE transaction is its lock), the head with the
-    # author's idempotency key, the insert.
-    locks = ["SELECT"] if connection.vendor == "postgresql" else []
-    assert statements == [*locks, "SELECT", "INSERT"], queries.captured_queries
+    # Two round trips inside the transaction: the lock with the head and the author's idempotency
+    # key (on PostgreSQL the lock statement, then the head's, sent together; SQLite's IMMEDIATE
+    # transaction is its lock), then the insert.
+    assert statements == ["SELECT", "INSERT"], queries.captured_queries
+    head = next(q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT"))
+    if connection.vendor == "postgresql":
+        lock, read = head.split("; ")
+        assert lock.endswith("FOR NO KEY UPDATE") and "ORDER BY seq DESC" in read
 
 
 def test_a_category_withdrawn_is_refused_within_the_bound(match_day, settings) -> None:

@@ -39,10 +39,19 @@ def test_the_orm_refuses_updates_and_deletes(entries) -> None:
     with pytest.raises(AppendOnlyError):
         entry.delete()
     with pytest.raises(AppendOnlyError):
+        entry.insert()  # the hot path's write refuses a stored entry too
+    with pytest.raises(AppendOnlyError):
         LogEntry.objects.filter(pk=entry.pk).update(text="rewritten")
     with pytest.raises(AppendOnlyError):
         LogEntry.objects.filter(pk=entry.pk).delete()
     assert LogEntry.objects.get(pk=entry.pk).text == "Coins thrown, wave 1"
+
+
+def test_the_hot_paths_insert_stores_every_field_as_read_back(entries) -> None:
+    stored = LogEntry.objects.get(pk=entries[0].pk)  # written by AppendOnlyModel.insert
+    for field in LogEntry._meta.concrete_fields:
+        assert getattr(stored, field.attname) == getattr(entries[0], field.attname), field.name
+    assert entries[0]._state.adding is False and entries[0]._state.db == "default"
 
 
 @pytest.mark.parametrize(

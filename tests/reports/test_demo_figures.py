@@ -18,6 +18,7 @@ from safeground.demo.replay import replay, scenario_fixture, scenario_load
 from safeground.demo.season import demo_load
 from safeground.entry.models import Scan, Ticket
 from safeground.entry.selectors import entry_counts
+from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
 from safeground.reports.match_report import match_report
 from safeground.reports.season import SeasonFilter, season
@@ -53,6 +54,30 @@ def test_a_fresh_demo_tells_the_cup_ties_own_figures(settings, no_second_factor)
 
 
 OUTCOMES = ("arrest", "ejection")
+
+
+def test_the_cup_ties_report_counts_its_arrests_apart_from_its_incidents(
+    settings, no_second_factor
+) -> None:
+    """An arrest is not an incident (issue 27): the report's "Incidents reported" leaves the
+    night's 7 arrests out, as the season does, and shows them on their own line."""
+    settings.SAFEGROUND_DEMO_HISTORY = True
+    ground = demo_load()
+    cup = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    reports = LogEntry.objects.filter(fixture=cup, kind=LogEntry.Kind.REPORT)
+    arrests = reports.filter(category__code="arrest").count()
+    incidents = reports.exclude(category__code__in=("decision", *OUTCOMES)).count()
+    assert arrests == 7  # on the old count, "Incidents reported" was these 7 and more
+
+    report = match_report(cup)
+    assert (report.incidents_total, report.arrests) == (incidents, 7)
+    assert "arrest" not in {row["code"] for row in report.incidents}
+    client = Client()
+    client.force_login(User.objects.get(username="safety"))
+    page = client.get(f"/fixtures/{cup.pk}/report/").content.decode()
+    assert f'data-figure="incidents">{incidents}<' in page
+    row = next(m for m in season(ground, SeasonFilter()).matches if m["id"] == cup.pk)
+    assert row["incidents_total"] == report.incidents_total  # one definition of an incident
 
 
 def test_the_demo_season_shows_the_seed_case_figures(settings) -> None:

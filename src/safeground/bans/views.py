@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import Organisation, User
 from safeground.accounts.permissions import (
@@ -138,8 +139,10 @@ def propose(request: HttpRequest) -> HttpResponse:
             except services.BanError as error:
                 _form_error(form, error)
             else:
-                messages.success(request, f"Ban #{ban.pk} proposed; it needs another user's "
-                                 "approval.")  # fmt: skip
+                messages.success(
+                    request,
+                    _("Ban #%(ban)s proposed; it needs another user's approval.") % {"ban": ban.pk},
+                )
                 return redirect("register")
         return render(request, "bans/propose.html", {"form": form}, status=400)
     return render(request, "bans/propose.html", {"form": form})

@@ -14,6 +14,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
@@ -111,8 +112,9 @@ def entry_arrest(request: HttpRequest, fixture_id: int, entry_id: int) -> HttpRe
                 form.add_error(error.field if error.field in form.fields else None, error.message)
             else:
                 messages.success(
-                    request, f"Arrest recorded from log entry #{entry.seq} (ref. "
-                    f"{outcome.reference}). Add who was arrested when known.",
+                    request,
+                    _("Arrest recorded from log entry #%(seq)s (ref. %(reference)s). Add who was "
+                      "arrested when known.") % {"seq": entry.seq, "reference": outcome.reference},
                 )  # fmt: skip
                 return redirect("case", outcome.case_id)
         status = 400
@@ -261,7 +263,7 @@ def case_subject_add(request: HttpRequest, case_id: int) -> HttpResponse:
         )  # fmt: skip
     except SafegroundError as error:
         return _refused(request, case, "subject", error.message)
-    messages.success(request, f"Added to the case: {subject.label}.")
+    messages.success(request, _("Added to the case: %(subject)s.") % {"subject": subject.label})
     return redirect("case", case.pk)
 
 
@@ -316,7 +318,10 @@ def case_ban_propose(request: HttpRequest, case_id: int) -> HttpResponse:
         )  # fmt: skip
     except SafegroundError as error:
         return _refused(request, case, "ban", f"{error.field}: {error.message}")
-    messages.success(request, f"Ban #{outcome.ban_id} proposed; it needs another user's approval.")
+    messages.success(
+        request,
+        _("Ban #%(ban)s proposed; it needs another user's approval.") % {"ban": outcome.ban_id},
+    )
     return redirect("case", case.pk)
 
 
@@ -344,8 +349,8 @@ def case_evidence_add(request: HttpRequest, case_id: int) -> HttpResponse:
         )  # fmt: skip
     except SafegroundError as error:
         return _refused(request, case, "evidence", f"{error.field}: {error.message}")
-    sha = f" SHA-256 {evidence.sha256}" if evidence.sha256 else ""
-    messages.success(request, f"Evidence #{evidence.pk} added.{sha}")
+    added = _("Evidence #%(evidence)s added.") % {"evidence": evidence.pk}
+    messages.success(request, added + _sha(evidence))
     return redirect("case", case.pk)
 
 
@@ -408,13 +413,15 @@ def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
         return HttpResponseNotAllowed(["POST"])
     form = EvidenceForm(request.POST, request.FILES)
     if not form.is_valid() or not form.cleaned_data["entry"]:
-        message = _errors(form) if form.errors else "entry: choose the log entry it belongs to"
+        message = _errors(form) if form.errors else _("entry: choose the log entry it belongs to")
         return _locker_page(request, fixture, error=message, status=400)
     data = form.cleaned_data
     entry = next((e for e in selectors.reports_of(request.user, fixture) if e.pk == data["entry"]),
                  None)  # fmt: skip
     if entry is None:
-        return _locker_page(request, fixture, error="entry: not a report of this match", status=400)
+        return _locker_page(
+            request, fixture, error=_("entry: not a report of this match"), status=400
+        )
     try:
         evidence = evidence_add(
             by=_user(request), fixture=fixture, entry=entry, kind=data["kind"],
@@ -423,8 +430,11 @@ def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
         )  # fmt: skip
     except SafegroundError as error:
         return _locker_page(request, fixture, error=f"{error.field}: {error.message}", status=400)
-    sha = f" SHA-256 {evidence.sha256}" if evidence.sha256 else ""
-    messages.success(request, f"Evidence #{evidence.pk} added to entry #{entry.seq}.{sha}")
+    added = _("Evidence #%(evidence)s added to entry #%(seq)s.") % {
+        "evidence": evidence.pk,
+        "seq": entry.seq,
+    }
+    messages.success(request, added + _sha(evidence))
     return redirect("evidence_locker", fixture.pk)
 
 
@@ -459,3 +469,8 @@ def evidence_photo(request: HttpRequest, photo_id: int) -> HttpResponseBase:
         return text_answer(error)
     name = f"photo-{photo.pk}-{photo.sha256[:12]}"
     return _file(photo.image, content_type=photo.content_type, name=name, download=download)
+
+
+def _sha(evidence: Any) -> str:
+    """The file's fingerprint after the message, to compare with a copy (none for a note)."""
+    return (" " + _("SHA-256 %(sha)s") % {"sha": evidence.sha256}) if evidence.sha256 else ""

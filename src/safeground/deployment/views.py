@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import ngettext
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
@@ -153,7 +154,15 @@ def deployment_checks_prepare(request: HttpRequest, fixture_id: int) -> HttpResp
     except SafegroundError as error:
         _refused(request, error)
     else:
-        messages.info(request, f"{len(made)} checks added from the ground's checklist.")
+        messages.info(
+            request,
+            ngettext(
+                "%(n)s check added from the ground's checklist.",
+                "%(n)s checks added from the ground's checklist.",
+                len(made),
+            )
+            % {"n": len(made)},
+        )
     return redirect("deployment", fixture.pk)
 
 

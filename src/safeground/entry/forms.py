@@ -1,8 +1,11 @@
 """The ban officer's decision on a flagged ticket."""
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 
 class FlagDecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("confirm", "Confirm"), ("clear", "Clear")])
-    note = forms.CharField(max_length=4000)
+    decision = forms.ChoiceField(
+        label=_("Decision"), choices=[("confirm", _("Confirm")), ("clear", _("Clear"))]
+    )
+    note = forms.CharField(label=_("Note"), max_length=4000)

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from safeground.matches.selectors import fixture_for_planning
 
@@ -16,7 +17,7 @@ from .ticket_file import TicketFileError, parse_tickets
 
 
 class TicketFileForm(forms.Form):
-    file = forms.FileField(label="The ticketing system's CSV export")
+    file = forms.FileField(label=_("The ticketing system's CSV export"))
 
 
 @login_required

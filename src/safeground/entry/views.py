@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import flag_organisation_ids, require
@@ -151,7 +152,9 @@ def flag_decide(request: HttpRequest, flag_id: int) -> HttpResponse:
         except BanError as error:
             messages.error(request, f"{error.field}: {error.message}")
             return redirect("flag", found.pk)
-        messages.success(request, f"Flag #{found.pk}: {form.cleaned_data['decision']}ed.")
+        confirmed = form.cleaned_data["decision"] == "confirm"
+        done = _("Flag #%(flag)s: confirmed.") if confirmed else _("Flag #%(flag)s: cleared.")
+        messages.success(request, done % {"flag": found.pk})
         return redirect("flags")
     for field, errors in form.errors.items():
         messages.error(request, f"{field}: {' '.join(str(e) for e in errors)}")

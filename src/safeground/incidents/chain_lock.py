@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
+import psycopg
 from django.db import connection
 
 from safeground.accounts.models import User
@@ -71,9 +73,20 @@ class ChainHead:
 
 
 def chain_head(fixture: Fixture, author: User | None, key: str) -> ChainHead:
-    """Read under the lock: the chain's head, and the author's entry stored with `key`."""
+    """Lock the match's chain (log_chain_lock) and read, under the lock, its head and the
+    author's entry stored with `key`.
+
+    On PostgreSQL the lock and the read go in one round trip, two statements sent together: each
+    statement of a query reads its own snapshot, taken when it starts, so the head is read after
+    the lock is held and sees what the lock's last holder committed."""
+    head_args = [fixture.pk, author.pk if author else None, key, fixture.pk]
     with connection.cursor() as cursor:
-        cursor.execute(HEAD_SQL, [fixture.pk, author.pk if author else None, key, fixture.pk])
+        if connection.features.has_select_for_no_key_update and _sends_together(cursor):
+            cursor.execute(f"{LOCK_SQL}; {HEAD_SQL}", [fixture.pk, *head_args])
+            cursor.nextset()
+        else:
+            log_chain_lock(fixture)
+            cursor.execute(HEAD_SQL, head_args)
         row = cursor.fetchone()
     if row is None:  # an empty log: nothing to repeat either
         return ChainHead(0, GENESIS, None, None)
@@ -83,3 +96,9 @@ def chain_head(fixture: Fixture, author: User | None, key: str) -> ChainHead:
         if logged_at.tzinfo is None:
             logged_at = logged_at.replace(tzinfo=UTC)
     return ChainHead(seq, hash_, logged_at, repeated)
+
+
+def _sends_together(cursor: Any) -> bool:
+    """Whether the driver's cursor takes several statements in one query: psycopg's client-side
+    binding cursor, Django's default (not with OPTIONS server_side_binding)."""
+    return isinstance(cursor.cursor, psycopg.ClientCursor)

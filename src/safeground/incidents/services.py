@@ -130,9 +130,8 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
 
     A chained record (a broadcast, a post, a photo: RECORD_KINDS) is only linked and stored:
     it is no incident and goes out live through its own event, to its own audience."""
-    log_chain_lock(fixture)
     key = fields.get("idempotency_key", "")
-    last = chain_head(fixture, author, key)
+    last = chain_head(fixture, author, key)  # the chain locked, then its head read
     if last.repeated_id is not None:
         # A key is its author's own: the same author sending it again (a retry, an outbox
         # replayed) gets the stored entry back, another user's report with it is stored as
@@ -158,7 +157,7 @@ def _append(*, fixture: Fixture, author: User | None, **fields: Any) -> LogEntry
         **fields,
     )
     entry.hash = entry_hash(entry.prev_hash, entry)
-    entry.save()
+    entry.insert()
     if checkpoint_due(seq=entry.seq, now=now, previous_logged_at=last.logged_at):
         checkpoint_at_head(fixture, entry, now, LogCheckpoint.Reason.INTERVAL)
     if record:

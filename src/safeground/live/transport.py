@@ -6,6 +6,7 @@ then the frame exactly as sent."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -41,7 +42,12 @@ def relay_path() -> str:
     from django.db import connections
 
     db = connections["default"].settings_dict
-    identity = f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}"
+    return _relay_path(f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}")
+
+
+@functools.cache
+def _relay_path(identity: str) -> str:
+    """Checked once a process (every append sends through it)."""
     digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
     folder = os.path.join(tempfile.gettempdir(), f"safeground-{os.getuid()}")
     with contextlib.suppress(FileExistsError):

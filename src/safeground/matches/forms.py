@@ -5,6 +5,7 @@ from typing import Any, cast
 
 from django import forms
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Organisation
 from safeground.venues.models import Ground
@@ -14,18 +15,18 @@ from .models import Fixture
 
 
 class FixtureForm(forms.Form):
-    opponent = forms.CharField(required=False, label="Opponent")
-    competition = forms.CharField(required=False, label="Competition")
-    stage = forms.CharField(required=False, label="Stage (optional)")
+    opponent = forms.CharField(required=False, label=_("Opponent"))
+    competition = forms.CharField(required=False, label=_("Competition"))
+    stage = forms.CharField(required=False, label=_("Stage (optional)"))
     kickoff = forms.CharField(
         required=False,
-        label="Kick-off (local time)",
+        label=_("Kick-off (local time)"),
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
-    layout = forms.ChoiceField(required=False, label="Zone layout")
-    away_allocation = forms.CharField(required=False, label="Away allocation (tickets)")
+    layout = forms.ChoiceField(required=False, label=_("Zone layout"))
+    away_allocation = forms.CharField(required=False, label=_("Away allocation (tickets)"))
     shared_with = forms.MultipleChoiceField(
-        required=False, label="Shared with", widget=forms.CheckboxSelectMultiple
+        required=False, label=_("Shared with"), widget=forms.CheckboxSelectMultiple
     )
 
     def __init__(self, *args: Any, ground: Ground, keep_zones: bool = False, **kwargs: Any) -> None:
@@ -33,7 +34,7 @@ class FixtureForm(forms.Form):
         self.ground = ground
         self.keep_zones = keep_zones
         self.checked: FixtureFields | None = None
-        blank = "Keep the zones as they are" if keep_zones else "Choose a layout"
+        blank = _("Keep the zones as they are") if keep_zones else _("Choose a layout")
         cast(forms.ChoiceField, self.fields["layout"]).choices = [("", blank)] + [
             (layout.code, layout.name) for layout in ground.layouts.all()
         ]

@@ -6,6 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from safeground.accounts.models import Role
@@ -115,7 +117,7 @@ def _assessment(request: HttpRequest, fixture: object) -> RiskAssessment | None:
         return risk_assessment_current(fixture=fixture)  # type: ignore[arg-type]
     except PolicyFileError as error:
         for problem in error.errors:
-            messages.error(request, f"Risk policy refused: {problem}")
+            messages.error(request, _("Risk policy refused: %(problem)s") % {"problem": problem})
         return None
 
 
@@ -131,7 +133,9 @@ def fixture_risk(request: HttpRequest, fixture_id: int) -> HttpResponse:
             risk_assess(fixture=fixture, by=request.user)  # type: ignore[arg-type]
         except PolicyFileError as error:
             for problem in error.errors:
-                messages.error(request, f"Risk policy refused: {problem}")
+                messages.error(
+                    request, _("Risk policy refused: %(problem)s") % {"problem": problem}
+                )
         return redirect("fixture_risk", fixture.pk)
     return render(
         request,
@@ -185,11 +189,11 @@ def _plan_change(request: HttpRequest, fixture: Fixture) -> None:
             require(bool(plan_sign_roles(user, fixture)))
             plan_sign(fixture=fixture, by=user, version=based_on or 0)  # type: ignore[arg-type]
         else:
-            messages.error(request, "Unknown action.")
+            messages.error(request, _("Unknown action."))
     except (PlanError, PlanChanged, PolicyFileError) as error:
         messages.error(request, error.message)
     except ValueError:
-        messages.error(request, "version: not a number")
+        messages.error(request, _("version: not a number"))
 
 
 @login_required
@@ -265,7 +269,7 @@ def fixture_change(request: HttpRequest, code: str, fixture_id: int) -> HttpResp
 
 
 class SeasonFileForm(forms.Form):
-    file = forms.FileField(label="The season's fixtures (CSV)")
+    file = forms.FileField(label=gettext_lazy("The season's fixtures (CSV)"))
 
 
 @login_required

@@ -28,6 +28,7 @@ from safeground.venues.selectors import ground_plan
 
 from .selectors import (
     NOT_INCIDENTS,
+    OUTCOMES,
     arrests_and_ejections,
     category_names,
     counted_incidents,
@@ -157,10 +158,13 @@ def _denials(fixture: Fixture) -> tuple[list[dict[str, Any]], int]:
 
 
 def _incidents_by_category(fixture: Fixture, *, home_only: bool) -> tuple[list[dict], int]:
+    """The incidents by category and severity; arrests and ejections are counted apart (an
+    arrest is not an incident), as the season counts them."""
     names = category_names()
     table: dict[int, list[int]] = {}
     for category_id, severity, n in (
         counted_incidents([fixture.pk], home_only=home_only)
+        .exclude(category__code__in=OUTCOMES)
         .values_list("category_id", "severity")
         .annotate(n=Count("pk"))
         .values_list("category_id", "severity", "n")

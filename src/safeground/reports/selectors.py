@@ -9,7 +9,8 @@ Which entries count:
   "decision": the control room's decisions and the debrief, recorded, not incidents); its
   category and severity are the ones it was reported with (a later correction is a new entry
   and does not move the count);
-- *arrests* and *ejections* are reports in the "arrest" and "ejection" categories, and casework's
+- *arrests* and *ejections* (OUTCOMES) are reports in the "arrest" and "ejection" categories,
+  counted apart from the incidents (an arrest is not an incident), and casework's
   arrest and ejection outcomes beyond those logged in the same case (an outcome recorded for an
   arrest already in the log is that arrest, not another), counted in one place,
   `arrests_and_ejections`; `arrests_by_offence` and `arrests_by_club` split the arrests by the
@@ -36,6 +37,7 @@ from safeground.matches.models import Fixture
 ARREST = "arrest"
 EJECTION = "ejection"
 NOT_INCIDENTS = ("decision",)  # the control room's decisions and debrief: records, not incidents
+OUTCOMES = (ARREST, EJECTION)  # counted apart from the incidents by category, with the cases'
 RESOLVED = (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED)
 
 

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import can_export_people
 from safeground.decisions.selectors import decisions_report
@@ -64,7 +65,7 @@ def _match_context(report: MatchReport) -> dict[str, Any]:
         "fixture": report.fixture,
         "severities": range(1, 6),
         "timeline_svg": charts.bars(
-            "Tickets admitted per 5 minutes, from kick-off",
+            _("Tickets admitted per 5 minutes, from kick-off"),
             labels,
             timeline["admitted"],
             marks=_timeline_marks(report),
@@ -124,7 +125,7 @@ def _season_charts(season: Season) -> dict[str, Any]:
     labels = [m["label"] for m in season.matches]
     categories = [
         {
-            "name": c["name"],
+            "name": _(c["name"]),  # a seeded category's name is in the catalogue
             "values": [m["incidents"].get(c["code"], 0) for m in season.matches],
             "colour": charts.colour(n),
         }
@@ -137,12 +138,12 @@ def _season_charts(season: Season) -> dict[str, Any]:
             "labels": labels,
             "series": [
                 {
-                    "name": "Arrests",
+                    "name": _("Arrests"),
                     "values": [m["arrests"] for m in season.matches],
                     "colour": charts.colour(3),
                 },
                 {
-                    "name": "Ejections",
+                    "name": _("Ejections"),
                     "values": [m["ejections"] for m in season.matches],
                     "colour": charts.colour(1),
                 },
@@ -153,12 +154,12 @@ def _season_charts(season: Season) -> dict[str, Any]:
             "labels": [b["date"] for b in season.bans],
             "series": [
                 {
-                    "name": "Issued this season",
+                    "name": _("Issued this season"),
                     "values": [b["issued"] for b in season.bans],
                     "colour": charts.colour(0),
                 },
                 {
-                    "name": "In force",
+                    "name": _("In force"),
                     "values": [b["in_force"] for b in season.bans],
                     "colour": charts.colour(3),
                 },
@@ -169,7 +170,7 @@ def _season_charts(season: Season) -> dict[str, Any]:
             "labels": labels,
             "series": [
                 {
-                    "name": "Denied at the gates",
+                    "name": _("Denied at the gates"),
                     "values": [m["denied"] for m in season.matches],
                     "colour": charts.colour(4),
                 }
@@ -180,12 +181,12 @@ def _season_charts(season: Season) -> dict[str, Any]:
             "labels": labels,
             "series": [
                 {
-                    "name": "Median minutes to assignment",
+                    "name": _("Median minutes to assignment"),
                     "values": [m["median_to_assignment"] or 0 for m in season.matches],
                     "colour": charts.colour(2),
                 },
                 {
-                    "name": "Median minutes to resolution",
+                    "name": _("Median minutes to resolution"),
                     "values": [m["median_to_resolution"] or 0 for m in season.matches],
                     "colour": charts.colour(5),
                 },
@@ -224,11 +225,11 @@ def season_pdf(request: HttpRequest, code: str) -> HttpResponse:
     found = season_for(request.user, code, season_filter(request))
     chart = _season_charts(found)
     titles = {
-        "incidents": "Incidents per match by category",
-        "outcomes": "Arrests and ejections per match",
-        "bans": "Bans issued this season and in force",
-        "denied": "Scans denied at the gates per match",
-        "response": "Median minutes from report to assignment and to resolution",
+        "incidents": _("Incidents per match by category"),
+        "outcomes": _("Arrests and ejections per match"),
+        "bans": _("Bans issued this season and in force"),
+        "denied": _("Scans denied at the gates per match"),
+        "response": _("Median minutes from report to assignment and to resolution"),
     }
     svgs = [(titles[key], _svg(titles[key], chart[key])) for key in titles]
     return pdf_response(
