@@ -844,6 +844,12 @@ TABLE: dict[str, list[Row]] = {
         (lambda: reverse("api:exchange_outcome", args=[1]), expect(404, 404), {"matched": 0})
     ],
     "api:exchange_against": [(lambda: reverse("api:exchange_against"), expect(404, 404))],
+    "api:exchange_record": [(lambda: reverse("api:exchange_record"), expect(404, 404))],
+    # The safety officer's page of the exchange's record of the club: the register's readers;
+    # 404 here, where no exchange is configured.
+    "league_record": [
+        (lambda: reverse("league_record"), only(302, [*REGISTER, "liaison"], 404, 403))
+    ],
     # A club's own: the register's readers see the exchange's record of checks against its bans,
     # the home club's ban officers check a fixture; 404 here, where no exchange is configured.
     "api:league_checks_against": [

@@ -39,6 +39,7 @@ urlpatterns = [
     path("", include("safeground.alerts.urls")),
     path("", include("safeground.supporters.urls")),
     path("", include("safeground.privacy.urls")),
+    path("", include("safeground.exchange.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

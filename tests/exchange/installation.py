@@ -19,6 +19,7 @@ from safeground.bans.models import Ban  # noqa: E402
 from safeground.entry.models import TicketFlag  # noqa: E402
 from safeground.exchange.checking import league_check  # noqa: E402
 from safeground.exchange.client import ExchangeClient  # noqa: E402
+from safeground.exchange.publishing import league_publish_due, publication_state  # noqa: E402
 from safeground.exchange.services import club_enrol  # noqa: E402
 from safeground.matches.models import Fixture  # noqa: E402
 from tests import factories  # noqa: E402
@@ -89,6 +90,18 @@ def overturn(ban_id: str) -> dict[str, Any]:
         reason="Identified wrongly: the footage shows someone else",
     )  # fmt: skip
     return {"status": ban.status}
+
+
+def publication() -> dict[str, Any]:
+    """The club's publication: pending (a change waits for the worker) or not."""
+    state = publication_state()
+    return {"pending": state.pending_since is not None, "bans": state.bans}
+
+
+def publish_due() -> dict[str, Any]:
+    """The worker's periodic tick, by hand (the test servers run no periodic job)."""
+    league_publish_due()
+    return publication()
 
 
 def published() -> Any:

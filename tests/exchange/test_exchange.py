@@ -66,6 +66,22 @@ def test_only_an_enrolled_clubs_signed_request_is_answered(exchange) -> None:
     assert signed_post(path, {"fixture": "fixture 1", "holders": 10}).status_code == 201
 
 
+def test_a_signed_request_sent_twice_is_refused_as_a_replay(exchange) -> None:
+    path, body = "/api/exchange/checks", json.dumps({"fixture": "fixture 3", "holders": 5})
+    headers = signed.headers("POST", path, body.encode())
+    first = Client().post(path, body, content_type="application/json", headers=headers)
+    assert first.status_code == 201
+    again = Client().post(path, body, content_type="application/json", headers=headers)
+    assert (again.status_code, again.json()["code"], again.json()["field"]) == (
+        409, "replayed", signed.NONCE,
+    )  # fmt: skip
+    assert ExchangeRecord.objects.filter(action="check").count() == 1  # not evaluated again
+    unsigned_nonce = {**signed.headers("POST", path, body.encode()), signed.NONCE: "a" * 32}
+    altered = Client().post(path, body, content_type="application/json", headers=unsigned_nonce)
+    assert altered.status_code == 401  # the nonce is signed: a new one makes a bad signature
+    assert signed_post(path, {"fixture": "fixture 3", "holders": 5}).status_code == 201
+
+
 def test_checks_are_bounded_per_fixture_and_every_one_is_recorded(exchange) -> None:
     for _ in range(2):
         begun = signed_post("/api/exchange/checks", {"fixture": "fixture 7", "holders": 3})

@@ -8,4 +8,6 @@ def safeground(request: HttpRequest) -> dict[str, object]:
         "second_factor_off": not settings.SAFEGROUND_REQUIRE_2FA,
         # The language switch names each language in itself (settings.LANGUAGES, untranslated).
         "language_choices": settings.LANGUAGES,
+        # A club in the league: the register's pages link the exchange's record (/league/).
+        "league_exchange": bool(settings.SAFEGROUND_EXCHANGE_URL),
     }

@@ -182,6 +182,31 @@ def checks_against(request: HttpRequest) -> dict[str, Any]:
     return {"checks": selectors.checks_against(services.club_of(request))}
 
 
+class OwnPublicationOut(Schema):
+    at: datetime
+    bans: int
+    withdrawn: int
+
+
+class OwnCheckOut(Schema):
+    at: datetime
+    fixture: str
+    holders: int
+    matched: int | None
+
+
+class OwnRecordOut(Schema):
+    published: int = Field(description="this club's bans published and in force now")
+    publications: list[OwnPublicationOut]
+    checks: list[OwnCheckOut]
+
+
+@router.get("/exchange/record", response={200: OwnRecordOut}, url_name="exchange_record")
+def own_record(request: HttpRequest) -> dict[str, Any]:
+    """The exchange's record of this club's own publications and checks (newest first)."""
+    return selectors.own_record(services.club_of(request))
+
+
 # --- the club's own routes ---------------------------------------------------------------------
 
 

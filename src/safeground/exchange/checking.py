@@ -3,6 +3,8 @@ publishes (the club's side). The holders are blinded here and evaluated blind by
 the tokens are unblinded here and compared here with the published set fetched first: this
 club learns only which holders match, the exchange learns how many holders were asked and
 neither who they are nor which matched (the club reports only the count, for the record).
+A holder checked before under the same exchange key is not sent again: its token is cached
+here (HolderToken), so the exchange also learns how many of the holders are new to this club.
 
 A match becomes a flag in this club's own review (entry's TicketFlag, naming a bans.LeagueBan:
 the kind, the end, the issuing club and its contact). A league ban the exchange no longer
@@ -10,10 +12,14 @@ publishes (ended, overturned on appeal) is withdrawn here at the next check: its
 cleared, and its confirmed ones no longer refuse entry (entry.decision.in_force_on).
 """
 
+import hashlib
+import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,9 +28,9 @@ from safeground.entry import flagging
 from safeground.entry.models import Ticket
 from safeground.matches.models import Fixture
 
-from . import tokens
+from . import blinding, selectors, services, tokens
 from .client import ExchangeClient
-from .publishing import exchange_key, tokens_of
+from .publishing import evaluation_at, exchange_key
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,35 @@ def holders_of(fixture: Fixture) -> list[tuple[int, str, date]]:
     return [(pk, name, dob) for pk, name, dob in rows if dob is not None]
 
 
+def key_epoch(key: bytes) -> str:
+    """The exchange key's fingerprint: a holder's cached token stands while it is unchanged."""
+    return hashlib.sha256(key).hexdigest()[:16]
+
+
+def identity_of(item: bytes) -> str:
+    """A holder's input as the cache names it: keyed by this installation's secret, so the
+    cache alone gives no hash of a name and date of birth to test guesses against."""
+    secret = b"league holder token|" + settings.SECRET_KEY.encode()
+    return hmac.new(secret, item, hashlib.sha256).hexdigest()
+
+
+def holder_tokens(
+    inputs: list[bytes], key: bytes, evaluate: Callable[[list[bytes]], bytes]
+) -> list[str]:
+    """Each holder's token (hex), in order: cached under this exchange key when the holder was
+    checked before, else blinded, evaluated by `evaluate` (each identity once) and cached."""
+    epoch = key_epoch(key)
+    identities = [identity_of(item) for item in inputs]
+    known, stale = selectors.holder_tokens_known(epoch, identities)
+    fresh = {name: item for name, item in zip(identities, inputs, strict=True) if name not in known}
+    made = blinding.evaluated(
+        list(fresh.values()), evaluate, key, processes=settings.SAFEGROUND_EXCHANGE_PROCESSES
+    )
+    new = {name: token.hex() for name, token in zip(fresh, made, strict=True)}
+    services.holder_tokens_record(epoch=epoch, made=new, stale=stale)
+    return [known.get(name) or new[name] for name in identities]
+
+
 def published_index(published: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {token: ban for ban in published for token in ban["tokens"]}
 
@@ -60,11 +95,10 @@ def league_check(*, fixture: Fixture, client: ExchangeClient | None = None) -> C
     check = client.post("checks", {"fixture": fixture_label(fixture), "holders": len(holders)})
     published = client.get("published")["bans"]
     index = published_index(published)
-    made = tokens_of(
+    made = holder_tokens(
         [tokens.holder_input(name, dob) for _, name, dob in holders],
-        client,
         key,
-        f"checks/{check['id']}/evaluate",
+        evaluation_at(client, f"checks/{check['id']}/evaluate"),
     )
     matches = [(holders[i][0], index[token]) for i, token in enumerate(made) if token in index]
     flagged, withdrawn = league_flags_record(

@@ -80,3 +80,57 @@ class ExchangeRecord(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.club} {self.action} {self.count}"
+
+
+class HolderToken(models.Model):
+    """A checking club's own cache (its database, not the exchange's): a ticket holder's OPRF
+    output under one exchange key, so a holder checked before is not blinded and evaluated
+    again until the key changes (docs/adr/0015, Update). Personal data: the identity is an
+    HMAC of the folded name and date of birth under this installation's secret, the token is
+    what the exchange's key makes of them; unused for the ticket retention period, erased."""
+
+    identity = models.CharField(max_length=64, help_text="HMAC-SHA256 of the holder's input")
+    epoch = models.CharField(max_length=16, help_text="the exchange key's fingerprint")
+    token = models.CharField(max_length=128)
+    checked_at = models.DateTimeField(db_index=True, help_text="last used by a check")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["epoch", "identity"], name="holdertoken_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.epoch}:{self.identity[:8]}"
+
+
+class SeenRequest(models.Model):
+    """A signed request's nonce, kept while the request would still be valid (the signature's
+    five minutes' skew either way): the same request sent again is refused (a replay)."""
+
+    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="+")
+    nonce = models.CharField(max_length=32)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["club", "nonce"], name="seenrequest_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.club}: {self.nonce}"
+
+
+class LeaguePublication(models.Model):
+    """A club's publication to the exchange (one row, the club's side): pending from a change
+    of the register until the worker's next publication succeeds, so no user's request waits
+    for the exchange; the last attempt, and what went wrong with it while the exchange is down."""
+
+    pending_since = models.DateTimeField(
+        null=True, blank=True, help_text="the first change waiting"
+    )
+    changed_at = models.DateTimeField(null=True, blank=True, help_text="the last change")
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    bans = models.PositiveIntegerField(default=0, help_text="bans in the last publication")
+    failure = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"pending since {self.pending_since}" if self.pending_since else "published"

@@ -3,15 +3,17 @@ bans for every ground sharing the register, and banning orders (they hold at eve
 law), approved and in force (not under appeal), within their dates. Each person's identities are
 blinded here, evaluated by the exchange, unblinded here: the exchange gets tokens, the ban's kind
 and end, and an opaque reference, never a name or a date of birth. Each publication replaces the
-last, so a ban ended or overturned is withdrawn by the next one: on every change of a ban's
-status (bans.hooks, after the change commits) and by the periodic task.
+last, so a ban ended or overturned is withdrawn by the next one. A change of a ban's status
+(bans.hooks) makes the publication pending once it commits; the worker's periodic task
+publishes it within seconds, and tries again while the exchange is down (LeaguePublication).
 """
 
 import hashlib
 import hmac
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -21,13 +23,18 @@ from django.utils import timezone
 from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.services import access_record_write
 
-from . import oprf, tokens
+from . import blinding, oprf, tokens
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
+from .models import LeaguePublication
 
 logger = logging.getLogger(__name__)
 
 # In force and not under appeal: an appealed ban is withdrawn until the appeal is decided.
 PUBLISHED_STATUSES = (Ban.Status.ACTIVE, Ban.Status.UPHELD)
+# A pending publication is tried again this long after a failure; one with nothing pending is
+# made again this often anyway (bans that end by date are withdrawn without a change).
+RETRY_SECONDS = 60
+REPUBLISH_SECONDS = 900
 
 
 def league_bans(today: date) -> QuerySet[Ban]:
@@ -48,14 +55,24 @@ def reference(ban: Ban) -> str:
     return hmac.new(key, f"league ban {ban.pk}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
+def evaluation_at(client: ExchangeClient, route: str) -> Callable[[list[bytes]], bytes]:
+    """The exchange's evaluation of a batch of blinded elements, over its signed route."""
+
+    def evaluate(blinded: list[bytes]) -> bytes:
+        answer = client.post(route, {"blinded": [element.hex() for element in blinded]})
+        return bytes.fromhex(answer["evaluated"])
+
+    return evaluate
+
+
 def tokens_of(inputs: list[bytes], client: ExchangeClient, key: bytes, route: str) -> list[str]:
-    """Each input's OPRF token (hex), evaluated blind by the exchange in batches."""
-    found: list[str] = []
-    for start in range(0, len(inputs), oprf.BATCH):
-        clients, blinded = oprf.blind(inputs[start : start + oprf.BATCH])
-        answer = client.post(route, {"blinded": [b.hex() for b in blinded]})
-        found += [t.hex() for t in oprf.finalize(clients, bytes.fromhex(answer["evaluated"]), key)]
-    return found
+    """Each input's OPRF token (hex), evaluated blind by the exchange in batches, blinded and
+    unblinded in SAFEGROUND_EXCHANGE_PROCESSES processes (exchange/blinding.py)."""
+    made = blinding.evaluated(
+        inputs, evaluation_at(client, route), key,
+        processes=settings.SAFEGROUND_EXCHANGE_PROCESSES,
+    )  # fmt: skip
+    return [token.hex() for token in made]
 
 
 def exchange_key(client: ExchangeClient) -> bytes:
@@ -110,22 +127,70 @@ def _recorded(bans: list[Ban]) -> None:
         )  # fmt: skip
 
 
-def league_publish_quietly() -> None:
-    """After a change commits: publish, and when the exchange cannot be reached log it (the
-    periodic task publishes again); the register's own change stands either way."""
+def publication_state() -> LeaguePublication:
+    state, _ = LeaguePublication.objects.get_or_create(pk=1)
+    return state
+
+
+def publication_wanted() -> None:
+    """After a change commits: the publication is pending (the worker publishes it, so the
+    request that changed the register never waits for the exchange)."""
+    now = timezone.now()
+    publication_state()
+    LeaguePublication.objects.filter(pk=1).update(changed_at=now)
+    LeaguePublication.objects.filter(pk=1, pending_since__isnull=True).update(pending_since=now)
+
+
+def publication_due(state: LeaguePublication, now: datetime) -> bool:
+    """Publish when a change waits (after a failure, once a minute), and every 15 minutes
+    anyway (bans that end by date)."""
+    if state.attempted_at is None:
+        return True
+    if state.changed_at is not None and state.changed_at > state.attempted_at:
+        return True  # a change since the last attempt
+    if state.failure or state.pending_since is not None:
+        return state.attempted_at <= now - timedelta(seconds=RETRY_SECONDS)
+    return state.attempted_at <= now - timedelta(seconds=REPUBLISH_SECONDS)
+
+
+def league_publish_due() -> Published | None:
+    """The worker's tick (exchange.tasks): publish when due. A failure is logged; the
+    publication stays pending and is tried again."""
     if not settings.SAFEGROUND_EXCHANGE_URL:
-        return
+        return None
+    if not publication_due(publication_state(), timezone.now()):
+        return None
     try:
-        league_publish()
-    except (ExchangeRefused, ExchangeUnreachable, oprf.OprfRefused):
-        logger.exception("could not publish the league's bans; the periodic task will")
+        return league_publish_recorded()
+    except (ExchangeRefused, ExchangeUnreachable, oprf.OprfRefused) as failed:
+        logger.warning("could not publish the league's bans (tried again later): %s", failed)
+        return None
+
+
+def league_publish_recorded() -> Published:
+    """Publish now and record the attempt: what went wrong, or that nothing is pending."""
+    started = timezone.now()
+    publication_state()
+    try:
+        done = league_publish()
+    except (ExchangeRefused, ExchangeUnreachable, oprf.OprfRefused) as failed:
+        LeaguePublication.objects.filter(pk=1).update(
+            attempted_at=started, failure=str(failed)[:300]
+        )
+        raise
+    LeaguePublication.objects.filter(pk=1).update(
+        attempted_at=started, published_at=timezone.now(), bans=done.bans, failure=""
+    )
+    # A change that committed while this one was under way is still pending.
+    LeaguePublication.objects.filter(pk=1, changed_at__lte=started).update(pending_since=None)
+    return done
 
 
 def ban_changed(ban: Ban) -> None:
-    """bans.hooks: a ban's status changed; publish once the change is committed."""
+    """bans.hooks: a ban's status changed; the publication is pending once the change commits."""
     if settings.SAFEGROUND_EXCHANGE_URL and (
         ban.scope == Ban.Scope.REGISTER or ban.type == Ban.Type.BANNING_ORDER
     ):
         queued = transaction.get_connection().run_on_commit
-        if not any(callback is league_publish_quietly for _, callback, _ in queued):
-            transaction.on_commit(league_publish_quietly)  # once per transaction
+        if not any(callback is publication_wanted for _, callback, _ in queued):
+            transaction.on_commit(publication_wanted)  # once per transaction

@@ -7,9 +7,18 @@ from typing import Any
 from django.db.models import Prefetch, Q
 from django.utils import timezone
 
-from .models import Club, ExchangeRecord, PublishedBan, PublishedToken
+from .models import (
+    Club,
+    ExchangeRecord,
+    HolderToken,
+    LeaguePublication,
+    PublishedBan,
+    PublishedToken,
+)
 
 Action = ExchangeRecord.Action
+# Identities looked up a query at a time: under SQLite's limit of bound parameters.
+LOOKUP_CHUNK = 5000
 
 
 def published_for(club: Club) -> list[dict[str, Any]]:
@@ -68,3 +77,60 @@ def checks_against(club: Club, *, limit: int = 500) -> list[dict[str, Any]]:
             }
         )
     return found
+
+
+def own_record(club: Club, *, limit: int = 20) -> dict[str, Any]:
+    """What the exchange holds of this club's own doing: its bans published now, its last
+    publications (how many, how many withdrawn) and its own checks (fixture label, holders, how
+    many matched as it reported), newest first."""
+    today = timezone.localdate()
+    in_force = PublishedBan.objects.filter(club=club, withdrawn_at__isnull=True).filter(
+        Q(ends_on__isnull=True) | Q(ends_on__gte=today)
+    )
+    publications = ExchangeRecord.objects.filter(club=club, action=Action.PUBLISH).order_by(
+        "-at", "-pk"
+    )[:limit]
+    checks = (
+        ExchangeRecord.objects.filter(club=club, action=Action.CHECK)
+        .prefetch_related("steps")
+        .order_by("-at", "-pk")[:limit]
+    )
+    return {
+        "published": in_force.count(),
+        "publications": [
+            {"at": p.at, "bans": p.count, "withdrawn": p.withdrawn} for p in publications
+        ],
+        "checks": [
+            {
+                "at": check.at,
+                "fixture": check.fixture,
+                "holders": check.count,
+                "matched": next(
+                    (s.matched for s in check.steps.all() if s.action == Action.OUTCOME), None
+                ),
+            }
+            for check in checks
+        ],
+    }
+
+
+def holder_tokens_known(epoch: str, identities: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The club's side: the cached token of each identity already checked under this key, and
+    which of those were last marked before today (to be marked again)."""
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    known: dict[str, str] = {}
+    stale: list[str] = []
+    for start in range(0, len(identities), LOOKUP_CHUNK):
+        rows = HolderToken.objects.filter(
+            epoch=epoch, identity__in=identities[start : start + LOOKUP_CHUNK]
+        ).values_list("identity", "token", "checked_at")
+        for identity, token, checked_at in rows:
+            known[identity] = token
+            if checked_at < today:
+                stale.append(identity)
+    return known, stale
+
+
+def publication_read() -> LeaguePublication | None:
+    """The club's side: its publication's state (None before the first change or attempt)."""
+    return LeaguePublication.objects.filter(pk=1).first()

@@ -19,6 +19,7 @@ from safeground.bans.services import RollForward, bans_roll_forward
 from safeground.casework.retention import evidence_retention_apply, legal_holds
 from safeground.deployment.retention import check_photos_retention_apply
 from safeground.entry.retention import tickets_retention_apply
+from safeground.exchange.retention import holder_tokens_retention_apply
 from safeground.incidents.retention import photos_retention_apply
 from safeground.retention import Erased, Holds
 from safeground.supporters.retention import supporters_retention_apply
@@ -31,6 +32,7 @@ RETENTION_STEPS: tuple[Callable[[date, Holds], Erased], ...] = (
     check_photos_retention_apply,  # the pre-match checks' photos (deployment)
     supporters_retention_apply,  # supporters' contacts, photos, phone numbers (supporters)
     subscriptions_retention_apply,  # stewards' phones' push subscriptions (alerts)
+    holder_tokens_retention_apply,  # the league check's cached holder tokens (exchange)
 )
 
 

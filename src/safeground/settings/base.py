@@ -47,8 +47,9 @@ SAFEGROUND_PERIODIC_TASKS = {
     "safeground.incidents.tasks.log_heads_anchor_task": 60,
     "safeground.alerts.tasks.alerts_overdue_task": 15,
 }
-# A club in the league publishes its bans again every 15 minutes too (bans ending by date).
-SAFEGROUND_PERIODIC_TASKS["safeground.exchange.tasks.league_publish_task"] = 900
+# A club in the league publishes a change of its bans within seconds (after a failure, once a
+# minute), and every 15 minutes anyway (bans ending by date): exchange/publishing.py.
+SAFEGROUND_PERIODIC_TASKS["safeground.exchange.tasks.league_publish_task"] = 10
 SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
     "SAFEGROUND_PERIODIC_TASKS_IN_SERVER", default=SAFEGROUND_TASKS == "immediate"
 )
@@ -355,6 +356,8 @@ if SAFEGROUND_ROLE not in {"club", "exchange"}:
 # OPRF public key (hex) to pin, and the contact other clubs are shown with a match.
 SAFEGROUND_EXCHANGE_URL = env.str("SAFEGROUND_EXCHANGE_URL", default="")
 SAFEGROUND_EXCHANGE_PUBLIC_KEY = env.str("SAFEGROUND_EXCHANGE_PUBLIC_KEY", default="")
+# Processes a club blinds and unblinds a large check in (its cores; 1: in the request's own).
+SAFEGROUND_EXCHANGE_PROCESSES = env.int("SAFEGROUND_EXCHANGE_PROCESSES", default=2)
 # The exchange: its OPRF key's seed (base64 of 32 bytes; derived from SECRET_KEY when unset) and
 # its bounds: checks a club may begin an hour, checks of one fixture a day, holders a fixture.
 SAFEGROUND_EXCHANGE_OPRF_SEED = env.str("SAFEGROUND_EXCHANGE_OPRF_SEED", default="")

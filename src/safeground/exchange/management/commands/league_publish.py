@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from safeground.errors import SafegroundError
-from safeground.exchange.publishing import league_publish
+from safeground.exchange.publishing import league_publish_recorded
 
 
 class Command(BaseCommand):
@@ -11,7 +11,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            done = league_publish()
+            done = league_publish_recorded()
         except SafegroundError as refused:
             raise CommandError(str(refused)) from refused
         self.stdout.write(f"published {done.bans} bans; {done.withdrawn} withdrawn")
