@@ -227,8 +227,9 @@ def test_the_signing_key_comes_from_the_setting_or_else_from_the_secret_key(sett
 
 def test_production_refuses_to_start_without_a_signing_key() -> None:
     env = {k: v for k, v in os.environ.items() if k != "SAFEGROUND_BUNDLE_SIGNING_KEY"}
+    vapid_key = base64.urlsafe_b64encode(bytes(31) + b"\x07").decode()  # production needs it too
     env |= {"DJANGO_SETTINGS_MODULE": "safeground.settings.production", "SECRET_KEY": "x" * 50,
-            "ALLOWED_HOSTS": "example.org"}  # fmt: skip
+            "ALLOWED_HOSTS": "example.org", "SAFEGROUND_VAPID_PRIVATE_KEY": vapid_key}  # fmt: skip
     code = "import django; django.setup()"
     refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert refused.returncode != 0
