@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import socket
+import stat
 import tempfile
 import threading
 from typing import TYPE_CHECKING
@@ -42,20 +43,24 @@ def relay_path() -> str:
     from django.db import connections
 
     db = connections["default"].settings_dict
-    return _relay_path(f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}")
+    folder, path = _relay_names(f"{db.get('HOST') or ''}:{db.get('PORT') or ''}/{db['NAME']}")
+    # Checked at every send (one lstat): a folder removed meanwhile and made again by another
+    # user must not receive the log's frames.
+    with contextlib.suppress(FileExistsError):
+        if not os.path.lexists(folder):
+            os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not stat.S_ISDIR(info.st_mode):
+        raise OSError(f"{folder} is not a private folder of this user: no live relay")
+    return path
 
 
 @functools.cache
-def _relay_path(identity: str) -> str:
-    """Checked once a process (every append sends through it)."""
+def _relay_names(identity: str) -> tuple[str, str]:
+    """The relay's folder and socket for a database (named once a process)."""
     digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
     folder = os.path.join(tempfile.gettempdir(), f"safeground-{os.getuid()}")
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(folder, 0o700)
-    info = os.lstat(folder)
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(folder):
-        raise OSError(f"{folder} is not a private folder of this user: no live relay")
-    return os.path.join(folder, f"live-{digest}.sock")
+    return folder, os.path.join(folder, f"live-{digest}.sock")
 
 
 def relay_send(event: Event) -> None:
