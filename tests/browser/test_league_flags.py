@@ -56,3 +56,28 @@ def test_the_ban_officer_sees_a_league_match_with_its_issuing_club(site, new_pag
         action="review_flag", username="banofficer", reason="League match before the cup tie",
         detail__contains="league ban of Northbank Rovers",
     ).exists()  # fmt: skip
+
+
+def test_the_safety_officer_opens_the_exchanges_record_from_the_register(
+    site, settings, new_page, log_in
+):
+    from safeground import signing
+    from safeground.exchange import services
+
+    # This test's server plays the league's exchange too, with this club enrolled.
+    settings.SAFEGROUND_ROLE = "exchange"
+    settings.SAFEGROUND_EXCHANGE_URL = site
+    club = services.club_enrol(
+        name="Riverside Athletic", contact="security@riverside.example",
+        public_key=signing.public_key_json()["public_key"],
+    )  # fmt: skip
+    check = services.check_begin(club=club, fixture="fixture 41", holders=120)
+    services.check_outcome(club=club, check=check, matched=2)
+
+    page = log_in(new_page(), "safety")
+    page.goto(f"{site}/register/")
+    page.get_by_role("link", name="League ban exchange").click()
+    checks = page.locator("[data-checks]")
+    expect(checks).to_contain_text("fixture 41")
+    expect(checks.get_by_role("cell", name="120", exact=True)).to_be_visible()
+    expect(page.locator("[data-unreachable]")).to_have_count(0)
