@@ -17,8 +17,9 @@ from safeground.incidents.steward_words import SCRIPT_NAMES
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "safeground"
 WELSH = PACKAGE / "locale" / "cy" / "LC_MESSAGES" / "django.po"
 
-# The steward's phone page and the panels it loads, the scanner page, their service workers, the
-# log-in and account pages, the error pages and the frame every page shares.
+# The steward's phone page and the panels and banners it loads, the scanner page, their service
+# workers, the supporters' public seat and status pages, the log-in and account pages, the error
+# pages and the frame every page shares.
 TEMPLATES = [
     "templates/base.html",
     "templates/language_switch.html",
@@ -33,18 +34,40 @@ TEMPLATES = [
     "accounts/templates/accounts/device_revoke.html",
     "incidents/templates/incidents/steward.html",
     "incidents/templates/incidents/steward_sw.js",
+    "incidents/templates/incidents/banners.html",
     "deployment/templates/deployment/steward_panel.html",
+    "alerts/templates/alerts/phone_panel.html",
+    "decisions/templates/decisions/steward_banner.html",
+    "supporters/templates/supporters/public_base.html",
+    "supporters/templates/supporters/seat.html",
+    "supporters/templates/supporters/status.html",
     "entry/templates/entry/scanner.html",
     "entry/templates/entry/scanner_sw.js",
 ]
 # The words those pages say from Python: their scripts' words, the turnstile's reasons, the
-# seeded categories' names, the checks' states, the log-in's messages.
+# seeded categories' names, the checks' states, the log-in's messages; the alerts pushed to a
+# steward's phone; the supporters' report categories, statuses and refusals, and the texts
+# their text line sends back; the refusals a steward's report, check or scan may meet.
 PYTHON = [
     "incidents/steward_words.py",
     "incidents/categories.py",
     "entry/scanner_words.py",
     "entry/rules.py",
     "deployment/selectors.py",
+    "alerts/services.py",
+    "supporters/views.py",
+    "supporters/services.py",
+    "supporters/sms.py",
+    "supporters/categories.py",
+    "supporters/selectors.py",
+    "supporters/seats.py",
+    "supporters/abuse.py",
+    "errors.py",
+    "incidents/services.py",
+    "incidents/photos.py",
+    "incidents/posts.py",
+    "deployment/services.py",
+    "entry/scans.py",
     "accounts/views.py",
     "urls.py",
 ]

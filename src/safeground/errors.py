@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from safeground.outage import outage
 
@@ -40,6 +41,19 @@ class SafegroundError(Exception):
 
     def to_json(self) -> dict[str, Any]:
         return error_body(self.code, self.field, self.message)
+
+
+def at_most(limit: int) -> str:
+    """The refusal of a text over its limit, in the reader's language (one wording everywhere)."""
+    return gettext("at most %(limit)s characters") % {"limit": limit}
+
+
+def too_long(length: int, limit: int) -> str:
+    """As at_most, saying how long the text was."""
+    return gettext("is %(length)s characters; at most %(limit)s") % {
+        "length": length,
+        "limit": limit,
+    }
 
 
 def erased_by_retention(what: str, erased_at: datetime, sha256: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
@@ -19,7 +20,7 @@ from safeground.accounts.permissions import (
     can_record_any_check,
     can_send_check_back,
 )
-from safeground.errors import Forbidden, SafegroundError
+from safeground.errors import Forbidden, SafegroundError, too_long
 from safeground.incidents.photos import PHOTO_MAX_BYTES, PHOTO_TYPES
 from safeground.incidents.selectors import current_posts, post_label, steward_post
 from safeground.live.catalogue import CHECK_RESULT, STEWARD_CHECKIN
@@ -50,11 +51,11 @@ class PlanNotReady(SafegroundError):
 def steward_check_in(*, fixture: Fixture, steward: User) -> CheckIn:
     """The steward is at their post. Checking in again at the same post changes nothing."""
     if not can_check_in(steward, fixture):
-        raise Forbidden("steward", "only stewards and supervisors check in")
+        raise Forbidden("steward", _("only stewards and supervisors check in"))
     post = steward_post(fixture, steward)
     if post is None:
         raise DeploymentError(
-            "post", "you have no post at this match yet: ask the control room", status=409
+            "post", _("you have no post at this match yet: ask the control room"), status=409
         )
     existing = CheckIn.objects.filter(post=post).first()
     if existing is not None:
@@ -160,9 +161,11 @@ def _photo_fields(photo: Any) -> dict[str, Any]:
     if photo is None:
         return {}
     if photo.content_type not in PHOTO_TYPES:
-        raise DeploymentError("photo", "a JPEG, PNG or WebP image")
+        raise DeploymentError("photo", _("a JPEG, PNG or WebP image"))
     if photo.size > PHOTO_MAX_BYTES:
-        raise DeploymentError("photo", f"at most {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+        raise DeploymentError(
+            "photo", _("at most %(size)s MB") % {"size": PHOTO_MAX_BYTES // (1024 * 1024)}
+        )
     digest = hashlib.sha256()
     for chunk in photo.chunks():
         digest.update(chunk)
@@ -179,18 +182,22 @@ def check_record(
     supervisor at any."""
     fixture = check.fixture
     if not can_check_in(by, fixture):
-        raise Forbidden("by", "only stewards and supervisors record checks")
+        raise Forbidden("by", _("only stewards and supervisors record checks"))
     if outcome not in (CheckResult.Outcome.PASS, CheckResult.Outcome.FAIL):
-        raise DeploymentError("outcome", "pass or fail")
+        raise DeploymentError("outcome", _("pass or fail"))
     note = note.strip()
     if outcome == CheckResult.Outcome.FAIL and not note:
-        raise DeploymentError("note", "say what is wrong, so it can be put right")
+        raise DeploymentError("note", _("say what is wrong, so it can be put right"))
     if len(note) > 2000:
-        raise DeploymentError("note", f"is {len(note)} characters; at most 2000")
+        raise DeploymentError("note", too_long(len(note), 2000))
     if not can_record_any_check(by, fixture):
         post = steward_post(fixture, by)
         if post is None or post_place_filter(post) != post_place_filter(check):
-            raise DeploymentError("check", f"'{check.name}' at {check.place} is not at your post")
+            raise DeploymentError(
+                "check",
+                _("'%(check)s' at %(place)s is not at your post")
+                % {"check": check.name, "place": check.place},
+            )
     result = CheckResult.objects.create(
         match_check=check,
         outcome=outcome,
@@ -207,15 +214,19 @@ def check_record(
 def check_send_back(*, check: MatchCheck, by: User, note: str) -> CheckResult:
     """A supervisor sends a done check back to be verified again, saying why."""
     if not can_send_check_back(by, check.fixture):
-        raise Forbidden("by", "a supervisor or the safety officer sends a check back")
+        raise Forbidden("by", _("a supervisor or the safety officer sends a check back"))
     note = note.strip()
     if not note:
-        raise DeploymentError("note", "say what to look at again")
+        raise DeploymentError("note", _("say what to look at again"))
     if len(note) > 2000:
-        raise DeploymentError("note", f"is {len(note)} characters; at most 2000")
+        raise DeploymentError("note", too_long(len(note), 2000))
     latest = check.results.order_by("-at", "-pk").first()
     if latest is None or latest.outcome == CheckResult.Outcome.RECHECK:
-        raise DeploymentError("check", f"'{check.name}' at {check.place} is not done yet")
+        raise DeploymentError(
+            "check",
+            _("'%(check)s' at %(place)s is not done yet")
+            % {"check": check.name, "place": check.place},
+        )
     result = CheckResult.objects.create(
         match_check=check, outcome=CheckResult.Outcome.RECHECK, note=note, by=by, at=timezone.now()
     )
@@ -229,19 +240,21 @@ def plan_mark_ready(*, fixture: Fixture, by: User, override_reason: str = "") ->
     sent back or not done (or no checks prepared) refuses it, unless they override with a
     reason; the reason and the checks it overrode are kept."""
     if not can_mark_plan_ready(by, fixture):
-        raise Forbidden("by", "only the safety officer marks the plan ready")
+        raise Forbidden("by", _("only the safety officer marks the plan ready"))
     Fixture.objects.select_for_update().filter(pk=fixture.pk).first()  # one mark at a time
     plan = plan_current(fixture)
     if plan is None:
-        raise DeploymentError("plan", "there is no plan yet", status=409)
+        raise DeploymentError("plan", _("there is no plan yet"), status=409)
     if not plan_is_signed_off(plan):
         raise DeploymentError(
-            "plan", f"version {plan.number} is not signed off by both yet", status=409
+            "plan",
+            _("version %(number)s is not signed off by both yet") % {"number": plan.number},
+            status=409,
         )
     done = completion(check_states(fixture))
     reason = override_reason.strip()
     if len(reason) > 2000:
-        raise DeploymentError("override_reason", f"is {len(reason)} characters; at most 2000")
+        raise DeploymentError("override_reason", too_long(len(reason), 2000))
     problems = [s.summary() for s in done.open_critical]
     comms = comms_state(fixture)
     if not comms.passed:

@@ -133,9 +133,9 @@ def deployment_post(request: HttpRequest, fixture_id: int) -> HttpResponse:
     steward = User.objects.filter(username=request.POST.get("steward", "")).first()
     try:
         if steward is None:
-            raise DeploymentError("steward", "choose a steward")
+            raise DeploymentError("steward", _("choose a steward"))
         if kind not in ("zone", "gate", "concourse"):
-            raise DeploymentError("place", "choose a zone, gate or concourse")
+            raise DeploymentError("place", _("choose a zone, gate or concourse"))
         steward_post_assign(
             fixture=fixture, steward=steward, assigned_by=_user(request), **{kind: code}
         )

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.errors import SafegroundError
 from safeground.live.catalogue import ENTRY_BANNED_ADMITTED, ENTRY_CONFLICT, ENTRY_DENIED
@@ -83,19 +84,19 @@ def scan_check(
     when something is not in the process's caches."""
     now = now or timezone.now()
     if not BARCODE.fullmatch(barcode):
-        raise ScanError("barcode", "must be 1 to 64 printable characters, without spaces")
+        raise ScanError("barcode", _("must be 1 to 64 printable characters, without spaces"))
     if direction not in DIRECTIONS:
-        raise ScanError("direction", "must be 'in' or 'out'")
+        raise ScanError("direction", _("must be 'in' or 'out'"))
     if scanned_at.tzinfo is None:
-        raise ScanError("scanned_at", "must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)")
+        raise ScanError("scanned_at", _("must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)"))
     if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise ScanError("scanned_at", "is in the future: check the turnstile's clock")
+        raise ScanError("scanned_at", _("is in the future: check the turnstile's clock"))
     try:
         place = lookups.turnstile_for(device.organisation_id, turnstile, cached_only=cached_only)
     except lookups.AmbiguousTurnstile:
-        raise ScanError("turnstile", f"{turnstile!r} names turnstiles at several grounds") from None
+        raise ScanError("turnstile", several_grounds(turnstile)) from None
     if place is None:
-        raise ScanError("turnstile", f"no turnstile {turnstile!r} at your organisation's grounds")
+        raise ScanError("turnstile", no_turnstile(turnstile))
     fixture_id = lookups.fixture_at(place.ground_id, scanned_at, cached_only=cached_only)
     ends = (
         lookups.gate_ends(fixture_id, place.gate_id, cached_only=cached_only)
@@ -246,14 +247,22 @@ def _publish_banned(
 MAX_OFFLINE_SCANS = 500
 
 
+def several_grounds(code: str) -> str:
+    return _("'%(code)s' names turnstiles at several grounds") % {"code": code}
+
+
+def no_turnstile(code: str) -> str:
+    return _("no turnstile '%(code)s' at your organisation's grounds") % {"code": code}
+
+
 def turnstile_place(device: lookups.DeviceInfo, code: str) -> lookups.TurnstileInfo:
     """The turnstile with this code at the device's organisation's grounds, or ScanError."""
     try:
         place = lookups.turnstile_for(device.organisation_id, code)
     except lookups.AmbiguousTurnstile:
-        raise ScanError("turnstile", f"{code!r} names turnstiles at several grounds") from None
+        raise ScanError("turnstile", several_grounds(code)) from None
     if place is None:
-        raise ScanError("turnstile", f"no turnstile {code!r} at your organisation's grounds")
+        raise ScanError("turnstile", no_turnstile(code))
     return place
 
 
@@ -304,7 +313,7 @@ def _offline_scan_read(
         value = item.get(name, default)
         if not isinstance(value, str):
             raise ScanError(
-                field(name), "is required (a string)" if value is None else "must be a string"
+                field(name), _("is required (a string)") if value is None else _("must be a string")
             )
         return value
 
@@ -345,9 +354,9 @@ def _offline_scans_read(device: lookups.DeviceInfo, data: Any, now: datetime) ->
     """A scanner's upload, `{"scans": [...]}`, checked whole before anything is stored."""
     items = data.get("scans") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise ScanError("scans", "is required (a list of scans)")
+        raise ScanError("scans", _("is required (a list of scans)"))
     if not 1 <= len(items) <= MAX_OFFLINE_SCANS:
-        raise ScanError("scans", f"must hold 1 to {MAX_OFFLINE_SCANS} scans")
+        raise ScanError("scans", _("must hold 1 to %(most)s scans") % {"most": MAX_OFFLINE_SCANS})
     return [_offline_scan_read(device, item, now, f"scans[{i}]") for i, item in enumerate(items)]
 
 

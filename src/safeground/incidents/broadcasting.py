@@ -4,6 +4,7 @@ their devices' acknowledgements."""
 from django.db import transaction
 
 from safeground.accounts.models import User
+from safeground.errors import too_long
 from safeground.live.catalogue import BROADCAST, BROADCAST_ACK
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
@@ -24,7 +25,7 @@ def broadcast_send(
         raise LogEntryError("script", f"one of {', '.join(Broadcast.Script.values)}")
     text = text.strip() or Broadcast.Script(script).label
     if len(text) > 500:
-        raise LogEntryError("text", f"is {len(text)} characters; at most 500")
+        raise LogEntryError("text", too_long(len(text), 500))
     target = None
     if zone:
         target = Zone.objects.filter(ground=fixture.ground, code=zone).first()

@@ -5,6 +5,7 @@ import hashlib
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.live.catalogue import LOG_PHOTO
@@ -22,11 +23,15 @@ PHOTO_MAX_BYTES = 10 * 1024 * 1024
 def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
     """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
     if entry.kind in RECORD_KINDS:
-        raise LogEntryError("entry", f"#{entry.seq} is a record, not an entry to photograph")
+        raise LogEntryError(
+            "entry", _("#%(seq)s is a record, not an entry to photograph") % {"seq": entry.seq}
+        )
     if upload.content_type not in PHOTO_TYPES:
-        raise LogEntryError("photo", "a JPEG, PNG or WebP image")
+        raise LogEntryError("photo", _("a JPEG, PNG or WebP image"))
     if upload.size > PHOTO_MAX_BYTES:
-        raise LogEntryError("photo", f"at most {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+        raise LogEntryError(
+            "photo", _("at most %(size)s MB") % {"size": PHOTO_MAX_BYTES // (1024 * 1024)}
+        )
     digest = hashlib.sha256()
     for chunk in upload.chunks():
         digest.update(chunk)

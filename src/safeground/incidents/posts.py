@@ -1,6 +1,7 @@
 """Stewards' posts: who stands where for a match, each post also a chained record in the log."""
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.live.catalogue import STEWARD_POST
@@ -30,7 +31,7 @@ def steward_post_assign(
         if code.strip()
     ]
     if len(given) != 1:
-        raise LogEntryError("post", "give exactly one of zone, gate or concourse")
+        raise LogEntryError("post", _("give exactly one of zone, gate or concourse"))
     field_name, code = given[0]
     managers = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
     place = managers[field_name].filter(ground=fixture.ground, code=code).first()
@@ -40,7 +41,10 @@ def steward_post_assign(
         organisation=fixture.ground.organisation_id,
         role__in=["steward", "steward_supervisor"],
     ).exists():
-        raise LogEntryError("steward", f"{steward.username} is not a steward of the home club")
+        raise LogEntryError(
+            "steward",
+            _("%(username)s is not a steward of the home club") % {"username": steward.username},
+        )
     post = StewardPost.objects.create(
         fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
     )

@@ -14,10 +14,11 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import memberships
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, at_most, too_long
 from safeground.live.catalogue import LOG_ENTRY
 from safeground.live.events import publish
 from safeground.matches.models import Fixture
@@ -88,18 +89,26 @@ def _resolve_place(fixture: Fixture, place: Place) -> dict[str, Any]:
         if code:
             found[field] = places.place_at(ground.pk, field, code)
             if found[field] is None:
-                raise LogEntryError(field, f"no {field} '{code}' at {ground.name}")
+                raise LogEntryError(
+                    field,
+                    _("no %(field)s '%(code)s' at %(ground)s")
+                    % {"field": field, "code": code, "ground": ground.name},
+                )
     if found["block"] is not None and found["first_row"]:
         rows = found["block"].rows
         for field in ("first_row", "last_row"):
             if found[field] and rows and found[field] not in rows:
                 raise LogEntryError(
-                    field, f"block {found['block'].code} has no row '{found[field]}'"
+                    field,
+                    _("block %(block)s has no row '%(row)s'")
+                    % {"block": found["block"].code, "row": found[field]},
                 )
     elif found["first_row"] or found["last_row"]:
-        raise LogEntryError("first_row", "rows need a block")
+        raise LogEntryError("first_row", _("rows need a block"))
     if not any(found[f] for f in ("block", "zone", "gate", "concourse", "outside")):
-        raise LogEntryError("place", "give a block, zone, gate, concourse or 'outside' description")
+        raise LogEntryError(
+            "place", _("give a block, zone, gate, concourse or 'outside' description")
+        )
     return found
 
 
@@ -107,10 +116,10 @@ def _check_observed_at(observed_at: datetime | None, now: datetime) -> datetime:
     if observed_at is None:
         return now
     if timezone.is_naive(observed_at):
-        raise LogEntryError("observed_at", "give a time with its time zone")
+        raise LogEntryError("observed_at", _("give a time with its time zone"))
     skew = timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS)
     if observed_at > now + skew:
-        raise LogEntryError("observed_at", "is in the future; check the device's clock")
+        raise LogEntryError("observed_at", _("is in the future; check the device's clock"))
     return observed_at
 
 
@@ -279,16 +288,16 @@ def _report_append(
 ) -> LogEntry:
     found = places.category_active(category)
     if found is None:
-        raise LogEntryError("category", f"no category '{category}'")
+        raise LogEntryError("category", _("no category '%(code)s'") % {"code": category})
     if severity is None:
         severity = found.default_severity
     if not 1 <= severity <= 5:
-        raise LogEntryError("severity", "must be from 1 (minor) to 5 (critical)")
+        raise LogEntryError("severity", _("must be from 1 (minor) to 5 (critical)"))
     text = text.strip()
     if len(text) > MAX_TEXT:
-        raise LogEntryError("text", f"is {len(text)} characters; at most {MAX_TEXT}")
+        raise LogEntryError("text", too_long(len(text), MAX_TEXT))
     if len(idempotency_key) > 80:
-        raise LogEntryError("idempotency_key", "at most 80 characters")
+        raise LogEntryError("idempotency_key", at_most(80))
     observed = _check_observed_at(observed_at, timezone.now())
     known = set()
     if links:
@@ -299,7 +308,9 @@ def _report_append(
         )
     missing = sorted(set(links) - known)
     if missing:
-        raise LogEntryError("links", f"no entries {missing} in this match", status=404)
+        raise LogEntryError(
+            "links", _("no entries %(seqs)s in this match") % {"seqs": missing}, status=404
+        )
     entry = _append(
         fixture=fixture,
         author=author,
@@ -316,11 +327,15 @@ def _report_append(
     return entry
 
 
+def closed(report: LogEntry) -> str:
+    return _("incident #%(seq)s is closed") % {"seq": report.seq}
+
+
 def _report_of(entry: LogEntry) -> LogEntry:
     report = entry.concerns if entry.concerns_id else entry
     assert report is not None
     if report.kind not in INCIDENT_KINDS:
-        raise LogEntryError("entry", f"#{entry.seq} is not a report")
+        raise LogEntryError("entry", _("#%(seq)s is not a report") % {"seq": entry.seq})
     return report
 
 
@@ -328,7 +343,10 @@ def _move(report: LogEntry, to: str) -> None:
     current = incident_state(report).status
     if to not in TRANSITIONS[current]:
         raise LogEntryError(
-            "status", f"incident #{report.seq} is {current}; it cannot become {to}", status=409
+            "status",
+            _("incident #%(seq)s is %(current)s; it cannot become %(to)s")
+            % {"seq": report.seq, "current": current, "to": to},
+            status=409,
         )
 
 
@@ -341,7 +359,7 @@ def _action(
 ) -> LogEntry:
     note = note.strip()
     if len(note) > MAX_TEXT:
-        raise LogEntryError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
+        raise LogEntryError("note", too_long(len(note), MAX_TEXT))
     return _append(
         fixture=report.fixture,
         author=author,
@@ -432,27 +450,29 @@ def log_entry_correct(
     """A correction: a new entry carrying the corrected fields; the original stays as it was."""
     report = _report_of(entry)
     if incident_state(report).status == Status.CLOSED:
-        raise LogEntryError("entry", f"incident #{report.seq} is closed", status=409)
+        raise LogEntryError("entry", closed(report), status=409)
     if not note.strip():
-        raise LogEntryError("note", "say why the entry is corrected")
+        raise LogEntryError("note", _("say why the entry is corrected"))
     fields: dict[str, Any] = {}
     if text is not None and text.strip():
         if len(text.strip()) > MAX_TEXT:
-            raise LogEntryError("text", f"is {len(text.strip())} characters; at most {MAX_TEXT}")
+            raise LogEntryError("text", too_long(len(text.strip()), MAX_TEXT))
         fields["text"] = text.strip()
     if category is not None:
         found = Category.objects.filter(code=category, is_active=True).first()
         if found is None:
-            raise LogEntryError("category", f"no category '{category}'")
+            raise LogEntryError("category", _("no category '%(code)s'") % {"code": category})
         fields["category"] = found
     if severity is not None:
         if not 1 <= severity <= 5:
-            raise LogEntryError("severity", "must be from 1 (minor) to 5 (critical)")
+            raise LogEntryError("severity", _("must be from 1 (minor) to 5 (critical)"))
         fields["severity"] = severity
     if place is not None:
         fields.update(_resolve_place(report.fixture, place))
     if not fields:
-        raise LogEntryError("correction", "correct at least one of text, category, severity, place")
+        raise LogEntryError(
+            "correction", _("correct at least one of text, category, severity, place")
+        )
     return _action(report, author, note, kind=LogEntry.Kind.CORRECTION, **fields)
 
 
@@ -480,14 +500,18 @@ def log_entry_task(*, entry: LogEntry, author: User, task: str) -> LogEntry:
     report = _report_of(entry)
     state = incident_state(report)
     if state.status == Status.CLOSED:
-        raise LogEntryError("entry", f"incident #{report.seq} is closed", status=409)
+        raise LogEntryError("entry", closed(report), status=409)
     assignment = (
         LogEntry.objects.filter(concerns=report, kind=LogEntry.Kind.ASSIGNMENT)
         .order_by("-seq")
         .first()
     )
     if assignment is None or assignment.assignee_id != author.pk:
-        raise LogEntryError("entry", f"incident #{report.seq} is not assigned to you", status=403)
+        raise LogEntryError(
+            "entry",
+            _("incident #%(seq)s is not assigned to you") % {"seq": report.seq},
+            status=403,
+        )
     return _action(report, author, "", kind=LogEntry.Kind.TASK, task=task)
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, at_most
 from safeground.incidents.chain_lock import one_sqlite_writer
 from safeground.incidents.models import LogEntry
 from safeground.incidents.services import Place, log_entry_append, log_entry_assign
@@ -95,14 +95,18 @@ def report_incoming(
     """A supporter's report checked and made ready to be written (reports_write), or
     SupporterReportError naming what is not well formed."""
     if category not in BY_CODE:
-        raise SupporterReportError("category", f"no category '{category}'")
+        raise SupporterReportError("category", _("no category '%(code)s'") % {"code": category})
     if block.ground_id != fixture.ground_id:
-        raise SupporterReportError("block", f"block {block.code} is not at {fixture.ground}")
+        raise SupporterReportError(
+            "block",
+            _("block %(block)s is not at %(ground)s")
+            % {"block": block.code, "ground": fixture.ground},
+        )
     text, contact = text.strip(), contact.strip()
     if len(text) > MAX_TEXT:
-        raise SupporterReportError("text", f"at most {MAX_TEXT} characters")
+        raise SupporterReportError("text", at_most(MAX_TEXT))
     if len(contact) > MAX_CONTACT:
-        raise SupporterReportError("contact", f"at most {MAX_CONTACT} characters")
+        raise SupporterReportError("contact", at_most(MAX_CONTACT))
     row = row.strip().upper()[:10]
     if row and block.rows and row not in block.rows:
         # A text's row the plan does not know: kept in the words, not as the place.
@@ -302,10 +306,12 @@ def _decide(item_id: int, fixture: Fixture) -> TriageItem:
         TriageItem.objects.select_for_update(of=("self",)).select_related("block").get(pk=item_id)
     )
     if item.fixture_id != fixture.pk:
-        raise SupporterReportError("item", "not an item of this match", status=404)
+        raise SupporterReportError("item", _("not an item of this match"), status=404)
     if item.status != TriageItem.Status.QUEUED:
         raise SupporterReportError(
-            "item", f"already {item.get_status_display().lower()}", status=409
+            "item",
+            _("already %(status)s") % {"status": item.get_status_display().lower()},
+            status=409,
         )
     return item
 
@@ -347,7 +353,9 @@ def item_merge(*, fixture: Fixture, item_id: int, by: User, seq: int) -> TriageI
             fixture=fixture, seq=seq, kind__in=[LogEntry.Kind.REPORT, LogEntry.Kind.WARNING]
         ).first()
         if entry is None:
-            raise SupporterReportError("seq", f"no incident #{seq} in this match's log", status=404)
+            raise SupporterReportError(
+                "seq", _("no incident #%(seq)s in this match's log") % {"seq": seq}, status=404
+            )
         _decided(item, TriageItem.Status.MERGED, by, log_entry=entry)
         _trust_move(item, TRUST_ACCEPTED)
     return item
@@ -357,9 +365,9 @@ def item_dismiss(*, fixture: Fixture, item_id: int, by: User, reason: str) -> Tr
     """Not for the log, with the reason; later reports of the block begin a new item."""
     reason = reason.strip()
     if not reason:
-        raise SupporterReportError("reason", "say why the reports are dismissed")
+        raise SupporterReportError("reason", _("say why the reports are dismissed"))
     if len(reason) > 500:
-        raise SupporterReportError("reason", "at most 500 characters")
+        raise SupporterReportError("reason", at_most(500))
     with one_sqlite_writer(), transaction.atomic():
         item = _decide(item_id, fixture)
         _decided(item, TriageItem.Status.DISMISSED, by, reason=reason, is_open=False)
@@ -392,10 +400,10 @@ def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None 
     with one_sqlite_writer(), transaction.atomic():
         item = TriageItem.objects.select_for_update(of=("self",)).get(pk=item_id, fixture=fixture)
         if item.log_entry is None:
-            raise SupporterReportError("item", "accept the item into the log first", status=409)
+            raise SupporterReportError("item", _("accept the item into the log first"), status=409)
         steward = steward or nearest_steward(fixture, item.block_id)
         if steward is None:
-            raise SupporterReportError("steward", "no steward is posted yet", status=409)
+            raise SupporterReportError("steward", _("no steward is posted yet"), status=409)
         log_entry_assign(
             entry=item.log_entry,
             author=by,
