@@ -41,12 +41,14 @@ def quick_retries(monkeypatch) -> None:
     monkeypatch.setattr(push, "BACK_OFF_SECONDS", (0.05, 0.05))
 
 
-def subscribe(client_for, receiver: PushReceiver, username: str = "steward"):
+def subscribe(client_for, receiver: PushReceiver, username: str = "steward", language: str = ""):
+    """`language`: the steward page's (its browser asks for it), which subscribes the phone."""
     phone = receiver.phone()
     response = client_for(username).post(
         "/api/alerts/subscriptions",
         {**phone.subscription(), "device": "test phone"},
         content_type="application/json",
+        headers={"Accept-Language": language} if language else {},
     )
     assert response.status_code == 201, response.content
     return phone
@@ -206,6 +208,46 @@ def test_a_task_and_a_flashpoint_warning_in_the_zone_reach_the_steward(
         and warning["body"] == "Flashpoint building in the away section"
     )
     assert all(m.urgency == "high" for m in receiver.messages)
+
+
+def test_each_phone_reads_its_alerts_in_the_language_it_subscribed_in(
+    match_day, client_for, receiver
+) -> None:
+    """A Welsh steward's locked phone shows a broadcast and a task in Welsh, an English one's in
+    English, whatever the control room's language; the alert's record stays in English."""
+    welsh = subscribe(client_for, receiver, "steward", language="cy")
+    english = subscribe(client_for, receiver, "supervisor", language="en-GB")
+    cup_tie = match_day.cup_tie
+    factories.post(cup_tie, user("steward"))
+    factories.post(cup_tie, user("supervisor"))
+    response = client_for("safety").post(
+        f"/api/fixtures/{cup_tie.pk}/broadcasts",
+        {"script": "hold"},  # no words of its own: the script's name
+        content_type="application/json",
+        headers={"Accept-Language": "cy"},  # a Welsh control room
+    )
+    assert response.status_code == 201, response.content
+    push.settle()
+    said = {m.phone.token: m.json() for m in receiver.wait_for(2)}
+    assert said[welsh.token]["title"] == "Ystafell reoli"
+    assert said[welsh.token]["body"] == "Daliwch wrth y gatiau"
+    assert said[welsh.token]["acknowledge_label"] == "Cydnabod"
+    assert (said[english.token]["title"], said[english.token]["body"]) == (
+        "Control room",
+        "Hold at the gates",
+    )
+    alert = Alert.objects.get(broadcast_id=response.json()["id"])
+    assert (alert.title, alert.body) == ("Control room", "Hold at the gates")
+
+    report = log_entry_append(
+        fixture=cup_tie, author=user("loggist"), category="missile", text="",
+        place=Place(block="S-L1"),
+    )  # fmt: skip
+    log_entry_assign(entry=report, author=user("loggist"), assignee=user("steward"))
+    push.settle()
+    task = receiver.wait_for(3)[-1].json()
+    assert task["title"] == f"Tasg i chi: #{report.seq}"
+    assert task["body"] == "Taflegryn wedi'i daflu"  # the seeded category's Welsh name
 
 
 def test_an_urgent_broadcast_not_acknowledged_in_time_is_raised_once(

@@ -4,6 +4,7 @@
 from typing import Any, Literal
 
 from django.http import HttpRequest
+from django.utils import translation
 from ninja import Field, Router, Schema, Status
 from ninja.security import APIKeyHeader, django_auth
 
@@ -80,6 +81,7 @@ def alert_subscribe(request: HttpRequest, payload: SubscriptionIn) -> Status[Any
         p256dh=payload.keys.p256dh,
         auth=payload.keys.auth,
         device=payload.device,
+        language=translation.get_language() or "",  # the steward page's, which subscribes
     )
     return Status(201, {"id": subscription.pk})
 

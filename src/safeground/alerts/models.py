@@ -18,6 +18,9 @@ class PushSubscription(models.Model):
     p256dh = models.CharField(max_length=100)  # base64url, the phone's P-256 public key
     auth = models.CharField(max_length=50)  # base64url, the 16-byte authentication secret
     device = models.CharField(max_length=200, blank=True)  # the browser's own description
+    # The steward page's language when the phone subscribed: its alerts are worded in it (a
+    # locked phone shows the notification without the page). Blank: the site's language.
+    language = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # When the phone last gave it (the steward page sends it again on each visit), and when a
     # push service last took a message for it: retention drops it once both are old.

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.translation import gettext as _
 
@@ -75,9 +75,10 @@ def _push_service(endpoint: str) -> str:
 
 @transaction.atomic
 def subscription_save(
-    *, user: User, endpoint: str, p256dh: str, auth: str, device: str = ""
+    *, user: User, endpoint: str, p256dh: str, auth: str, device: str = "", language: str = ""
 ) -> PushSubscription:
-    """A phone's subscription, kept under whoever subscribed it last (a phone handed on)."""
+    """A phone's subscription, kept under whoever subscribed it last (a phone handed on), and
+    the language its alerts are worded in (the page's when it subscribed)."""
     subscription, _created = PushSubscription.objects.update_or_create(
         endpoint=_push_service(endpoint),
         defaults={
@@ -85,6 +86,7 @@ def subscription_save(
             "p256dh": _key("p256dh", p256dh, 65),
             "auth": _key("auth", auth, 16),
             "device": device[:200],
+            "language": language if translation.check_for_language(language) else "",
         },
     )
     return subscription
@@ -113,15 +115,20 @@ def receipt_recipient_id(token: str) -> int | None:
     return int(number) if constant_time_compare(token, receipt_token(int(number))) else None
 
 
-def _payloads(alert: Alert) -> Callable[[int], bytes]:
-    """What the service worker reads for each recipient (under 4 kB, the push services' limit):
-    the alert's part made once, each recipient's token added (a broadcast to 500: one reverse()
-    and one translation, not 500)."""
+# An alert's (title, body), said in the active language: once in the site's for the record, and
+# once in each language its phones were subscribed in.
+Words = Callable[[], tuple[str, str]]
+
+
+def _payloads(alert: Alert, title: str, body: str) -> Callable[[int], bytes]:
+    """What the service worker reads for each recipient (under 4 kB, the push services' limit),
+    in the active language: the alert's part made once, each recipient's token added (a
+    broadcast to 500: one reverse() and one translation per language, not 500)."""
     shared = json.dumps(
         {
             "kind": alert.kind,
-            "title": alert.title,
-            "body": alert.body,
+            "title": title[:200],
+            "body": body[:500],
             "tag": f"{alert.kind}-{alert.broadcast_id or alert.entry_id or alert.pk}",
             "url": reverse("steward_page", args=[alert.fixture_id]),
             "receipt": reverse("api:alert_receipt"),
@@ -145,13 +152,15 @@ def alert_send(
     fixture: Fixture,
     kind: str,
     user_ids: set[int],
-    title: str,
-    body: str,
+    words: Words,
     urgent: bool,
     broadcast: Broadcast | None = None,
     entry: LogEntry | None = None,
 ) -> Alert:
-    """An alert for these people, pushed to each of their subscribed phones off this thread."""
+    """An alert for these people, pushed to each of their subscribed phones off this thread,
+    each phone's in its own language."""
+    with translation.override(settings.LANGUAGE_CODE):
+        title, body = words()
     with transaction.atomic():
         alert = Alert.objects.create(
             fixture=fixture,
@@ -174,7 +183,14 @@ def alert_send(
             )
             for user_id in sorted(user_ids)
         )
-        payload = _payloads(alert)
+        said: dict[str, Callable[[int], bytes]] = {}
+
+        def payload(recipient_id: int, language: str) -> bytes:
+            if language not in said:
+                with translation.override(language or settings.LANGUAGE_CODE):
+                    said[language] = _payloads(alert, *words())
+            return said[language](recipient_id)
+
         pushes = [
             push.Push(
                 recipient_id=recipient.pk,
@@ -182,7 +198,7 @@ def alert_send(
                 endpoint=subscription.endpoint,
                 p256dh=subscription.p256dh,
                 auth=subscription.auth,
-                payload=payload(recipient.pk),
+                payload=payload(recipient.pk, subscription.language),
             )
             for recipient in recipients
             for subscription in subscriptions.get(recipient.user_id, ())
@@ -219,6 +235,13 @@ def outcomes_record(outcomes: list[push.Outcome]) -> None:
             )
 
 
+def broadcast_words(broadcast: Broadcast) -> str:
+    """A broadcast sent without words of its own carries its script's name (in English): the
+    reader gets it in theirs, as the steward page says it; words of its own are as written."""
+    label = Broadcast.Script(broadcast.script).label
+    return _(label) if broadcast.text == label else broadcast.text
+
+
 def alert_broadcast(broadcast: Broadcast) -> Alert:
     """A broadcast to its stewards' phones (incidents.hooks: after it committed)."""
     urgent = broadcast.script != Broadcast.Script.ALL_CLEAR
@@ -227,8 +250,7 @@ def alert_broadcast(broadcast: Broadcast) -> Alert:
         fixture=broadcast.fixture,
         kind=Alert.Kind.BROADCAST,
         user_ids=set(broadcast.recipient_ids),
-        title=_("Control room") + where,
-        body=broadcast.text,
+        words=lambda: (_("Control room") + where, broadcast_words(broadcast)),
         urgent=urgent,
         broadcast=broadcast,
     )
@@ -239,12 +261,20 @@ def alert_task(assignment: LogEntry) -> Alert | None:
     if assignment.assignee_id is None:
         return None
     report = assignment.concerns or assignment
+
+    def words() -> tuple[str, str]:
+        # A seeded category's name in the reader's language, as the steward page names it.
+        category = _(report.category.name) if report.category else ""
+        return (
+            _("Task for you: #%(seq)s") % {"seq": report.seq},
+            " · ".join(filter(None, [category, report.text])) or _("Task"),
+        )
+
     return alert_send(
         fixture=assignment.fixture,
         kind=Alert.Kind.TASK,
         user_ids={assignment.assignee_id},
-        title=_("Task for you: #%(seq)s") % {"seq": report.seq},
-        body=" · ".join(filter(None, [str(report.category or ""), report.text])) or _("Task"),
+        words=words,
         urgent=True,
         entry=report,
     )
@@ -265,8 +295,7 @@ def alert_warning(warning: LogEntry) -> Alert | None:
         fixture=fixture,
         kind=Alert.Kind.WARNING,
         user_ids=user_ids,
-        title=_("Flashpoint warning"),
-        body=warning.text,
+        words=lambda: (_("Flashpoint warning"), warning.text),
         urgent=True,
         entry=warning,
     )
@@ -369,8 +398,10 @@ def _raise_one(alert: Alert, now: datetime) -> bool:
                 fixture=alert.fixture,
                 kind=Alert.Kind.OVERDUE,
                 user_ids=supervisors,
-                title=_("Not acknowledged: %(count)s stewards") % {"count": len(waiting)},
-                body=broadcast.text,
+                words=lambda: (
+                    _("Not acknowledged: %(count)s stewards") % {"count": len(waiting)},
+                    broadcast_words(broadcast),
+                ),
                 urgent=True,
                 broadcast=broadcast,
             )
