@@ -2,13 +2,14 @@
 
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Organisation(models.Model):
     class Kind(models.TextChoices):
-        CLUB = "club", "Club"
-        POLICE_FORCE = "police_force", "Police force"
-        NATIONAL_UNIT = "national_unit", "National unit"
+        CLUB = "club", _("Club")
+        POLICE_FORCE = "police_force", _("Police force")
+        NATIONAL_UNIT = "national_unit", _("National unit")
 
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=80, unique=True)
@@ -22,14 +23,14 @@ class Organisation(models.Model):
 
 
 class Role(models.TextChoices):
-    SAFETY_OFFICER = "safety_officer", "Safety officer"
-    CONTROL_OPERATOR = "control_operator", "Control-room operator / loggist"
-    STEWARD_SUPERVISOR = "steward_supervisor", "Steward supervisor"
-    STEWARD = "steward", "Steward"
-    POLICE_COMMANDER = "police_commander", "Police commander"
-    POLICE_SPOTTER = "police_spotter", "Police spotter / football officer"
-    BAN_OFFICER = "ban_officer", "Club security / ban officer"
-    AUDITOR = "auditor", "Auditor"
+    SAFETY_OFFICER = "safety_officer", _("Safety officer")
+    CONTROL_OPERATOR = "control_operator", _("Control-room operator / loggist")
+    STEWARD_SUPERVISOR = "steward_supervisor", _("Steward supervisor")
+    STEWARD = "steward", _("Steward")
+    POLICE_COMMANDER = "police_commander", _("Police commander")
+    POLICE_SPOTTER = "police_spotter", _("Police spotter / football officer")
+    BAN_OFFICER = "ban_officer", _("Club security / ban officer")
+    AUDITOR = "auditor", _("Auditor")
 
 
 class User(AbstractUser):
@@ -65,8 +66,8 @@ class Device(models.Model):
     """
 
     class Profile(models.TextChoices):
-        TURNSTILE = "turnstile", "Turnstile"
-        SCANNER = "scanner", "Handheld scanner"
+        TURNSTILE = "turnstile", _("Turnstile")
+        SCANNER = "scanner", _("Handheld scanner")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="devices")
     name = models.CharField(max_length=100)

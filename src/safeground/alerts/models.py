@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.matches.models import Fixture
@@ -36,10 +37,10 @@ class Alert(models.Model):
     urgent broadcast raised to the supervisors because it is not acknowledged in time."""
 
     class Kind(models.TextChoices):
-        BROADCAST = "broadcast", "Broadcast"
-        TASK = "task", "Task"
-        WARNING = "warning", "Flashpoint warning"
-        OVERDUE = "overdue", "Broadcast not acknowledged"
+        BROADCAST = "broadcast", _("Broadcast")
+        TASK = "task", _("Task")
+        WARNING = "warning", _("Flashpoint warning")
+        OVERDUE = "overdue", _("Broadcast not acknowledged")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="alerts")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -9,6 +9,7 @@ delete, and only retention blanks what must be erased.
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
 from safeground.accounts.models import Organisation
@@ -44,24 +45,24 @@ class Person(models.Model):
 
 class Ban(models.Model):
     class Type(models.TextChoices):
-        CLUB_BAN = "club_ban", "Club ban"
-        BANNING_ORDER = "banning_order", "Football banning order (Football Spectators Act 1989)"
-        GROUND_EXCLUSION = "ground_exclusion", "Ground exclusion"
+        CLUB_BAN = "club_ban", _("Club ban")
+        BANNING_ORDER = "banning_order", _("Football banning order (Football Spectators Act 1989)")
+        GROUND_EXCLUSION = "ground_exclusion", _("Ground exclusion")
 
     class Scope(models.TextChoices):
-        GROUND = "ground", "This ground"
-        CLUB = "club", "The club's matches, home and away"
-        REGISTER = "register", "Every ground sharing the register"
+        GROUND = "ground", _("This ground")
+        CLUB = "club", _("The club's matches, home and away")
+        REGISTER = "register", _("Every ground sharing the register")
 
     class Status(models.TextChoices):
-        PROPOSED = "proposed", "Proposed"
-        REJECTED = "rejected", "Rejected"
-        APPROVED = "approved", "Approved (not yet started)"
-        ACTIVE = "active", "Active"
-        APPEALED = "appealed", "Under appeal (in force)"
-        UPHELD = "upheld", "Upheld on appeal"
-        REVOKED = "revoked", "Revoked on appeal"
-        EXPIRED = "expired", "Expired"
+        PROPOSED = "proposed", _("Proposed")
+        REJECTED = "rejected", _("Rejected")
+        APPROVED = "approved", _("Approved (not yet started)")
+        ACTIVE = "active", _("Active")
+        APPEALED = "appealed", _("Under appeal (in force)")
+        UPHELD = "upheld", _("Upheld on appeal")
+        REVOKED = "revoked", _("Revoked on appeal")
+        EXPIRED = "expired", _("Expired")
 
     person = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="bans")
     organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")
@@ -148,24 +149,27 @@ class AccessRecord(AppendOnlyModel):
     """Who read or changed what in the register, when, and the reason they gave. Append-only."""
 
     class Action(models.TextChoices):
-        READ = "read", "Read a person's record"
-        SEARCH = "search", "Searched the register"
-        REVIEW_FLAG = "review_flag", "Reviewed a flagged ticket"
-        PROPOSE = "propose", "Proposed a ban"
-        APPROVE = "approve", "Approved a ban"
-        REJECT = "reject", "Rejected a proposed ban"
-        APPEAL = "appeal", "Recorded an appeal"
-        DECIDE_APPEAL = "decide_appeal", "Decided an appeal"
-        ACTIVATE = "activate", "Ban came into force"
-        EXPIRE = "expire", "Ban expired"
-        CONFIRM_FLAG = "confirm_flag", "Confirmed a flagged ticket"
-        CLEAR_FLAG = "clear_flag", "Cleared a flagged ticket"
-        ERASE = "erase", "Erased a person (retention)"
-        IDENTIFY = "identify", "Looked up who sat near an incident"
-        IDENTIFY_LARGE = "identify_large", "Looked up who sat near an incident: a large search"
-        LIST_FLAGS = "list_flags", "Listed flagged tickets (holders' names)"
-        SUBJECT_ACCESS = "subject_access", "Exported everything held about a person"
-        LEAGUE_PUBLISH = "league_publish", "Published bans to the league's exchange (tokens only)"
+        READ = "read", _("Read a person's record")
+        SEARCH = "search", _("Searched the register")
+        REVIEW_FLAG = "review_flag", _("Reviewed a flagged ticket")
+        PROPOSE = "propose", _("Proposed a ban")
+        APPROVE = "approve", _("Approved a ban")
+        REJECT = "reject", _("Rejected a proposed ban")
+        APPEAL = "appeal", _("Recorded an appeal")
+        DECIDE_APPEAL = "decide_appeal", _("Decided an appeal")
+        ACTIVATE = "activate", _("Ban came into force")
+        EXPIRE = "expire", _("Ban expired")
+        CONFIRM_FLAG = "confirm_flag", _("Confirmed a flagged ticket")
+        CLEAR_FLAG = "clear_flag", _("Cleared a flagged ticket")
+        ERASE = "erase", _("Erased a person (retention)")
+        IDENTIFY = "identify", _("Looked up who sat near an incident")
+        IDENTIFY_LARGE = "identify_large", _("Looked up who sat near an incident: a large search")
+        LIST_FLAGS = "list_flags", _("Listed flagged tickets (holders' names)")
+        SUBJECT_ACCESS = "subject_access", _("Exported everything held about a person")
+        LEAGUE_PUBLISH = (
+            "league_publish",
+            _("Published bans to the league's exchange (tokens only)"),
+        )
 
     at = models.DateTimeField(db_index=True)
     user = models.ForeignKey(

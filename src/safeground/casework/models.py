@@ -9,6 +9,7 @@ file is a new Evidence row, with its own SHA-256.
 from django.conf import settings
 from django.core.files.storage import Storage, storages
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
 from safeground.accounts.models import Organisation
@@ -29,8 +30,8 @@ class Case(models.Model):
     each change with a CaseEvent."""
 
     class Status(models.TextChoices):
-        OPEN = "open", "Open"
-        CLOSED = "closed", "Closed"
+        OPEN = "open", _("Open")
+        CLOSED = "closed", _("Closed")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="cases")
@@ -56,10 +57,10 @@ class Subject(AppendOnlyModel):
     leaflet, a banner)."""
 
     class Kind(models.TextChoices):
-        PERSON = "person", "Known person (register)"
-        TICKET_HOLDER = "ticket_holder", "Ticket holder"
-        UNIDENTIFIED = "unidentified", "Unidentified person"
-        MATERIAL = "material", "Material"
+        PERSON = "person", _("Known person (register)")
+        TICKET_HOLDER = "ticket_holder", _("Ticket holder")
+        UNIDENTIFIED = "unidentified", _("Unidentified person")
+        MATERIAL = "material", _("Material")
 
     case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="subjects")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -108,31 +109,31 @@ class Outcome(AppendOnlyModel):
         """The offence groups of the Home Office's football-related arrest statistics, which a
         club and its force return each season."""
 
-        PUBLIC_DISORDER = "public_disorder", "Public disorder"
-        VIOLENT_DISORDER = "violent_disorder", "Violent disorder"
-        ALCOHOL = "alcohol", "Alcohol offences"
-        PITCH_INCURSION = "pitch_incursion", "Pitch incursion"
-        MISSILE = "missile", "Missile throwing"
-        TICKET_TOUTING = "ticket_touting", "Ticket touting"
-        CHANTING = "chanting", "Racist or indecent chanting"
-        CRIMINAL_DAMAGE = "criminal_damage", "Criminal damage"
-        PYROTECHNICS = "pyrotechnics", "Possession of pyrotechnics"
-        OTHER = "other", "Other"
+        PUBLIC_DISORDER = "public_disorder", _("Public disorder")
+        VIOLENT_DISORDER = "violent_disorder", _("Violent disorder")
+        ALCOHOL = "alcohol", _("Alcohol offences")
+        PITCH_INCURSION = "pitch_incursion", _("Pitch incursion")
+        MISSILE = "missile", _("Missile throwing")
+        TICKET_TOUTING = "ticket_touting", _("Ticket touting")
+        CHANTING = "chanting", _("Racist or indecent chanting")
+        CRIMINAL_DAMAGE = "criminal_damage", _("Criminal damage")
+        PYROTECHNICS = "pyrotechnics", _("Possession of pyrotechnics")
+        OTHER = "other", _("Other")
 
     class Club(models.TextChoices):
         """Whose supporter the arrested person is, for the season's arrests by club."""
 
-        HOME = "home", "Home club"
-        AWAY = "away", "Away club"
-        OTHER = "other", "Another club"
-        NOT_KNOWN = "not_known", "Not known"
+        HOME = "home", _("Home club")
+        AWAY = "away", _("Away club")
+        OTHER = "other", _("Another club")
+        NOT_KNOWN = "not_known", _("Not known")
 
     class Kind(models.TextChoices):
-        EJECTION = "ejection", "Ejected from the ground"
-        ARREST = "arrest", "Arrested"
-        CLUB_BAN = "club_ban", "Club ban proposed"
-        COURT_REFERRAL = "court_referral", "Referred for a court banning order"
-        NO_FURTHER_ACTION = "nfa", "No further action"
+        EJECTION = "ejection", _("Ejected from the ground")
+        ARREST = "arrest", _("Arrested")
+        CLUB_BAN = "club_ban", _("Club ban proposed")
+        COURT_REFERRAL = "court_referral", _("Referred for a court banning order")
+        NO_FURTHER_ACTION = "nfa", _("No further action")
 
     case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="outcomes")
     subject = models.ForeignKey(
@@ -188,11 +189,11 @@ class Evidence(AppendOnlyModel):
     erasable = ("file", "erased_at")
 
     class Kind(models.TextChoices):
-        PHOTO = "photo", "Photo or CCTV still"
-        VIDEO = "video", "Video file"
-        CCTV = "cctv", "CCTV footage (reference)"
-        DOCUMENT = "document", "Document or material (a leaflet)"
-        SCREENSHOT = "screenshot", "Screenshot (social media)"
+        PHOTO = "photo", _("Photo or CCTV still")
+        VIDEO = "video", _("Video file")
+        CCTV = "cctv", _("CCTV footage (reference)")
+        DOCUMENT = "document", _("Document or material (a leaflet)")
+        SCREENSHOT = "screenshot", _("Screenshot (social media)")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="evidence")
     case = models.ForeignKey(
@@ -255,11 +256,11 @@ class CustodyRecord(AppendOnlyModel):
     the scheduled task: no user). Append-only."""
 
     class Action(models.TextChoices):
-        UPLOAD = "upload", "Uploaded"
-        VIEW = "view", "Viewed"
-        DOWNLOAD = "download", "Downloaded"
-        EXPORT = "export", "Exported in a case bundle"
-        DESTROY = "destroy", "File destroyed (retention)"
+        UPLOAD = "upload", _("Uploaded")
+        VIEW = "view", _("Viewed")
+        DOWNLOAD = "download", _("Downloaded")
+        EXPORT = "export", _("Exported in a case bundle")
+        DESTROY = "destroy", _("File destroyed (retention)")
 
     at = models.DateTimeField(db_index=True)
     # None: the scheduled task (retention destroying a file); `username` says so.

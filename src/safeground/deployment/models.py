@@ -8,6 +8,7 @@ append-only: a new result supersedes an older one, nothing is edited.
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
 from safeground.append_only import AppendOnlyModel
@@ -40,14 +41,14 @@ class MatchCheck(models.Model):
     never edited (the results say how it went)."""
 
     class Area(models.TextChoices):
-        GATES = "gates", "Gates and turnstiles"
-        EXITS = "exits", "Exits and gangways"
-        BARRIERS = "barriers", "Barriers and rails"
-        FIRE = "fire", "Fire equipment"
-        PA = "pa", "Public address"
-        CCTV = "cctv", "CCTV"
-        FIRST_AID = "first_aid", "First aid"
-        OTHER = "other", "Other"
+        GATES = "gates", _("Gates and turnstiles")
+        EXITS = "exits", _("Exits and gangways")
+        BARRIERS = "barriers", _("Barriers and rails")
+        FIRE = "fire", _("Fire equipment")
+        PA = "pa", _("Public address")
+        CCTV = "cctv", _("CCTV")
+        FIRST_AID = "first_aid", _("First aid")
+        OTHER = "other", _("Other")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="match_checks")
     item = models.SlugField(max_length=40)  # the checklist item's code
@@ -95,9 +96,9 @@ class CheckResult(AppendOnlyModel):
     erasable = ("photo", "photo_erased_at")
 
     class Outcome(models.TextChoices):
-        PASS = "pass", "Passed"
-        FAIL = "fail", "Failed"
-        RECHECK = "recheck", "Sent back to check again"
+        PASS = "pass", _("Passed")
+        FAIL = "fail", _("Failed")
+        RECHECK = "recheck", _("Sent back to check again")
 
     match_check = models.ForeignKey(MatchCheck, on_delete=models.PROTECT, related_name="results")
     outcome = models.CharField(max_length=10, choices=Outcome.choices)

@@ -3,6 +3,7 @@ every scan at the turnstiles (docs/adr/0005-turnstile-decisions.md)."""
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Device
 from safeground.append_only import AppendOnlyModel
@@ -15,12 +16,12 @@ from . import rules
 
 class Ticket(models.Model):
     class End(models.TextChoices):
-        HOME = "home", "Home"
-        AWAY = "away", "Away"
+        HOME = "home", _("Home")
+        AWAY = "away", _("Away")
 
     class Status(models.TextChoices):
-        VALID = "valid", "Valid"
-        CANCELLED = "cancelled", "Cancelled"
+        VALID = "valid", _("Valid")
+        CANCELLED = "cancelled", _("Cancelled")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="tickets")
     barcode = models.CharField(max_length=64)
@@ -80,12 +81,12 @@ class Scan(AppendOnlyModel):
     the time it happened and the time the server stored it. Written by entry.scans only."""
 
     class Direction(models.TextChoices):
-        IN = "in", "Entry"
-        OUT = "out", "Exit"
+        IN = "in", _("Entry")
+        OUT = "out", _("Exit")
 
     class Decision(models.TextChoices):
-        ADMIT = "admit", "Admit"
-        DENY = "deny", "Deny"
+        ADMIT = "admit", _("Admit")
+        DENY = "deny", _("Deny")
 
     class Reason(models.TextChoices):
         # The codes a scan may store, in the reason table's order; their words are the table's
@@ -179,9 +180,9 @@ class TicketFlag(models.Model):
     """
 
     class Status(models.TextChoices):
-        OPEN = "open", "Awaiting review"
-        CONFIRMED = "confirmed", "Confirmed: deny entry"
-        CLEARED = "cleared", "Cleared: not the banned person"
+        OPEN = "open", _("Awaiting review")
+        CONFIRMED = "confirmed", _("Confirmed: deny entry")
+        CLEARED = "cleared", _("Cleared: not the banned person")
 
     ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, related_name="flags")
     # A ban on this club's register, or one another club published to the league's exchange

@@ -5,6 +5,7 @@ of a match is bans.LeagueBan and entry.TicketFlag, in that club's own database.
 """
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.append_only import AppendOnlyModel
 
@@ -57,11 +58,11 @@ class ExchangeRecord(AppendOnlyModel):
     after comparing) how many matched. The exchange knows only counts of what it was asked."""
 
     class Action(models.TextChoices):
-        PUBLISH = "publish", "Published its bans"
-        CHECK = "check", "Checked a fixture's ticket holders"
-        EVALUATE = "evaluate", "Had a batch evaluated"
-        OUTCOME = "outcome", "Reported how many matched"
-        REFUSED = "refused", "Was refused (over a bound)"
+        PUBLISH = "publish", _("Published its bans")
+        CHECK = "check", _("Checked a fixture's ticket holders")
+        EVALUATE = "evaluate", _("Had a batch evaluated")
+        OUTCOME = "outcome", _("Reported how many matched")
+        REFUSED = "refused", _("Was refused (over a bound)")
 
     at = models.DateTimeField(db_index=True)
     club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="records")

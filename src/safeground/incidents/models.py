@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.append_only import AppendOnlyModel, ErasableQuerySet
 from safeground.matches.models import Fixture
@@ -35,37 +36,37 @@ class Category(models.Model):
 
 class LogEntry(AppendOnlyModel):
     class Kind(models.TextChoices):
-        REPORT = "report", "Report"
-        ASSIGNMENT = "assignment", "Assignment"
-        ESCALATION = "escalation", "Escalation"
-        STATUS = "status", "Status change"
-        CORRECTION = "correction", "Correction"
-        TASK = "task", "Task update"  # the assignee accepts or finishes the task
-        WARNING = "warning", "Flashpoint warning"  # written by the flashpoint service
+        REPORT = "report", _("Report")
+        ASSIGNMENT = "assignment", _("Assignment")
+        ESCALATION = "escalation", _("Escalation")
+        STATUS = "status", _("Status change")
+        CORRECTION = "correction", _("Correction")
+        TASK = "task", _("Task update")  # the assignee accepts or finishes the task
+        WARNING = "warning", _("Flashpoint warning")  # written by the flashpoint service
         # Chained records: what else the control room did, kept in the chain so it is anchored
         # too, but never shown as log entries (each has its own page and audience).
-        BROADCAST = "broadcast", "Broadcast sent"
-        POST = "post", "Steward posted"
-        PHOTO = "photo", "Photo kept"
+        BROADCAST = "broadcast", _("Broadcast sent")
+        POST = "post", _("Steward posted")
+        PHOTO = "photo", _("Photo kept")
         # A commander's decision (or its amendment) and its review: the decisions app's record.
-        DECISION = "decision", "Decision logged"
-        DECISION_REVIEW = "decision_review", "Decision reviewed"
+        DECISION = "decision", _("Decision logged")
+        DECISION_REVIEW = "decision_review", _("Decision reviewed")
 
     class Status(models.TextChoices):
-        OPEN = "open", "Open"
-        ASSIGNED = "assigned", "Assigned"
-        ESCALATED = "escalated", "Escalated"
-        RESOLVED = "resolved", "Resolved"
-        CLOSED = "closed", "Closed"
+        OPEN = "open", _("Open")
+        ASSIGNED = "assigned", _("Assigned")
+        ESCALATED = "escalated", _("Escalated")
+        RESOLVED = "resolved", _("Resolved")
+        CLOSED = "closed", _("Closed")
 
     class Task(models.TextChoices):
-        ACCEPTED = "accepted", "Accepted"
-        DONE = "done", "Done"
+        ACCEPTED = "accepted", _("Accepted")
+        DONE = "done", _("Done")
 
     class Level(models.TextChoices):
-        SUPERVISOR = "supervisor", "Steward supervisor"
-        CONTROL_ROOM = "control_room", "Control room"
-        POLICE = "police", "Police"
+        SUPERVISOR = "supervisor", _("Steward supervisor")
+        CONTROL_ROOM = "control_room", _("Control room")
+        POLICE = "police", _("Police")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="log_entries")
     seq = models.PositiveIntegerField()
@@ -159,6 +160,8 @@ class StewardPost(models.Model):
 class Broadcast(models.Model):
     """An urgent message from the control room to every device of the match, or to one zone."""
 
+    # English on purpose: a broadcast without words of its own stores its script's label as its
+    # text, and each reader's page and phone says it in theirs (steward_words.SCRIPT_NAMES).
     class Script(models.TextChoices):
         HOLD = "hold", "Hold at the gates"
         EVACUATE = "evacuate", "Evacuate block"
@@ -224,9 +227,9 @@ class LogCheckpoint(AppendOnlyModel):
     against them (docs/adr/0008-anchored-log.md)."""
 
     class Reason(models.TextChoices):
-        INTERVAL = "interval", "During the match"
-        FULL_TIME = "full_time", "Full time"
-        ON_REQUEST = "on_request", "On request"
+        INTERVAL = "interval", _("During the match")
+        FULL_TIME = "full_time", _("Full time")
+        ON_REQUEST = "on_request", _("On request")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="log_checkpoints")
     entries = models.PositiveIntegerField()  # the chain's length: the head's seq

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Organisation, User
 from safeground.append_only import AppendOnlyModel
@@ -92,9 +93,9 @@ class FixtureShare(models.Model):
     """An organisation working the fixture (the police force, the away club's liaison)."""
 
     class Purpose(models.TextChoices):
-        POLICE = "police", "Policing the match"
-        AWAY_CLUB = "away_club", "Away club liaison"
-        OTHER = "other", "Other"
+        POLICE = "police", _("Policing the match")
+        AWAY_CLUB = "away_club", _("Away club liaison")
+        OTHER = "other", _("Other")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="shares")
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
@@ -110,9 +111,9 @@ class FixtureZone(models.Model):
     """Which of the ground's zones hold home fans, away fans and the buffer for this fixture."""
 
     class Use(models.TextChoices):
-        HOME = "home", "Home supporters"
-        AWAY = "away", "Away supporters"
-        BUFFER = "buffer", "Segregation buffer"
+        HOME = "home", _("Home supporters")
+        AWAY = "away", _("Away supporters")
+        BUFFER = "buffer", _("Segregation buffer")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="zones")
     zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="+")
@@ -129,8 +130,8 @@ class ShareRecord(AppendOnlyModel):
     themselves change, this record of them never does."""
 
     class Action(models.TextChoices):
-        SHARED = "shared", "Shared"
-        UNSHARED = "unshared", "Unshared"
+        SHARED = "shared", _("Shared")
+        UNSHARED = "unshared", _("Unshared")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="share_records")
     organisation = models.ForeignKey(Organisation, on_delete=models.PROTECT, related_name="+")

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.append_only import AppendOnlyModel, ErasableQuerySet
 from safeground.incidents.models import LogEntry
@@ -26,8 +27,8 @@ class Reporter(models.Model):
     reports and falls with dismissed ones."""
 
     class Channel(models.TextChoices):
-        WEB = "web", "Seat page"
-        SMS = "sms", "Text line"
+        WEB = "web", _("Seat page")
+        SMS = "sms", _("Text line")
 
     erasable: ClassVar[tuple[str, ...]] = ("phone", "awaiting_text", "erased_at")
     objects: ClassVar[Any] = ErasableQuerySet.as_manager()
@@ -52,10 +53,10 @@ class TriageItem(models.Model):
     """One line of the control room's queue: the reports of one block and category."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Waiting in the queue"
-        ACCEPTED = "accepted", "Accepted into the log"
-        MERGED = "merged", "Merged into an incident"
-        DISMISSED = "dismissed", "Dismissed"
+        QUEUED = "queued", _("Waiting in the queue")
+        ACCEPTED = "accepted", _("Accepted into the log")
+        MERGED = "merged", _("Merged into an incident")
+        DISMISSED = "dismissed", _("Dismissed")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="+")
     block = models.ForeignKey(Block, null=True, blank=True, on_delete=models.PROTECT)
@@ -132,8 +133,8 @@ class SupporterAccess(AppendOnlyModel):
     """Who read a supporter's contact details or exported what is held about a phone, and why."""
 
     class Action(models.TextChoices):
-        READ_CONTACT = "read_contact", "Read a reporter's contact details"
-        SUBJECT_ACCESS = "subject_access", "Exported everything held about a phone number"
+        READ_CONTACT = "read_contact", _("Read a reporter's contact details")
+        SUBJECT_ACCESS = "subject_access", _("Exported everything held about a phone number")
 
     at = models.DateTimeField()
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")

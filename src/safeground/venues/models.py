@@ -7,6 +7,7 @@ model and incidents can be placed on it.
 import re
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Organisation
 
@@ -155,10 +156,10 @@ class Zone(models.Model):
     """A named set of blocks (or rows of blocks) that a fixture can use as home, away or buffer."""
 
     class Kind(models.TextChoices):
-        HOME = "home", "Home supporters"
-        AWAY = "away", "Away supporters"
-        BUFFER = "buffer", "Segregation buffer"
-        OTHER = "other", "Other"
+        HOME = "home", _("Home supporters")
+        AWAY = "away", _("Away supporters")
+        BUFFER = "buffer", _("Segregation buffer")
+        OTHER = "other", _("Other")
 
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="zones")
     code = models.CharField(max_length=40)
@@ -209,9 +210,9 @@ class Layout(models.Model):
 
 class LayoutZone(models.Model):
     class Use(models.TextChoices):
-        HOME = "home", "Home supporters"
-        AWAY = "away", "Away supporters"
-        BUFFER = "buffer", "Segregation buffer"
+        HOME = "home", _("Home supporters")
+        AWAY = "away", _("Away supporters")
+        BUFFER = "buffer", _("Segregation buffer")
 
     layout = models.ForeignKey(Layout, on_delete=models.CASCADE, related_name="zones")
     zone = models.ForeignKey(Zone, on_delete=models.CASCADE, related_name="+")
@@ -225,8 +226,8 @@ class Exit(models.Model):
     """An exit route from blocks (a vomitory, a stairway, a gate onto the pitch) and its width."""
 
     class Kind(models.TextChoices):
-        LEVEL = "level", "Level or ramped"
-        STAIRS = "stairs", "Stairway"
+        LEVEL = "level", _("Level or ramped")
+        STAIRS = "stairs", _("Stairway")
 
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="exits")
     code = models.CharField(max_length=20)
