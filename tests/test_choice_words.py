@@ -31,8 +31,9 @@ def test_every_choice_label_goes_through_the_translation_machinery() -> None:
     found = labels()
     assert len(found) > 100  # the models' choices were read
     english = sorted(
-        {f"{'.'.join(where)}: {label!r}" for where, label in found if not isinstance(label, Promise)}
-        - {f"{'.'.join(where)}: {label!r}" for where, label in found if where in ENGLISH}
+        f"{'.'.join(where)}: {label!r}"
+        for where, label in found
+        if not isinstance(label, Promise) and where not in ENGLISH
     )
     assert english == []
 
@@ -40,4 +41,4 @@ def test_every_choice_label_goes_through_the_translation_machinery() -> None:
 def test_the_exceptions_are_still_english_choices() -> None:
     """An exception that no longer holds is taken off the list, not left to excuse another."""
     found = {where for where, label in labels() if not isinstance(label, Promise)}
-    assert ENGLISH <= found
+    assert found >= ENGLISH

@@ -190,7 +190,7 @@ def test_the_scanner_in_welsh_names_a_refusal_in_words_online_and_offline(
 def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page, log_in) -> None:
     """A staff page through the translation machinery: the loggist chooses Cymraeg, and the
     control room's marked words come in Welsh where the catalogue has them (its headings, tally,
-    tabs and quick entry), English where it does not yet; logging still works, with no script
+    tabs and quick entry, and the words its script writes), English where it does not yet; logging still works, with no script
     error and nothing axe finds serious."""
     fixture = cup_tie()
     page = log_in(new_page(), "loggist")
@@ -203,7 +203,8 @@ def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page
     expect(page.locator("[data-tally] dt").first).to_have_text("Arestiadau")
     expect(page.get_by_role("tab", name="Negeseuon i bawb")).to_be_visible()
     expect(page.get_by_role("button", name="Cofnodi")).to_be_visible()
-    expect(page.locator("[data-freshness]")).to_contain_text("connected")  # the script's own word
+    # The script's words come from the page's config, in the page's language.
+    expect(page.locator("[data-freshness]")).to_contain_text("wedi cysylltu")
 
     page.locator("#qe-category").select_option("missile")
     expect(page.locator("#qe-category option:checked")).to_have_text("Taflegryn wedi'i daflu")
@@ -211,6 +212,7 @@ def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page
     page.get_by_label("Beth a welwyd").fill("Coins thrown at home fans from the away end")
     page.get_by_label("Beth a welwyd").press("Enter")
     expect(page.locator("[data-log] .entry[data-incident]")).to_contain_text("Coins thrown")
+    expect(page.locator("[data-log] .entry[data-incident] .status")).to_have_text("ar agor")
     assert LogEntry.objects.get(kind="report").text.startswith("Coins thrown")
     no_serious_violation(page)
     assert errors == []

@@ -17,7 +17,7 @@ Every problem is collected, not just the first, as `line N: FIELD: what is wrong
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from safeground.csv_file import Row, decoded, header_read, lines
 from safeground.errors import FileRefused
@@ -39,10 +39,11 @@ ALIASES = {
     "time": "time",
     "arrested_at": "time",
 }
-GROUPS = {
-    **{code: code for code in Outcome.HomeOfficeOffence.values},
-    **{label.lower(): code for code, label in Outcome.HomeOfficeOffence.choices},
-}
+with translation.override(None):  # the police's files name the groups in English
+    GROUPS = {
+        **{code: code for code in Outcome.HomeOfficeOffence.values},
+        **{label.lower(): code for code, label in Outcome.HomeOfficeOffence.choices},
+    }
 CLUBS = {
     "home": Outcome.Club.HOME,
     "away": Outcome.Club.AWAY,

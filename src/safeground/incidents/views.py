@@ -26,6 +26,7 @@ from safeground.venues.models import natural_key
 from safeground.venues.selectors import ground_plan
 
 from .checkpoints import checkpoint_read, checkpoints_document
+from .control_room_words import control_room_words
 from .models import Broadcast, LogCheckpoint, LogEntry
 from .panels import (
     control_room_banners,
@@ -77,6 +78,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "postUrl": reverse("api:post_assign", args=[fixture.pk]),
         "countsUrl": reverse("api:entry_counts", args=[fixture.pk]),
         "checkpointUrl": reverse("api:log_checkpoint_make", args=[fixture.pk]),
+        "words": control_room_words(),
     }
     plan = ground_plan(fixture.ground, zone_uses=fixture_zone_uses(fixture))
     return render(

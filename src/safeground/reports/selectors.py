@@ -111,7 +111,7 @@ NOT_RECORDED = "Not recorded in a case"
 def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[str, Any]]:
     """The arrests by the Home Office's offence groups (what a club and its force return each
     season), from the cases' arrest outcomes; arrests in the log without one are "not recorded"."""
-    groups = dict(Outcome.HomeOfficeOffence.choices)
+    groups = {code: str(label) for code, label in Outcome.HomeOfficeOffence.choices}
     found = dict(
         Outcome.objects.filter(case__fixture_id__in=fixture_ids, kind=Outcome.Kind.ARREST)
         .values_list("home_office_offence")

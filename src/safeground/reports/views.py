@@ -76,6 +76,9 @@ def _match_context(report: MatchReport) -> dict[str, Any]:
             "labels": labels,
             "values": timeline["admitted"],
             "marks": [{"index": i, "label": label} for i, label in _timeline_marks(report)],
+            # The chart's own words, in the reader's language (reports-1.js writes none).
+            "series": _("Tickets admitted"),
+            "axis": _("Minutes from kick-off"),
         },
         "block_heat": _block_heat(report),
     }

@@ -4,6 +4,11 @@ import { connectLive, refreshPanels } from "./live-1.js";
 
 {
   const config = JSON.parse(document.getElementById("control-room-config").textContent);
+  // The page's words in the loggist's language (incidents/control_room_words.py); `{name}` a slot.
+  const WORDS = config.words;
+  const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
+  const state = (status) => WORDS.states[status] || status;
+  const task = (code) => WORDS.tasks[code] || code;
   const logList = document.querySelector("[data-log]");
   const assigning = new Map(); // incident id -> the name chosen in its "Assign to" list, not yet sent
   const template = document.getElementById("entry-template");
@@ -33,7 +38,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
     if (Array.isArray(data.detail)) {
       return data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ");
     }
-    return data.detail || `refused (${status})`;
+    return data.detail || say(WORDS.refused, { status });
   }
   // Reports and flashpoint warnings are incidents of their own; other entries act on one.
   const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
@@ -43,11 +48,13 @@ import { connectLive, refreshPanels } from "./live-1.js";
 
   function describeAction(e) {
     const who = e.author;
-    if (e.kind === "assignment") return `#${e.concerns} assigned to ${e.assignee} by ${who}`;
-    if (e.kind === "escalation") return `#${e.concerns} escalated to ${config.levels[e.escalated_to] || e.escalated_to} by ${who}`;
-    if (e.kind === "status") return `#${e.concerns} ${e.status} by ${who}`;
-    if (e.kind === "correction") return `#${e.concerns} corrected by ${who}`;
-    if (e.kind === "task") return `#${e.concerns} ${e.task} by ${who}`;
+    const seq = e.concerns;
+    if (e.kind === "assignment") return say(WORDS.assigned, { seq, assignee: e.assignee, author: who });
+    const level = config.levels[e.escalated_to] || e.escalated_to;
+    if (e.kind === "escalation") return say(WORDS.escalated, { seq, level, author: who });
+    if (e.kind === "status") return say(WORDS.statusBy, { seq, status: state(e.status), author: who });
+    if (e.kind === "correction") return say(WORDS.corrected, { seq, author: who });
+    if (e.kind === "task") return say(WORDS.taskBy, { seq, task: task(e.task), author: who });
     return `#${e.seq}`;
   }
 
@@ -66,11 +73,12 @@ import { connectLive, refreshPanels } from "./live-1.js";
     const box = document.createElement("div");
     box.className = "actions";
     if (incident.status === "closed") return box;
-    const button = (label, onClick) => {
+    // `control`: the button's name in the page's own terms (focus is kept by it across redraws).
+    const button = (control, label, onClick) => {
       const b = document.createElement("button");
       b.type = "button";
       b.textContent = label;
-      b.dataset.control = label;
+      b.dataset.control = control;
       b.addEventListener("click", () => onClick().catch((err) => alert(err.message)));
       box.append(b);
     };
@@ -78,14 +86,14 @@ import { connectLive, refreshPanels } from "./live-1.js";
       // Chosen, then sent with its button: the arrow keys change a closed select at once, so
       // assigning on "change" gave the first name to a keyboard user on their first key press.
       const select = document.createElement("select");
-      select.setAttribute("aria-label", `Assign #${incident.seq} to`);
+      select.setAttribute("aria-label", say(WORDS.assignTo, { seq: incident.seq }));
       select.dataset.control = "assignee";
-      select.append(new Option("Assign to…", ""));
+      select.append(new Option(WORDS.assignToChoose, ""));
       for (const p of config.people) select.append(new Option(p.label, p.username));
       select.value = assigning.get(incident.id) || "";
       select.addEventListener("change", () => assigning.set(incident.id, select.value));
       box.append(select);
-      button("Assign", async () => {
+      button("Assign", WORDS.assign, async () => {
         if (!select.value) return select.focus();
         await post(actionUrl(incident.id, "assign"), { assignee: select.value });
         assigning.delete(incident.id);
@@ -94,22 +102,24 @@ import { connectLive, refreshPanels } from "./live-1.js";
     if (config.may.escalate && incident.status !== "resolved") {
       for (const [level, label] of Object.entries(config.levels)) {
         if (incident.escalated_to === level) continue;
-        button(`Escalate to ${label.toLowerCase()}`, () => post(actionUrl(incident.id, "escalate"), { to: level }));
+        button(`Escalate to ${level}`, say(WORDS.escalateTo, { level: label.toLowerCase() }), () =>
+          post(actionUrl(incident.id, "escalate"), { to: level }),
+        );
       }
     }
     if (config.may.status) {
       if (incident.status === "resolved") {
-        button("Close", () => post(actionUrl(incident.id, "status"), { status: "closed" }));
-        button("Reopen", () => post(actionUrl(incident.id, "status"), { status: "open" }));
+        button("Close", WORDS.close, () => post(actionUrl(incident.id, "status"), { status: "closed" }));
+        button("Reopen", WORDS.reopen, () => post(actionUrl(incident.id, "status"), { status: "open" }));
       } else {
-        button("Resolve", () => post(actionUrl(incident.id, "status"), { status: "resolved" }));
+        button("Resolve", WORDS.resolve, () => post(actionUrl(incident.id, "status"), { status: "resolved" }));
       }
     }
     if (config.may.correct) {
-      button("Correct", async () => {
-        const text = prompt(`Corrected text for #${incident.seq}`, incident.text);
+      button("Correct", WORDS.correct, async () => {
+        const text = prompt(say(WORDS.correctedText, { seq: incident.seq }), incident.text);
         if (text === null) return;
-        const note = prompt("Why is it corrected?");
+        const note = prompt(WORDS.whyCorrected);
         if (!note) return;
         await post(actionUrl(incident.id, "correct"), { text, note });
       });
@@ -132,9 +142,14 @@ import { connectLive, refreshPanels } from "./live-1.js";
       node.querySelector(".sev").textContent = `S${incident.severity}`;
       node.querySelector(".cat").textContent = incident.category_name;
       node.querySelector(".place").textContent = incident.place;
-      node.querySelector(".status").textContent = incident.status;
+      node.querySelector(".status").textContent = state(incident.status);
       node.querySelector(".entry-text").textContent = incident.text;
-      node.querySelector(".entry-meta").textContent = `${entry.author}${incident.assignee ? ` · assigned to ${incident.assignee}` : ""}${incident.task ? ` (${incident.task})` : ""}${incident.escalated_to ? ` · escalated to ${config.levels[incident.escalated_to]}` : ""}`;
+      node.querySelector(".entry-meta").textContent = [
+        entry.author,
+        incident.assignee ? say(WORDS.assignedTo, { assignee: incident.assignee }) : "",
+        incident.task ? ` (${task(incident.task)})` : "",
+        incident.escalated_to ? say(WORDS.escalatedToMeta, { level: config.levels[incident.escalated_to] }) : "",
+      ].join("");
       node.classList.toggle("is-closed", incident.status === "closed");
       node.querySelector(".actions").replaceWith(actionsFor(incident));
     } else {
@@ -155,7 +170,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
       ...[...shown].map(([id, p]) => {
         const link = Object.assign(document.createElement("a"), { href: p.url, target: "_blank", rel: "noopener" });
         link.dataset.photo = id;
-        const img = Object.assign(document.createElement("img"), { src: p.url, loading: "lazy", alt: `Photo of #${seq}` });
+        const img = Object.assign(document.createElement("img"), { src: p.url, loading: "lazy", alt: say(WORDS.photoOf, { seq }) });
         img.title = `SHA-256 ${p.sha256}`;
         link.append(img);
         return link;
@@ -200,7 +215,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
     if (!gateCounts) return;
     document.querySelector("[data-tally-denied]").textContent = n(gateCounts.denied.total);
     const inside = document.querySelector("[data-tally-inside]");
-    inside.textContent = `${n(gateCounts.admitted)} of ${n(gateCounts.capacity)}`;
+    inside.textContent = say(WORDS.admittedOf, { admitted: n(gateCounts.admitted), capacity: n(gateCounts.capacity) });
     inside.classList.toggle("over", gateCounts.capacity > 0 && gateCounts.admitted > gateCounts.capacity);
   }
 
@@ -222,8 +237,8 @@ import { connectLive, refreshPanels } from "./live-1.js";
         const text = Object.assign(document.createElement("span"), {
           textContent: `#${w.seq} ${time(w.observed_at)} ${w.place}: ${w.text}`,
         });
-        const ack = Object.assign(document.createElement("button"), { type: "button", textContent: "Acknowledge" });
-        ack.setAttribute("aria-label", `Acknowledge warning #${w.seq}`);
+        const ack = Object.assign(document.createElement("button"), { type: "button", textContent: WORDS.acknowledge });
+        ack.setAttribute("aria-label", say(WORDS.acknowledgeWarning, { seq: w.seq }));
         ack.addEventListener("click", () => {
           acknowledged.add(w.id);
           localStorage.setItem(ackKey, JSON.stringify([...acknowledged]));
@@ -267,7 +282,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
         const li = document.createElement("li");
         li.dataset.incident = i.id;
         li.className = `sev-${i.severity}`;
-        li.textContent = `#${i.seq} ${time(i.observed_at)} ${i.place || "no place given"}: ${i.category_name} (S${i.severity}) ${i.status}`;
+        li.textContent = `#${i.seq} ${time(i.observed_at)} ${i.place || WORDS.noPlace}: ${i.category_name} (S${i.severity}) ${state(i.status)}`;
         return li;
       }),
     );
@@ -289,7 +304,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
       circle.setAttribute("class", `marker sev-${incident.severity}${["resolved", "closed"].includes(incident.status) ? " faded" : ""}`);
       circle.dataset.incident = incident.id;
       const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
-      title.textContent = `#${incident.seq} ${incident.category_name} (S${incident.severity}) ${incident.status}`;
+      title.textContent = `#${incident.seq} ${incident.category_name} (S${incident.severity}) ${state(incident.status)}`;
       circle.append(title);
       markers.append(circle);
     }
@@ -311,7 +326,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
     if (!items.length) {
       const none = document.createElement("li");
       none.className = "muted";
-      none.textContent = "Nothing in a block yet.";
+      none.textContent = WORDS.nothingInBlock;
       items.push(none);
     }
     document.querySelector("[data-map-blocks-list]").replaceChildren(...items);
@@ -360,11 +375,11 @@ import { connectLive, refreshPanels } from "./live-1.js";
       const acks = document.createElement("div");
       acks.className = "meta";
       acks.dataset.broadcastAcks = "";
-      acks.textContent = `acknowledged: ${b.acknowledged.join(", ") || "nobody yet"}`;
+      acks.textContent = say(WORDS.acknowledged, { names: b.acknowledged.join(", ") || WORDS.nobodyYet });
       const wait = document.createElement("div");
       wait.className = "meta";
       wait.dataset.broadcastWaiting = "";
-      wait.textContent = waiting.length ? `waiting for: ${waiting.join(", ")}` : "everyone has acknowledged";
+      wait.textContent = waiting.length ? say(WORDS.waitingFor, { names: waiting.join(", ") }) : WORDS.everyoneAcknowledged;
       li.append(head, acks, wait);
       return li;
     });
@@ -405,7 +420,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
     );
     const reasons = Object.entries(c.denied.by_reason).filter(([, count]) => count > 0);
     box.querySelector("[data-denied-reasons]").textContent = reasons.length
-      ? `Denied: ${reasons.map(([r, count]) => `${r.replace("_", " ")} ${count}`).join(", ")}`
+      ? say(WORDS.denied, { reasons: reasons.map(([r, count]) => `${r.replace("_", " ")} ${count}`).join(", ") })
       : "";
     if (c.conflicts) showConflicts(c.conflicts.list, c.conflicts.total);
   }
@@ -416,15 +431,16 @@ import { connectLive, refreshPanels } from "./live-1.js";
     const list = document.querySelector("[data-conflicts]");
     if (!list) return;
     for (const c of found) conflicts.set(c.id, c);
-    const scanText = (s) => `${time(s.scanned_at)} ${s.gate}, turnstile ${s.turnstile}${s.offline ? " (offline)" : ""}`;
+    const scanText = (s) =>
+      say(WORDS.scanAt, { time: time(s.scanned_at), gate: s.gate, turnstile: s.turnstile }) + (s.offline ? WORDS.offline : "");
     const items = [...conflicts.values()].sort((a, b) => b.id - a.id).map((c) => {
       const li = document.createElement("li");
       li.dataset.conflict = c.id;
       const t = c.ticket;
-      const seat = t.block ? `${t.block}, row ${t.row}, seat ${t.seat}` : t.area;
-      const head = Object.assign(document.createElement("strong"), { textContent: `Ticket for ${seat}` });
-      const first = Object.assign(document.createElement("div"), { textContent: `first: ${scanText(c.first)}` });
-      const second = Object.assign(document.createElement("div"), { textContent: `again: ${scanText(c.second)}` });
+      const seat = t.block ? say(WORDS.seat, { block: t.block, row: t.row, seat: t.seat }) : t.area;
+      const head = Object.assign(document.createElement("strong"), { textContent: say(WORDS.ticketFor, { seat }) });
+      const first = Object.assign(document.createElement("div"), { textContent: say(WORDS.firstScan, { scan: scanText(c.first) }) });
+      const second = Object.assign(document.createElement("div"), { textContent: say(WORDS.againScan, { scan: scanText(c.second) }) });
       first.className = "meta";
       second.className = "meta";
       li.append(head, first, second);
@@ -441,12 +457,18 @@ import { connectLive, refreshPanels } from "./live-1.js";
   // A banned holder at a turnstile (entry.denied, entry.banned_admitted): where, when, the seat.
   function bannedItem(d) {
     const li = document.createElement("li");
-    const seat = d.ticket ? [d.ticket.block, d.ticket.row && `row ${d.ticket.row}`, d.ticket.seat && `seat ${d.ticket.seat}`].filter(Boolean).join(", ") : "";
-    li.textContent = `${time(d.scanned_at)} ${d.gate}, turnstile ${d.turnstile}${d.offline ? " (offline)" : ""}${seat ? ` — ticket for ${seat}` : ""}`;
+    const t = d.ticket;
+    const seat = t
+      ? [t.block, t.row && say(WORDS.row, { row: t.row }), t.seat && say(WORDS.seatNumber, { seat: t.seat })].filter(Boolean).join(", ")
+      : "";
+    li.textContent =
+      say(WORDS.scanAt, { time: time(d.scanned_at), gate: d.gate, turnstile: d.turnstile }) +
+      (d.offline ? WORDS.offline : "") +
+      (seat ? say(WORDS.ticketForInLine, { seat }) : "");
     if (d.flag) {
       const link = document.createElement("a");
       link.href = `/register/flags/${d.flag}/`;
-      link.textContent = " (flag)";
+      link.textContent = WORDS.flag;
       li.append(link);
     }
     return li;
@@ -464,7 +486,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
     if (!panel) return;
     let list = panel.querySelector("[data-banned-admitted]");
     if (!list) {
-      const heading = Object.assign(document.createElement("h3"), { textContent: "Banned holder admitted offline" });
+      const heading = Object.assign(document.createElement("h3"), { textContent: WORDS.bannedAdmitted });
       list = Object.assign(document.createElement("ol"), { className: "list banned-admitted" });
       list.dataset.bannedAdmitted = "";
       list.setAttribute("role", "alert");
@@ -530,8 +552,8 @@ import { connectLive, refreshPanels } from "./live-1.js";
   function showFreshness() {
     const ago = lastUpdate ? Math.round((Date.now() - lastUpdate) / 1000) : null;
     freshness.textContent = connected
-      ? `connected · ${ago === null ? "no updates yet" : `last update ${ago} s ago`}`
-      : `reconnecting… ${ago === null ? "" : `(last update ${ago} s ago)`}`;
+      ? say(WORDS.connected, { ago: ago === null ? WORDS.noUpdates : say(WORDS.lastUpdate, { seconds: ago }) })
+      : say(WORDS.reconnecting, { ago: ago === null ? "" : say(WORDS.lastUpdateAgo, { seconds: ago }) });
     freshness.classList.toggle("ok", connected);
     freshness.classList.toggle("down", !connected);
     freshness.dataset.connected = connected;
@@ -587,11 +609,11 @@ import { connectLive, refreshPanels } from "./live-1.js";
     const code = event.detail.code;
     const box = document.querySelector("[data-block-entries]");
     box.hidden = false;
-    box.querySelector("[data-block-entries-title]").textContent = `Entries in block ${code}`;
+    box.querySelector("[data-block-entries-title]").textContent = say(WORDS.entriesInBlock, { block: code });
     const list = box.querySelector("ol");
     const reports = [...entries.values()].filter((e) => isIncident(e) && incidents.get(e.id)?.block === code);
     list.replaceChildren(...reports.sort((a, b) => b.seq - a.seq).map(render));
-    if (!reports.length) list.textContent = "No entries in this block.";
+    if (!reports.length) list.textContent = WORDS.noEntriesInBlock;
   });
 
   // Sending a broadcast and posting stewards: the frames that follow update the panels.
@@ -628,7 +650,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
       const shown = document.querySelector("[data-signed]");
       try {
         const made = await post(config.checkpointUrl, { full_time: true });
-        shown.textContent = `Signed at entry #${made.statement.entries}: ${made.statement.head.slice(0, 12)}…`;
+        shown.textContent = say(WORDS.signedAt, { entries: made.statement.entries, head: made.statement.head.slice(0, 12) });
       } catch (err) {
         shown.textContent = err.message;
       }

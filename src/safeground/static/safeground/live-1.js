@@ -7,7 +7,8 @@
 // Frames are {type, fixture, seq, data}. onFrame gets every frame except hello/pong and those
 // whose seq is not above the last one seen (so a reconnect's catch-up never shows a frame twice).
 // onStatus gets {connected, lastUpdate, reconnectIn} whenever that changes, and every few seconds
-// so a page can show "connected · last update 12 s ago" or "reconnecting…" (see describeStatus).
+// so a page can show "connected · last update 12 s ago" or "reconnecting…", in its own words
+// (each page's come from the server: incidents/steward_words.py, control_room_words.py).
 // lastUpdate is the last frame of the match (an entry, a count), never the socket's own hello or
 // pong; and a socket the server has not answered for SILENT_MS (two pings) is not "connected":
 // a status line never claims a freshness it does not have.
@@ -120,16 +121,6 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
       if (socket) socket.close(1000);
     },
   };
-}
-
-// "connected · last update 12 s ago", "connected", "reconnecting…" or why it stopped.
-export function describeStatus({ connected, lastUpdate, refused }, now = new Date()) {
-  if (refused === 4401) return "logged out: log in again to see the live picture";
-  if (refused === 4403 || refused === 4404) return "no live picture for this match";
-  if (!connected) return "reconnecting…";
-  if (!lastUpdate) return "connected";
-  const seconds = Math.max(0, Math.round((now - lastUpdate) / 1000));
-  return `connected · last update ${seconds} s ago`;
 }
 
 // Panels other apps add to a page (incidents/panels.py) say which event types refresh them, in

@@ -34,12 +34,12 @@
         type: "bar",
         data: {
           labels: spec.labels,
-          datasets: [{ label: "Tickets admitted", data: spec.values, backgroundColor: "#0072B2" }],
+          datasets: [{ label: spec.series, data: spec.values, backgroundColor: "#0072B2" }],
         },
         options: {
           ...common,
           plugins: { legend: { display: false }, sgMarks: { marks: spec.marks } },
-          scales: { x: { title: { display: true, text: "Minutes from kick-off" } }, y: { beginAtZero: true } },
+          scales: { x: { title: { display: true, text: spec.axis } }, y: { beginAtZero: true } },
         },
         plugins: [marksPlugin],
       };

@@ -1,0 +1,81 @@
+"""The words the control room's script writes (static/safeground/control-room-1.js), in the
+loggist's language, as the steward page's come from steward_words.py.
+
+They travel in the page's config. `{name}` marks a slot the script fills. The script writes no
+words of its own; what a person typed (an entry's text, a name, a block's code) stays as typed.
+"""
+
+from typing import Any
+
+from django.utils.translation import gettext, pgettext
+
+
+def control_room_words() -> dict[str, Any]:
+    return {
+        # An entry that acts on an incident, as the log lists it.
+        "assigned": gettext("#{seq} assigned to {assignee} by {author}"),
+        "escalated": gettext("#{seq} escalated to {level} by {author}"),
+        "statusBy": gettext("#{seq} {status} by {author}"),
+        "corrected": gettext("#{seq} corrected by {author}"),
+        "taskBy": gettext("#{seq} {task} by {author}"),
+        "refused": gettext("refused ({status})"),
+        "assignedTo": gettext(" · assigned to {assignee}"),
+        "escalatedToMeta": gettext(" · escalated to {level}"),
+        # An incident's actions.
+        "assignTo": gettext("Assign #{seq} to"),
+        "assignToChoose": gettext("Assign to…"),
+        "assign": gettext("Assign"),
+        "escalateTo": gettext("Escalate to {level}"),
+        "close": gettext("Close"),
+        "reopen": gettext("Reopen"),
+        "resolve": gettext("Resolve"),
+        "correct": gettext("Correct"),
+        "correctedText": gettext("Corrected text for #{seq}"),
+        "whyCorrected": gettext("Why is it corrected?"),
+        "photoOf": gettext("Photo of #{seq}"),
+        "admittedOf": gettext("{admitted} of {capacity}"),
+        "acknowledge": gettext("Acknowledge"),
+        "acknowledgeWarning": gettext("Acknowledge warning #{seq}"),
+        "noPlace": gettext("no place given"),
+        "nothingInBlock": gettext("Nothing in a block yet."),
+        "noEntriesInBlock": gettext("No entries in this block."),
+        "entriesInBlock": gettext("Entries in block {block}"),
+        # Broadcasts' acknowledgements.
+        "acknowledged": gettext("acknowledged: {names}"),
+        "nobodyYet": gettext("nobody yet"),
+        "waitingFor": gettext("waiting for: {names}"),
+        "everyoneAcknowledged": gettext("everyone has acknowledged"),
+        # The turnstiles.
+        "denied": gettext("Denied: {reasons}"),
+        "scanAt": gettext("{time} {gate}, turnstile {turnstile}"),
+        "offline": gettext(" (offline)"),
+        "seat": gettext("{block}, row {row}, seat {seat}"),
+        "row": gettext("row {row}"),
+        "seatNumber": gettext("seat {seat}"),
+        "ticketFor": gettext("Ticket for {seat}"),
+        "firstScan": gettext("first: {scan}"),
+        "againScan": gettext("again: {scan}"),
+        "ticketForInLine": gettext(" — ticket for {seat}"),
+        "flag": gettext(" (flag)"),
+        "bannedAdmitted": gettext("Banned holder admitted offline"),
+        # The live connection and the log's signature.
+        "connected": gettext("connected · {ago}"),
+        "reconnecting": gettext("reconnecting… {ago}"),
+        "noUpdates": gettext("no updates yet"),
+        "lastUpdate": gettext("last update {seconds} s ago"),
+        "lastUpdateAgo": gettext("(last update {seconds} s ago)"),
+        "signedAt": gettext("Signed at entry #{entries}: {head}…"),
+        # An incident's state and a task's, named as the steward page names them.
+        "states": {
+            "received": pgettext("report state", "received"),
+            "open": pgettext("report state", "open"),
+            "assigned": pgettext("report state", "assigned"),
+            "escalated": pgettext("report state", "escalated"),
+            "resolved": pgettext("report state", "resolved"),
+            "closed": pgettext("report state", "closed"),
+        },
+        "tasks": {
+            "accepted": pgettext("task state", "accepted"),
+            "done": pgettext("task state", "done"),
+        },
+    }
