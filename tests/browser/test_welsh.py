@@ -190,8 +190,8 @@ def test_the_scanner_in_welsh_names_a_refusal_in_words_online_and_offline(
 def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page, log_in) -> None:
     """A staff page through the translation machinery: the loggist chooses Cymraeg, and the
     control room's marked words come in Welsh where the catalogue has them (its headings, tally,
-    tabs and quick entry, and the words its script writes), English where it does not yet; logging still works, with no script
-    error and nothing axe finds serious."""
+    tabs and quick entry, and the words its script writes), English where it does not yet;
+    logging still works, with no script error and nothing axe finds serious."""
     fixture = cup_tie()
     page = log_in(new_page(), "loggist")
     errors: list[str] = []

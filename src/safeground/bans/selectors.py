@@ -138,7 +138,7 @@ def register_queue(user: Any) -> Queue:
         proposals=list(bans.filter(status=Ban.Status.PROPOSED).order_by("created_at")),
         appeals=list(bans.filter(status=Ban.Status.APPEALED).order_by("created_at")),
         open_flags=hooks.flags_awaiting(user),
-        counts={label: counts.get(value, 0) for value, label in Ban.Status.choices},
+        counts={str(label): counts.get(value, 0) for value, label in Ban.Status.choices},
     )
 
 

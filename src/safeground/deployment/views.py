@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import ngettext
+from django.utils.translation import gettext, ngettext
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
@@ -133,9 +133,9 @@ def deployment_post(request: HttpRequest, fixture_id: int) -> HttpResponse:
     steward = User.objects.filter(username=request.POST.get("steward", "")).first()
     try:
         if steward is None:
-            raise DeploymentError("steward", _("choose a steward"))
+            raise DeploymentError("steward", gettext("choose a steward"))
         if kind not in ("zone", "gate", "concourse"):
-            raise DeploymentError("place", _("choose a zone, gate or concourse"))
+            raise DeploymentError("place", gettext("choose a zone, gate or concourse"))
         steward_post_assign(
             fixture=fixture, steward=steward, assigned_by=_user(request), **{kind: code}
         )

@@ -288,7 +288,7 @@ def escalations(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
         .order_by("seq")
         .values_list("concerns_id", "escalated_to")
     ):
-        reached[concerns_id].append(levels.get(level, level))
+        reached[concerns_id].append(str(levels.get(level, level)))
     rows = []
     for report in (
         response_times([fixture.pk], home_only=home_only)
