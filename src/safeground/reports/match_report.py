@@ -237,7 +237,7 @@ def bans_proposed(fixture: Fixture) -> dict[str, Any]:
         .values_list("status", "n")
         .order_by()
     )
-    labels = dict(Ban.Status.choices)
+    labels = {value: str(label) for value, label in Ban.Status.choices}  # JSON's: text
     return {
         "total": sum(by_status.values()),
         "from": clock.iso(fixture.kickoff),
@@ -281,14 +281,14 @@ def incidents_by_block(fixture: Fixture, *, home_only: bool) -> dict[str, Any]:
 def escalations(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
     """Incidents that were assigned, escalated or resolved: minutes from the report to the first
     assignment, escalation and resolution."""
-    levels = dict(LogEntry.Level.choices)
+    levels = {value: str(label) for value, label in LogEntry.Level.choices}
     reached: dict[int, list[str]] = defaultdict(list)
     for concerns_id, level in (
         LogEntry.objects.filter(fixture=fixture, kind=LogEntry.Kind.ESCALATION)
         .order_by("seq")
         .values_list("concerns_id", "escalated_to")
     ):
-        reached[concerns_id].append(str(levels.get(level, level)))
+        reached[concerns_id].append(levels.get(level, level))
     rows = []
     for report in (
         response_times([fixture.pk], home_only=home_only)
