@@ -13,6 +13,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext
+
+
+def line_name(line: int) -> str:
+    """ "line 3", in the reader's language: where each problem of a file is."""
+    return gettext("line %(line)s") % {"line": line}
+
 
 def decoded(data: bytes) -> tuple[str, list[str]]:
     """The file's text, or "" and the problem: not UTF-8 (at which line and byte)."""
@@ -22,10 +29,8 @@ def decoded(data: bytes) -> tuple[str, list[str]]:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        return "", [
-            f"line {line}: file: is not UTF-8 text (byte {error.start + 1}); "
-            "export the file as UTF-8 CSV"
-        ]
+        said = gettext("is not UTF-8 text (byte %(byte)s); export the file as UTF-8 CSV")
+        return "", [f"{line_name(line)}: file: {said % {'byte': error.start + 1}}"]
 
 
 @dataclass
@@ -49,18 +54,23 @@ def header_read(text: str, aliases: Mapping[str, str], required: Iterable[str]) 
     try:
         names = next(reader)
     except csv.Error as error:
-        return Header(reader, 0, "", errors=[f"line 1: header: {error}"])
-    header = Header(reader, len(names), ", ".join(h.strip() for h in names) or "nothing")
+        return Header(reader, 0, "", errors=[f"{line_name(1)}: header: {error}"])
+    found = ", ".join(h.strip() for h in names) or gettext("nothing")
+    header = Header(reader, len(names), found)
     for position, raw in enumerate(names):
         name = aliases.get(re.sub(r"[\s\-]+", "_", raw.strip().lower()))
         if name is None:
             continue
         if name in header.columns:
-            header.errors.append(f"line 1: header: column '{name}' appears twice")
+            said = gettext("column '%(name)s' appears twice") % {"name": name}
+            header.errors.append(f"{line_name(1)}: header: {said}")
         header.columns[name] = position
     for name in required:
         if name not in header.columns:
-            header.errors.append(f"line 1: header: no '{name}' column (found: {header.found})")
+            said = gettext("no '%(name)s' column (found: %(found)s)")
+            header.errors.append(
+                f"{line_name(1)}: header: {said % {'name': name, 'found': header.found}}"
+            )
     return header
 
 
@@ -75,7 +85,7 @@ def lines(header: Header, errors: list[str]) -> Iterator[tuple[int, list[str]]]:
             if any(value.strip() for value in fields):
                 yield start, fields
     except csv.Error as error:
-        errors.append(f"line {reader.line_num}: file: {error}")
+        errors.append(f"{line_name(reader.line_num)}: file: {error}")
 
 
 @dataclass
@@ -91,9 +101,11 @@ class Row:
         """As many fields as the header has, or a problem named."""
         if len(self.fields) == self.header.width:
             return True
-        self.errors.append(
-            f"{self.where}: row: has {len(self.fields)} fields; the header has {self.header.width}"
-        )
+        said = gettext("has %(fields)s fields; the header has %(width)s") % {
+            "fields": len(self.fields),
+            "width": self.header.width,
+        }
+        self.errors.append(f"{self.where}: row: {said}")
         return False
 
     def get(self, name: str) -> str:

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import NamedTuple
 
+from django.utils.translation import gettext as _
+
 from safeground.bans.dates import parse_date
-from safeground.csv_file import Header, Row, decoded, header_read, lines
-from safeground.errors import FileRefused
+from safeground.csv_file import Header, Row, decoded, header_read, line_name, lines
+from safeground.errors import FileRefused, too_long
 
 from .rules import BARCODE_PATTERN
 
@@ -93,11 +95,13 @@ def _columns_check(header: Header) -> None:
     columns, found = set(header.columns), header.found
     if "name" not in columns and not {"first_name", "last_name"} <= columns:
         header.errors.append(
-            f"line 1: header: no 'name' column, nor first_name and last_name ({found})"
+            f"{line_name(1)}: header: "
+            + _("no 'name' column, nor first_name and last_name (%(found)s)") % {"found": found}
         )
     if "block" not in columns and "area" not in columns:
         header.errors.append(
-            f"line 1: header: no 'block' (with row and seat) or 'area' column ({found})"
+            f"{line_name(1)}: header: "
+            + _("no 'block' (with row and seat) or 'area' column (%(found)s)") % {"found": found}
         )
     if "block" in columns and not {"row", "seat"} <= columns:
         header.errors.append("line 1: header: a 'block' column needs 'row' and 'seat' columns")
@@ -115,7 +119,7 @@ def parse_tickets(
     if errors:
         raise TicketFileError(errors)
     if not text.strip():
-        raise TicketFileError(["line 1: file: is empty (no header, no tickets)"])
+        raise TicketFileError([f"{line_name(1)}: file: " + _("is empty (no header, no tickets)")])
     header = header_read(text, ALIASES, ("barcode", "date_of_birth", "end"))
     if header.width:  # the header line was read: every problem of it, together
         _columns_check(header)
@@ -128,28 +132,30 @@ def parse_tickets(
     for start, fields in lines(header, errors):
         if progress and len(rows) % PROGRESS_EVERY == 0:
             progress("checked", start, total)
-        row = _row(Row(fields, f"line {start}", header, errors), start, blocks, today)
+        row = _row(Row(fields, line_name(start), header, errors), start, blocks, today)
         if row is None:
             continue
         if row.barcode in barcodes:
             first = barcodes[row.barcode]
-            errors.append(f"line {start}: barcode: '{row.barcode}' is also on line {first}")
+            said = _("'%(barcode)s' is also on line %(first)s")
+            errors.append(
+                f"{line_name(start)}: barcode: {said % {'barcode': row.barcode, 'first': first}}"
+            )
             continue
         barcodes[row.barcode] = start
         if row.block_id is not None:
             seat_key = (row.block_id, row.row, row.seat)
             if seat_key in seats:
-                errors.append(
-                    f"line {start}: seat: row {row.row} seat {row.seat} of this block is also "
-                    f"sold on line {seats[seat_key]}"
-                )
+                said = _("row %(row)s seat %(seat)s of this block is also sold on line %(first)s")
+                slots = {"row": row.row, "seat": row.seat, "first": seats[seat_key]}
+                errors.append(f"{line_name(start)}: seat: {said % slots}")
                 continue
             seats[seat_key] = start
         rows.append(row)
     if errors:
         raise TicketFileError(errors)
     if not rows:
-        raise TicketFileError(["line 2: file: has a header but no tickets"])
+        raise TicketFileError([f"{line_name(2)}: file: " + _("has a header but no tickets")])
     if progress:
         progress("checked", total, total)
     return rows
@@ -162,23 +168,27 @@ def _row(fields: Row, line: int, blocks: dict[str, BlockInfo], today: date) -> T
     get, bad = fields.get, fields.bad
     barcode = get("barcode")
     if not barcode:
-        bad("barcode", "is missing")
+        bad("barcode", _("is missing"))
     elif not BARCODE.match(barcode):
-        bad("barcode", f"'{barcode[:70]}' must be 1 to 64 printable characters without spaces")
+        bad(
+            "barcode",
+            _("'%(barcode)s' must be 1 to 64 printable characters without spaces")
+            % {"barcode": barcode[:70]},
+        )
     if "name" in fields.header.columns:
         name = " ".join(get("name").split())
     else:
         name = " ".join(f"{get('first_name')} {get('last_name')}".split())
     if not name:
-        bad("name", "is missing")
+        bad("name", _("is missing"))
     elif len(name) > 200:
-        bad("name", f"is {len(name)} characters; at most 200")
+        bad("name", too_long(len(name), 200))
     dob, problem = parse_date(get("date_of_birth"), today=today)
     if problem:
         bad("date_of_birth", problem)
     end = ENDS.get(get("end").lower(), "")
     if not end:
-        bad("end", f"'{get('end')}' must be home or away")
+        bad("end", _("'%(end)s' must be home or away") % {"end": get("end")})
     block_code, row_label, seat, area = get("block"), get("row"), get("seat"), get("area")
     block_id = _place_check(blocks, block_code, row_label, seat, area, bad)
     if len(fields.errors) > before or dob is None:
@@ -208,31 +218,38 @@ def _place_check(
     each problem of the place reported through `bad`: a seat in a block of the ground, on one
     of its rows and among its seats, or an unreserved area; never both."""
     if block_code and area:
-        bad("area", "give a seat (block, row, seat) or an unreserved area, not both")
+        bad("area", _("give a seat (block, row, seat) or an unreserved area, not both"))
     elif block_code:
         info = blocks.get(block_code)
         if info is None:
-            bad("block", f"no block '{block_code}' at this ground")
+            bad("block", _("no block '%(block)s' at this ground") % {"block": block_code})
             return None
         if not row_label:
-            bad("row", "is missing for a seat in a block")
+            bad("row", _("is missing for a seat in a block"))
         elif info.rows and row_label not in info.rows:
-            bad("row", f"block {block_code} has no row '{row_label}'")
+            bad(
+                "row",
+                _("block %(block)s has no row '%(row)s'") % {"block": block_code, "row": row_label},
+            )
         if not seat:
-            bad("seat", "is missing for a seat in a block")
+            bad("seat", _("is missing for a seat in a block"))
         elif not seat.isdigit():
-            bad("seat", f"'{seat}' is not a seat number")
+            bad("seat", _("'%(seat)s' is not a seat number") % {"seat": seat})
         elif info.seats_per_row and not (
             info.first_seat <= int(seat) < info.first_seat + info.seats_per_row
         ):
             last = info.first_seat + info.seats_per_row - 1
-            bad("seat", f"block {block_code} has seats {info.first_seat} to {last}")
+            bad(
+                "seat",
+                _("block %(block)s has seats %(first)s to %(last)s")
+                % {"block": block_code, "first": info.first_seat, "last": last},
+            )
         return info.id
     elif area:
         if row_label or seat:
-            bad("row", "an unreserved area has no row or seat")
+            bad("row", _("an unreserved area has no row or seat"))
         elif len(area) > 100:
-            bad("area", f"is {len(area)} characters; at most 100")
+            bad("area", too_long(len(area), 100))
     else:
-        bad("block", "give a seat (block, row, seat) or an unreserved area")
+        bad("block", _("give a seat (block, row, seat) or an unreserved area"))
     return None
