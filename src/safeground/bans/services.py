@@ -9,9 +9,10 @@ from datetime import date
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import Organisation, User
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, too_long
 from safeground.venues.models import Ground
 
 from . import hooks
@@ -58,9 +59,9 @@ def access_record_write(
 def text_check(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
     value = (value or "").strip()
     if required and not value:
-        raise BanError(field, "is required")
+        raise BanError(field, _("is required"))
     if len(value) > max_length:
-        raise BanError(field, f"is {len(value)} characters; at most {max_length}")
+        raise BanError(field, too_long(len(value), max_length))
     return value
 
 
@@ -88,8 +89,9 @@ def _locked(ban: Ban) -> Ban:
 def _expect(ban: Ban, *allowed: str) -> None:
     if ban.status not in allowed:
         wanted = " or ".join(Status(s).label.lower() for s in allowed)
-        raise BanError("status", f"ban #{ban.pk} is {ban.get_status_display().lower()}; "
-                       f"it must be {wanted}")  # fmt: skip
+        said = _("ban #%(ban)s is %(status)s; it must be %(wanted)s")
+        slots = {"ban": ban.pk, "status": ban.get_status_display().lower(), "wanted": wanted}
+        raise BanError("status", said % slots)
 
 
 @transaction.atomic
@@ -189,10 +191,11 @@ def _proposal_recorded(ban: Ban, *, by: User) -> None:
 
 def _birth_date_check(date_of_birth: date | None, today: date) -> date:
     if date_of_birth is None:
-        raise BanError("date_of_birth", "is required")
+        raise BanError("date_of_birth", _("is required"))
     if date_of_birth > today or date_of_birth.year < 1900:
         raise BanError(
-            "date_of_birth", f"{date_of_birth.isoformat()} is not a plausible birth date"
+            "date_of_birth",
+            _("%(date)s is not a plausible birth date") % {"date": date_of_birth.isoformat()},
         )
     return date_of_birth
 
@@ -203,7 +206,7 @@ def _club_ground(ground: Ground | None, organisation: Organisation) -> Ground:
     if ground is None:
         ground = Ground.objects.filter(organisation=organisation).first()
     if ground is None or ground.organisation_id != organisation.pk:
-        raise BanError("ground", "a ban from this ground needs one of the club's grounds")
+        raise BanError("ground", _("a ban from this ground needs one of the club's grounds"))
     return ground
 
 
@@ -218,16 +221,16 @@ def _term_check(
     """The start date, once the term holds together: a start, and an end or a life ban, not
     both; a banning order runs for a fixed term and has reporting conditions."""
     if starts_on is None:
-        raise BanError("starts_on", "is required")
+        raise BanError("starts_on", _("is required"))
     if is_life and ends_on is not None:
-        raise BanError("ends_on", "a life ban has no end date")
+        raise BanError("ends_on", _("a life ban has no end date"))
     if not is_life and ends_on is None:
-        raise BanError("ends_on", "give an end date, or make it a life ban")
+        raise BanError("ends_on", _("give an end date, or make it a life ban"))
     if ends_on is not None and ends_on < starts_on:
-        raise BanError("ends_on", "is before the start date")
+        raise BanError("ends_on", _("is before the start date"))
     if type == Ban.Type.BANNING_ORDER:
         if is_life:
-            raise BanError("is_life", "a banning order runs for a fixed term (3 to 10 years)")
+            raise BanError("is_life", _("a banning order runs for a fixed term (3 to 10 years)"))
         text_check("reporting_conditions", reporting_conditions)
     return starts_on
 
@@ -275,7 +278,7 @@ def ban_approve(*, ban: Ban, by: User, reason: str, today: date | None = None) -
     ban = _locked(ban)
     _expect(ban, Status.PROPOSED)
     if by.pk == ban.proposed_by_id:
-        raise BanError("approved_by", "the proposer may not approve their own ban")
+        raise BanError("approved_by", _("the proposer may not approve their own ban"))
     _step(ban, action="approved", to=Status.APPROVED, by=by, reason=reason)
     ban.approved_by = by
     ban.save(update_fields=["status", "approved_by"])
@@ -294,7 +297,7 @@ def ban_reject(*, ban: Ban, by: User, reason: str, today: date | None = None) ->
     ban = _locked(ban)
     _expect(ban, Status.PROPOSED)
     if by.pk == ban.proposed_by_id:
-        raise BanError("approved_by", "the proposer may not decide their own proposal")
+        raise BanError("approved_by", _("the proposer may not decide their own proposal"))
     _step(ban, action="rejected", to=Status.REJECTED, by=by, reason=reason)
     ban.ended_on = today or timezone.localdate()
     ban.save(update_fields=["status", "ended_on"])
@@ -327,12 +330,14 @@ def ban_appeal_decide(
     """A third user (neither proposer nor approver) upholds or revokes the ban."""
     reason = text_check("reason", reason)
     if outcome not in {Status.UPHELD, Status.REVOKED}:
-        raise BanError("outcome", "upheld or revoked")
+        raise BanError("outcome", _("upheld or revoked"))
     ban = _locked(ban)
     _expect(ban, Status.APPEALED)
     if by.pk in {ban.proposed_by_id, ban.approved_by_id}:
-        raise BanError("decided_by", "an appeal is decided by someone who neither proposed nor "
-                       "approved the ban")  # fmt: skip
+        raise BanError(
+            "decided_by",
+            _("an appeal is decided by someone who neither proposed nor approved the ban"),
+        )
     _step(ban, action=outcome, to=outcome, by=by, reason=reason)
     ban.appeal_decided_by = by
     fields = ["status", "appeal_decided_by"]
