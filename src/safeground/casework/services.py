@@ -13,13 +13,14 @@ from typing import IO, Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground import clock
 from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord, Ban, Person
 from safeground.bans.services import SCHEDULED, access_record_write, ban_propose
 from safeground.entry.models import Ticket
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, too_long
 from safeground.incidents.models import LogEntry, Photo
 from safeground.matches.models import Fixture
 
@@ -45,9 +46,9 @@ class FileErased(SafegroundError):
 def text_field(field: str, value: str, *, required: bool = True, max_length: int = MAX_TEXT) -> str:
     value = (value or "").strip()
     if required and not value:
-        raise CaseworkError(field, "is required")
+        raise CaseworkError(field, _("is required"))
     if len(value) > max_length:
-        raise CaseworkError(field, f"is {len(value)} characters; at most {max_length}")
+        raise CaseworkError(field, too_long(len(value), max_length))
     return value
 
 
@@ -71,10 +72,13 @@ def case_open(
 ) -> Case:
     """A case about one or more log entries of a match; it belongs to the home club."""
     if not entries:
-        raise CaseworkError("entries", "choose at least one log entry")
+        raise CaseworkError("entries", _("choose at least one log entry"))
     strangers = [e for e in entries if e.fixture_id != fixture.pk]
     if strangers:
-        raise CaseworkError("entries", f"entry {strangers[0].pk} is not in this match's log")
+        raise CaseworkError(
+            "entries",
+            _("entry %(entry)s is not in this match's log") % {"entry": strangers[0].pk},
+        )
     title = text_field("title", title, max_length=200)
     case = Case.objects.create(
         organisation_id=fixture.ground.organisation_id,
@@ -96,7 +100,7 @@ def case_close(*, case: Case, by: User, reason: str) -> Case:
     reason = text_field("reason", reason)
     case = Case.objects.select_for_update().get(pk=case.pk)
     if case.status == Case.Status.CLOSED:
-        raise CaseworkError("status", f"case #{case.pk} is already closed")
+        raise CaseworkError("status", _("case #%(case)s is already closed") % {"case": case.pk})
     case.status = Case.Status.CLOSED
     case.save(update_fields=["status"])
     case_event(case, by=by, action="closed", detail=reason)
@@ -120,17 +124,17 @@ def subject_add(
     description = text_field("description", description, required=False)
     if kind == Subject.Kind.PERSON:
         if person is None or person.organisation_id != case.organisation_id:
-            raise CaseworkError("person", "a person on the club's register")
+            raise CaseworkError("person", _("a person on the club's register"))
         if person.erased_at:
-            raise CaseworkError("person", "this person was erased by retention")
+            raise CaseworkError("person", _("this person was erased by retention"))
         ticket = None
     elif kind == Subject.Kind.TICKET_HOLDER:
         if ticket is None or ticket.fixture_id != case.fixture_id:
-            raise CaseworkError("ticket", "a ticket of this case's match")
+            raise CaseworkError("ticket", _("a ticket of this case's match"))
         person = None
     else:
         if not description:
-            raise CaseworkError("description", "describe the person or the material")
+            raise CaseworkError("description", _("describe the person or the material"))
         person = ticket = None
     subject = Subject.objects.create(
         case=case, kind=kind, person=person, ticket=ticket, description=description,
@@ -263,17 +267,19 @@ def outcome_record(
     is proposed through case_ban_propose, into the register's approval flow). An arrest may be
     recorded before the person is known (a subject added later)."""
     if kind == Outcome.Kind.CLUB_BAN:
-        raise CaseworkError("kind", "propose a club ban from the subject, for approval")
+        raise CaseworkError("kind", _("propose a club ban from the subject, for approval"))
     if kind not in Outcome.Kind.values:
         raise CaseworkError("kind", f"one of {', '.join(Outcome.Kind.values)}")
     if subject is not None and subject.case_id != case.pk:
-        raise CaseworkError("subject", "a subject of this case", status=404)
+        raise CaseworkError("subject", _("a subject of this case"), status=404)
     note = text_field("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
     if subject is not None and subject.kind not in PEOPLE:
-        raise CaseworkError("subject", "choose the person this concerns, not material", status=409)
+        raise CaseworkError(
+            "subject", _("choose the person this concerns, not material"), status=409
+        )
     needs_person = kind not in (Outcome.Kind.NO_FURTHER_ACTION, Outcome.Kind.ARREST)
     if needs_person and subject is None:
-        raise CaseworkError("subject", "choose the person this concerns")
+        raise CaseworkError("subject", _("choose the person this concerns"))
     fields: dict[str, str] = {}
     if kind == Outcome.Kind.ARREST:
         fields = _arrest_fields(
@@ -302,7 +308,9 @@ def arrest_record(
     """An arrest recorded from its log entry in one step: into the entry's open case, or a case
     opened for it. Who was arrested may be added to the case when known."""
     if entry.kind != LogEntry.Kind.REPORT:
-        raise CaseworkError("entry", "an arrest is recorded from a report in the log", status=409)
+        raise CaseworkError(
+            "entry", _("an arrest is recorded from a report in the log"), status=409
+        )
     case = case_of_entry(entry)
     if case is None:
         what = entry.category.name if entry.category else "Report"
@@ -412,11 +420,14 @@ def _names(subject: Subject) -> tuple[str, str, date | None]:
         return person.first_names, person.last_name, person.date_of_birth
     if subject.kind == Subject.Kind.TICKET_HOLDER and subject.ticket is not None:
         if subject.ticket.holder_erased_at is not None:
-            raise CaseworkError("subject", "the ticket holder's name and date of birth were "
-                                "erased by retention")  # fmt: skip
+            raise CaseworkError(
+                "subject", _("the ticket holder's name and date of birth were erased by retention")
+            )
         *first, last = subject.ticket.holder_name.split() or [""]
         return " ".join(first), last, subject.ticket.holder_dob
-    raise CaseworkError("subject", "a club ban needs a known person or an identified ticket holder")
+    raise CaseworkError(
+        "subject", _("a club ban needs a known person or an identified ticket holder")
+    )
 
 
 def ban_grounds(case: Case, grounds: str) -> str:
@@ -448,11 +459,11 @@ def case_ban_propose(
     """A club ban for a subject, proposed into the register's approval flow (bans.services): it
     does nothing until another user approves it. Its grounds name the case's log entries."""
     if subject.case_id != case.pk:
-        raise CaseworkError("subject", "a subject of this case")
+        raise CaseworkError("subject", _("a subject of this case"))
     grounds = text_field("grounds", grounds)
     first, last, dob = _names(subject)
     if not first or not last:
-        raise CaseworkError("subject", "the ticket holder's name has no first and last name")
+        raise CaseworkError("subject", _("the ticket holder's name has no first and last name"))
     ban = ban_propose(
         by=by,
         organisation=case.organisation,
