@@ -5,6 +5,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import Organisation, User
 from safeground.accounts.permissions import plan_sign_roles
@@ -59,7 +60,7 @@ def fixture_create(
     """Make a fixture with its zone layout (one of the ground's layouts, or ground zone code ->
     use) and who works it; each share is recorded."""
     if home_club == away_club:
-        raise FixtureError("home_club", "a club cannot play itself")
+        raise FixtureError("home_club", _("a club cannot play itself"))
     fixture = Fixture.objects.create(
         ground=ground,
         home_club=home_club,
@@ -79,14 +80,22 @@ def fixture_create(
 def _zones_set(fixture: Fixture, *, zones: Mapping[str, str] | None, layout: Layout | None) -> None:
     if layout is not None:
         if layout.ground_id != fixture.ground_id:
-            raise FixtureError("layout", f"{layout.name} is not a layout of {fixture.ground.name}")
+            raise FixtureError(
+                "layout",
+                _("%(layout)s is not a layout of %(ground)s")
+                % {"layout": layout.name, "ground": fixture.ground.name},
+            )
         zones = {code: use for code, use in layout.zones.values_list("zone__code", "use")}
     if not zones:
-        raise FixtureError("layout", "choose one of the ground's layouts")
+        raise FixtureError("layout", _("choose one of the ground's layouts"))
     found = {z.code: z for z in Zone.objects.filter(ground=fixture.ground, code__in=zones)}
     unknown = sorted(set(zones) - set(found))
     if unknown:
-        raise FixtureError("zones", f"{', '.join(unknown)} not at {fixture.ground.name}")
+        raise FixtureError(
+            "zones",
+            _("%(zones)s not at %(ground)s")
+            % {"zones": ", ".join(unknown), "ground": fixture.ground.name},
+        )
     FixtureZone.objects.filter(fixture=fixture).delete()
     FixtureZone.objects.bulk_create(
         FixtureZone(fixture=fixture, zone=found[code], use=use) for code, use in zones.items()
@@ -99,7 +108,10 @@ def fixture_share(
 ) -> FixtureShare:
     """Let an organisation work the fixture (the police force, the away club); recorded."""
     if organisation.pk == fixture.ground.organisation_id:
-        raise FixtureError("shared_with", f"{organisation.name} is the home club already")
+        raise FixtureError(
+            "shared_with",
+            _("%(organisation)s is the home club already") % {"organisation": organisation.name},
+        )
     if purpose not in FixtureShare.Purpose.values:
         raise FixtureError("purpose", f"must be one of {', '.join(FixtureShare.Purpose.values)}")
     share, created = FixtureShare.objects.get_or_create(
@@ -123,7 +135,10 @@ def fixture_unshare(*, fixture: Fixture, organisation: Organisation, by: User | 
     share = FixtureShare.objects.filter(fixture=fixture, organisation=organisation).first()
     if share is None:
         raise FixtureError(
-            "shared_with", f"{fixture} is not shared with {organisation.name}", status=404
+            "shared_with",
+            _("%(fixture)s is not shared with %(organisation)s")
+            % {"fixture": fixture, "organisation": organisation.name},
+            status=404,
         )
     share.delete()
     ShareRecord.objects.create(
@@ -156,7 +171,7 @@ def fixture_add(*, ground: Ground, fields: FixtureFields, by: User | None) -> Fi
     """A fixture the club sets up (page, command, season file, API), from checked fields."""
     home = ground.organisation
     if fields.layout is None:
-        raise FixtureError("layout", "choose one of the ground's layouts")
+        raise FixtureError("layout", _("choose one of the ground's layouts"))
     return fixture_create(
         ground=ground,
         home_club=club_ensure(name=home.name, organisation=home),
@@ -177,7 +192,7 @@ def fixture_edit(*, fixture: Fixture, fields: FixtureFields, by: User | None) ->
     added or removed is recorded."""
     away_club = club_ensure(name=fields.opponent)
     if away_club == fixture.home_club:
-        raise FixtureError("opponent", "a club cannot play itself")
+        raise FixtureError("opponent", _("a club cannot play itself"))
     fixture.away_club = away_club
     fixture.competition = competition_ensure(name=fields.competition)
     fixture.stage = fields.stage
@@ -289,7 +304,11 @@ def plan_generate(*, fixture: Fixture, by: User, based_on: int | None = None) ->
     policy = policy_current()
     plan = policy.plans.get(assessment.category)
     if plan is None:
-        raise PlanError("category", f"the policy has no plan for category {assessment.category}")
+        raise PlanError(
+            "category",
+            _("the policy has no plan for category %(category)s")
+            % {"category": assessment.category},
+        )
     stewards = stewards_computed(fixture, plan)
     return PlanVersion.objects.create(
         fixture=fixture,
@@ -325,28 +344,32 @@ def plan_revise(
     by_zone = {row["zone"]: row for row in rows}
     for zone, count in (stewards or {}).items():
         if zone not in by_zone:
-            raise PlanError("stewards", f"no zone '{zone}' in this fixture's layout")
+            raise PlanError(
+                "stewards", _("no zone '%(zone)s' in this fixture's layout") % {"zone": zone}
+            )
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise PlanError("stewards", f"{zone}: a whole number of stewards, 0 or more")
+            raise PlanError(
+                "stewards", _("%(zone)s: a whole number of stewards, 0 or more") % {"zone": zone}
+            )
         by_zone[zone]["stewards"] = count
     new_measures = dict(latest.measures)
     for key, text in (measures or {}).items():
         if key not in new_measures:
-            raise PlanError("measures", f"no measure '{key}'")
+            raise PlanError("measures", _("no measure '%(key)s'") % {"key": key})
         if not str(text).strip():
-            raise PlanError(f"measures.{key}", "must not be empty")
+            raise PlanError(f"measures.{key}", _("must not be empty"))
         new_measures[key] = str(text).strip()
     new_communications = dict(latest.communications)
     for key, text in (communications or {}).items():
         if key not in new_communications:
-            raise PlanError("communications", f"no '{key}': primary or fallback")
+            raise PlanError("communications", _("no '%(key)s': primary or fallback") % {"key": key})
         if not str(text).strip():
-            raise PlanError(f"communications.{key}", "must not be empty")
+            raise PlanError(f"communications.{key}", _("must not be empty"))
         new_communications[key] = str(text).strip()
     first_aid = dict(latest.first_aid)
     if first_aiders is not None:
         if isinstance(first_aiders, bool) or first_aiders < 0:
-            raise PlanError("first_aiders", "a whole number, 0 or more")
+            raise PlanError("first_aiders", _("a whole number, 0 or more"))
         first_aid["first_aiders"] = first_aiders
     if (rows, new_measures, new_communications, first_aid) == (
         latest.stewards,
@@ -354,7 +377,7 @@ def plan_revise(
         latest.communications,
         latest.first_aid,
     ):
-        raise PlanError("plan", "nothing changed")
+        raise PlanError("plan", _("nothing changed"))
     return PlanVersion.objects.create(
         fixture=fixture,
         number=latest.number + 1,
@@ -377,9 +400,12 @@ def plan_sign(*, fixture: Fixture, by: User, version: int) -> PlanSignOff:
     assert latest is not None
     roles = sorted(plan_sign_roles(by, fixture))
     if not roles:
-        raise Forbidden("role", "only the safety officer and the police commander sign the plan")
+        raise Forbidden("role", _("only the safety officer and the police commander sign the plan"))
     signed = set(latest.sign_offs.values_list("role", flat=True))
     role = next((r for r in roles if r not in signed), None)
     if role is None:
-        raise PlanError("version", f"version {latest.number} is already signed in your role")
+        raise PlanError(
+            "version",
+            _("version %(number)s is already signed in your role") % {"number": latest.number},
+        )
     return PlanSignOff.objects.create(version=latest, role=role, user=by, signed_at=timezone.now())
