@@ -48,7 +48,9 @@ def _key(field: str, value: str, size: int) -> str:
     except ValueError:
         raw = b""
     if len(raw) != size or (size == 65 and raw[0] != 4):
-        raise AlertError(f"keys.{field}", f"is not a base64url {size}-byte key")
+        raise AlertError(
+            f"keys.{field}", _("is not a base64url %(size)s-byte key") % {"size": size}
+        )
     return value
 
 
@@ -59,7 +61,7 @@ def _push_service(endpoint: str) -> str:
         parts = urlsplit(endpoint)
         host = (parts.hostname or "").lower()
     except ValueError:  # a bracketed host that is no IP address, a bad port
-        raise AlertError("endpoint", "is not a URL a push service gives") from None
+        raise AlertError("endpoint", _("is not a URL a push service gives")) from None
     allowed = any(
         host == known or host.endswith(f".{known}") for known in settings.SAFEGROUND_PUSH_HOSTS
     )
@@ -68,7 +70,9 @@ def _push_service(endpoint: str) -> str:
     if not allowed or parts.scheme not in schemes:
         # Well formed, but not a service this installation sends to (SSRF guard): refused, 403.
         raise AlertError(
-            "endpoint", f"'{host or endpoint[:60]}' is not a known push service", status=403
+            "endpoint",
+            _("'%(host)s' is not a known push service") % {"host": host or endpoint[:60]},
+            status=403,
         )
     return endpoint
 
@@ -313,7 +317,7 @@ def receipt_record(*, recipient_id: int, state: str) -> AlertRecipient:
         .first()
     )
     if recipient is None:
-        raise AlertError("token", "no such alert", status=404)
+        raise AlertError("token", _("no such alert"), status=404)
     now = timezone.now()
     AlertRecipient.objects.filter(pk=recipient_id, delivered_at__isnull=True).update(
         delivered_at=now
@@ -321,7 +325,7 @@ def receipt_record(*, recipient_id: int, state: str) -> AlertRecipient:
     if state == "acknowledged":
         broadcast = recipient.alert.broadcast
         if broadcast is None or recipient.alert.kind != Alert.Kind.BROADCAST:
-            raise AlertError("state", "only a broadcast is acknowledged", status=409)
+            raise AlertError("state", _("only a broadcast is acknowledged"), status=409)
         broadcast_ack(broadcast=broadcast, user=recipient.user)
     return recipient
 
