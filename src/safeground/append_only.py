@@ -13,13 +13,14 @@ import functools
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar, NoReturn, Self
 
-import psycopg
 from django.apps import apps
 from django.db import connection, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.operations.base import Operation
 from django.db.migrations.state import ProjectState
+
+from safeground.prepared import prepared_cursor
 
 
 class AppendOnlyError(Exception):
@@ -90,25 +91,10 @@ class AppendOnlyModel(models.Model):
         return AppendOnlyTriggers(cls._meta.db_table, erasable=cls.erasable)
 
 
-class _PreparedCursor(psycopg.Cursor[Any]):
-    """A psycopg cursor binding on the server, each statement prepared on its connection the first
-    time it runs: the INSERT is then neither parsed nor planned again, and its values go in
-    psycopg's native dumpers, where Django's client-side binding quotes each in Python. Half of an
-    append's database time on a loaded machine was the INSERT's parse and plan (ADR 0013)."""
-
-    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Self:
-        kwargs.setdefault("prepare", True)
-        return super().execute(query, params, **kwargs)
-
-
 def _insert_cursor() -> Any:
-    """On PostgreSQL a _PreparedCursor, wrapped as Django wraps its own (its errors mapped, the
-    query counted and logged where queries are); elsewhere Django's cursor."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        return connection._prepare_cursor(_PreparedCursor(connection.connection))
+    """On PostgreSQL the INSERT is prepared once per connection (half of an append's database time
+    on a loaded machine was its parse and plan, ADR 0013); elsewhere Django's cursor."""
+    return prepared_cursor() if connection.vendor == "postgresql" else connection.cursor()
 
 
 @functools.cache
