@@ -44,11 +44,12 @@ def test_an_append_runs_the_chains_statements_only(match_day, settings) -> None:
             place=Place(block="S-L1"),
             idempotency_key=str(uuid.uuid4()),
         )
-    statements = [
-        q["sql"].split()[0].upper()
+    # A prepared statement is logged as "QUERY = '...' - PARAMS = ...": its first word counts.
+    words = [
+        q["sql"].removeprefix("QUERY = ").strip("'\"").split()[0].upper()
         for q in queries.captured_queries
-        if q["sql"].split()[0].upper() not in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")
     ]
+    statements = [w for w in words if w not in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")]
     # Two round trips inside the transaction: the lock with the head and the author's idempotency
     # key (on PostgreSQL the lock statement, then the head's, sent together; SQLite's IMMEDIATE
     # transaction is its lock), then the insert.
@@ -77,3 +78,19 @@ def test_a_category_added_is_taken_at_once(match_day, settings) -> None:
         report(cup_tie, category="kite")
     Category.objects.create(code="kite", name="Kite flown over the pitch", default_severity=1)
     assert report(cup_tie, category="kite").category.code == "kite"
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="SQLite has no prepared statements to keep"
+)
+def test_the_insert_is_prepared_once_on_postgresql(match_day) -> None:
+    """On PostgreSQL the append's INSERT is parsed and planned once per connection, then only
+    executed (safeground.prepared)."""
+    for n in range(3):
+        report(match_day.cup_tie, text=f"Coins {n}")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements"
+            " WHERE statement LIKE 'INSERT INTO \"incidents_logentry\"%%'"
+        )
+        assert cursor.fetchone()[0] == 1

@@ -14,7 +14,6 @@ knows nothing of the loop, its pool or its threads.
 """
 
 import json
-import sys
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -26,6 +25,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q, QuerySet
 
 from safeground.bans.models import IN_FORCE
+from safeground.prepared import prepared_cursor
 
 from . import rules
 from .models import Scan, Ticket, TicketFlag
@@ -249,7 +249,7 @@ PLAN_OFF = "SELECT set_config(name, reset_val, false) FROM pg_settings WHERE nam
 
 
 def _decide_sql(ctx: ScanContext) -> Outcome | None:
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(PLAN_ON)
         try:
             cursor.execute(DECIDE_SQL, params([ctx]))
@@ -259,28 +259,6 @@ def _decide_sql(ctx: ScanContext) -> Outcome | None:
             if cursor.connection.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
                 cursor.execute(PLAN_OFF, (list(PLAN_SETTINGS),))
     return outcomes([ctx], rows)[0]
-
-
-# Django opens connections with prepare_threshold=None, which makes psycopg ignore prepare=True;
-# this lets an explicit prepare through and never prepares anything on its own.
-ONLY_WHEN_ASKED = sys.maxsize
-
-
-class _PreparedCursor(psycopg.Cursor):
-    """Server-side binding, prepared once per pooled connection: planning this statement costs
-    more than running it, and Django's own cursors never prepare."""
-
-    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        return super().execute(query, params, prepare=True)
-
-
-def _prepared_cursor() -> Any:
-    connection.ensure_connection()
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        raw.prepare_threshold = ONLY_WHEN_ASKED
-    # Django's wrapper around it: the query is counted, logged and wrapped like any other.
-    return connection._prepare_cursor(_PreparedCursor(raw))  # type: ignore[attr-defined]
 
 
 # --- every database: the ORM, one transaction ---------------------------------------------------

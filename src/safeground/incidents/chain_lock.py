@@ -91,11 +91,17 @@ def chain_head(fixture: Fixture, author: User | None, key: str) -> ChainHead:
     if row is None:  # an empty log: nothing to repeat either
         return ChainHead(0, GENESIS, None, None)
     seq, hash_, logged_at, repeated = row
-    if isinstance(logged_at, str):  # SQLite answers text: UTC, as Django stores it
-        logged_at = datetime.fromisoformat(logged_at)
-        if logged_at.tzinfo is None:
-            logged_at = logged_at.replace(tzinfo=UTC)
-    return ChainHead(seq, hash_, logged_at, repeated)
+    return ChainHead(seq, hash_, stored_time(logged_at), repeated)
+
+
+def stored_time(value: datetime | str) -> datetime:
+    """A time read by plain SQL: SQLite answers text or a naive time (by the column's declared
+    type), in UTC as Django stores it."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
 
 
 def _sends_together(cursor: Any) -> bool:

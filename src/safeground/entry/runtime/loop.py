@@ -20,6 +20,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 from psycopg_pool import AsyncConnectionPool
 
+from safeground.prepared import ONLY_WHEN_ASKED
+
 from .. import decision, scans
 from ..decision import Outcome, ScanContext
 from . import lookups
@@ -178,7 +180,7 @@ async def _batches_open() -> _Batches:
     params = connections["default"].get_connection_params()
     params.pop("cursor_factory", None)  # Django's sync cursor class; the pool's are async
     params["autocommit"] = True
-    params["prepare_threshold"] = decision.ONLY_WHEN_ASKED
+    params["prepare_threshold"] = ONLY_WHEN_ASKED
     # These connections run the decision only. Its plan is made once per connection (else
     # PostgreSQL plans it afresh for each batch size), and every lookup in it has a unique index:
     # a sequential scan, chosen while the scans table was small, would stay in that plan as the
