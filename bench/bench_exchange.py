@@ -62,13 +62,14 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def check(holders: list[tuple[str, date]], published: set[str]) -> tuple[int, float, float]:
+def check(
+    holders: list[tuple[str, date]], published: set[str], batch: int
+) -> tuple[int, float, float]:
     """The club's check of these holders: (matched, seconds, CPU seconds in all processes)."""
-    from safeground.exchange import checking, oprf, tokens
+    from safeground.exchange import checking, oprf
 
     started, cpu_before = time.perf_counter(), _cpu_seconds()
-    inputs = [tokens.holder_input(name, born) for name, born in holders]
-    made = checking.holder_tokens(inputs, oprf.public_key(), oprf.evaluate)
+    made = checking.holder_tokens(holders, oprf.public_key(), oprf.evaluate, batch=batch)
     matched = sum(1 for token in made if token in published)
     return matched, time.perf_counter() - started, _cpu_seconds() - cpu_before
 
@@ -80,6 +81,7 @@ def main() -> None:
     parser.add_argument("--holders", type=int, default=60_000)
     parser.add_argument("--new", type=int, default=6_000, help="tickets sold before the next")
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=None, help="holders a batch (the default)")
     args = parser.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="bench-exchange-")
@@ -109,10 +111,11 @@ def main() -> None:
         holders[slot] = (variant(name), born if born.day > 12 else born.replace(
             month=born.day, day=born.month) if born.day != born.month else born)  # fmt: skip
 
-    matched, seconds, cpu = check(holders, published)
+    batch = args.batch or oprf.BATCH
+    matched, seconds, cpu = check(holders, published, batch)
     load = os.getloadavg()[0]
     sold = [person(rng, 500_000 + n) for n in range(args.new)]
-    again, next_seconds, next_cpu = check(holders[args.new :] + sold, published)
+    again, next_seconds, next_cpu = check(holders[args.new :] + sold, published, batch)
 
     started = time.perf_counter()
     plain_bans = {hashlib.sha256(i).digest() for i in ban_inputs}
