@@ -4,11 +4,12 @@ publish (about 2,000), obliviously (docs/adr/0015-league-ban-exchange.md).
 Publishing is set-up: each banned person's identities (date of birth as given and swapped) are
 blinded, evaluated with the exchange's VOPRF key and unblinded into the published set. The timed
 check is the club's own code (`exchange/checking.holder_tokens`) on a SQLite database of its
-own: every holder's identity folded (exchange/tokens.py), looked up in the club's cache of
-tokens (none the first time), the rest blinded and unblinded with the proof checked in
-`--processes` worker processes (exchange/blinding.py), evaluated by the exchange in batches of
-4,096 with a batch proof (here in this process, no network: the evaluation's CPU counts on the
-same two cores), cached, and compared with the published set. 60 holders are planted as
+own: a batch at a time, as the workers ask for one, every holder's identity folded
+(exchange/tokens.py) and looked up in the club's cache of tokens (none the first time); the
+rest blinded and unblinded with the proof checked in `--processes` worker processes
+(exchange/blinding.py), evaluated by the exchange in batches of 2,048 (`--batch`) with a batch
+proof (here in this process, no network: the evaluation's CPU counts on the same two cores),
+cached as each batch comes back, and compared with the published set. 60 holders are planted as
 variants of banned people (accents dropped, words reordered, day and month swapped).
 
 Two checks are timed: the fixture's first (every holder new to the cache: the last line), and
@@ -94,7 +95,7 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from safeground.exchange import blinding, oprf, tokens
+    from safeground.exchange import blinding, checking, oprf, tokens
 
     call_command("migrate", verbosity=0)
     rng = random.Random(30)
@@ -111,7 +112,7 @@ def main() -> None:
         holders[slot] = (variant(name), born if born.day > 12 else born.replace(
             month=born.day, day=born.month) if born.day != born.month else born)  # fmt: skip
 
-    batch = args.batch or oprf.BATCH
+    batch = args.batch or checking.CHECK_BATCH
     matched, seconds, cpu = check(holders, published, batch)
     load = os.getloadavg()[0]
     sold = [person(rng, 500_000 + n) for n in range(args.new)]

@@ -70,9 +70,15 @@ def identity_of(item: bytes, secret: bytes) -> str:
     return hmac.digest(secret, item, "sha256").hex()
 
 
+# Holders a batch in a check: half the exchange's largest, so the workers start on the first
+# sooner and the last one's unblinding (when only one core has work) is half as long; a
+# 60,000-holder check is 30 requests to the exchange instead of 15.
+CHECK_BATCH = oprf.BATCH // 2
+
+
 def holder_tokens(
     people: Sequence[tuple[str, date]], key: bytes, evaluate: Callable[[list[bytes]], bytes],
-    *, batch: int = oprf.BATCH,
+    *, batch: int = CHECK_BATCH,
 ) -> list[str]:  # fmt: skip
     """Each holder's token (hex), in order: cached under this exchange key when the holder was
     checked before, else blinded, evaluated by `evaluate` (each identity once) and cached.
