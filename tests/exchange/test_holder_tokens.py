@@ -30,8 +30,12 @@ class Exchange:
         return oprf.evaluate(blinded)
 
 
+def people(*numbers: int) -> list[tuple[str, date]]:
+    return [(f"Avery Quellmoor{n}", date(1990, 1, 1 + n)) for n in numbers]
+
+
 def holders(*numbers: int) -> list[bytes]:
-    return [tokens.holder_input(f"Avery Quellmoor{n}", date(1990, 1, 1 + n)) for n in numbers]
+    return [tokens.holder_input(name, born) for name, born in people(*numbers)]
 
 
 def expected(inputs: list[bytes]) -> list[str]:
@@ -51,25 +55,39 @@ def test_a_check_in_worker_processes_gives_the_tokens_of_one_and_checks_the_proo
 
 def test_a_holder_checked_before_is_not_sent_again_until_the_key_changes(settings) -> None:
     key, exchange = oprf.public_key(), Exchange()
-    first = holders(1, 2, 3)
-    assert checking.holder_tokens(first + first[:1], key, exchange) == expected(first + first[:1])
+    first = people(1, 2, 3)
+    made = checking.holder_tokens(first + first[:1], key, exchange)
+    assert made == expected(holders(1, 2, 3, 1))
     assert exchange.sent == 3  # the repeated holder once
 
-    again = holders(1, 2, 3, 4)
-    assert checking.holder_tokens(again, key, exchange) == expected(again)
+    again = people(1, 2, 3, 4)
+    assert checking.holder_tokens(again, key, exchange) == expected(holders(1, 2, 3, 4))
     assert exchange.sent == 3 + 1  # only the new holder
     assert HolderToken.objects.count() == 4
-    assert not HolderToken.objects.filter(token__in=[i.hex() for i in again]).exists()
+    assert not HolderToken.objects.filter(token__in=[i.hex() for i in holders(1, 2, 3, 4)]).exists()
 
     settings.SAFEGROUND_EXCHANGE_OPRF_SEED = base64.b64encode(bytes(range(32))).decode()
     rotated = oprf.public_key()
     assert rotated != key
-    assert checking.holder_tokens(again, rotated, exchange) == expected(again)
+    assert checking.holder_tokens(again, rotated, exchange) == expected(holders(1, 2, 3, 4))
     assert exchange.sent == 4 + 4  # a new key: every holder again
 
 
+def test_a_large_check_streams_its_batches_through_the_workers_each_holder_once(settings) -> None:
+    """Folded, looked up in the cache and cached again a batch at a time while the workers
+    blind: a holder cached before, or met again in a later batch, is not sent again."""
+    settings.SAFEGROUND_EXCHANGE_PROCESSES = 2
+    key, exchange = oprf.public_key(), Exchange()
+    checking.holder_tokens(people(3, 4), key, exchange, batch=4)
+    crowd = people(*range(11)) + people(7, 0, 12)  # 7 and 0 again, three batches on
+    made = checking.holder_tokens(crowd, key, exchange, batch=4)
+    assert made == expected([tokens.holder_input(name, born) for name, born in crowd])
+    assert exchange.sent == 2 + 10  # twelve people, two of them cached before
+    assert HolderToken.objects.count() == 12
+
+
 def test_cached_tokens_unused_for_the_ticket_retention_period_are_erased(settings) -> None:
-    checking.holder_tokens(holders(1, 2), oprf.public_key(), Exchange())
+    checking.holder_tokens(people(1, 2), oprf.public_key(), Exchange())
     today = timezone.localdate()
     stale = today - timedelta(days=settings.SAFEGROUND_TICKET_RETENTION_DAYS + 1)
     oldest = HolderToken.objects.order_by("pk")[:1].get()

@@ -4,12 +4,17 @@ which holds the GIL, so threads do not help. Each worker process blinds its shar
 batches and keeps their blinding scalars (they never leave it, and cannot be pickled); this
 process sends each blinded batch to the exchange as soon as it is ready and hands the answer
 back to the worker that holds its scalars. Nothing here touches the database or Django.
+
+The batches are taken from the caller one at a time, only when a worker is ready for more, and
+each batch's outputs are handed back as soon as they are unblinded: the caller's own work
+(folding names, its cache's reads and writes) runs while the workers blind, not before or after
+them (docs/adr/0015, second Update: measured, that serial work was a tenth of the check).
 """
 
 import multiprocessing
 import queue
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.queues import Queue
 from typing import Any
 
@@ -19,32 +24,49 @@ from . import oprf
 
 # A worker that says nothing for this long is taken to have died.
 WORKER_SILENCE_SECONDS = 300
+# Batches handed to a worker before it has blinded the last: one to work on and one waiting, so
+# it never idles while this process evaluates, and the unblinding is not queued behind all the
+# blinding (which would leave one core idle at the end while the other unblinds the rest).
+AHEAD = 2
+
+Evaluate = Callable[[list[bytes]], bytes]
 
 
 def evaluated(
-    inputs: list[bytes],
-    evaluate: Callable[[list[bytes]], bytes],
-    key: bytes,
-    *,
-    processes: int = 2,
+    inputs: list[bytes], evaluate: Evaluate, key: bytes, *, processes: int = 2,
     batch: int = oprf.BATCH,
-) -> list[bytes]:
+) -> list[bytes]:  # fmt: skip
     """Each input's OPRF output, in order: blinded, `evaluate`d (the exchange's call, a batch of
     blinded elements to its evaluated batch with proof), unblinded with the proof checked
     against `key`. One batch, or one process, is done here without starting any."""
-    batches = [inputs[start : start + batch] for start in range(0, len(inputs), batch)]
-    if processes < 2 or len(batches) < 2:
-        found: list[bytes] = []
-        for part in batches:
+    parts = [inputs[start : start + batch] for start in range(0, len(inputs), batch)]
+    if len(parts) < 2:
+        processes = 1
+    done = dict(stream(parts, evaluate, key, processes=processes))
+    return [token for number in range(len(parts)) for token in done[number]]
+
+
+def stream(
+    parts: Iterable[list[bytes]], evaluate: Evaluate, key: bytes, *, processes: int = 2
+) -> Iterator[tuple[int, list[bytes]]]:
+    """Each batch's outputs as (its number in the order `parts` gave it, its outputs), as soon
+    as they are unblinded; not in order. With fewer than two processes all is done here; else
+    the workers start when the first batch comes (none when there is nothing to evaluate)."""
+    taken = iter(parts)
+    if processes < 2:
+        for number, part in enumerate(taken):
             clients, blinded = oprf.blind(part)
-            found += oprf.finalize(clients, evaluate(blinded), key)
-        return found
-    return _in_processes(batches, evaluate, key, min(processes, len(batches)))
+            yield number, oprf.finalize(clients, evaluate(blinded), key)
+        return
+    first = next(taken, None)
+    if first is None:
+        return
+    yield from _in_processes(first, taken, evaluate, key, processes)
 
 
 def _in_processes(
-    batches: list[list[bytes]], evaluate: Callable[[list[bytes]], bytes], key: bytes, count: int
-) -> list[bytes]:
+    first: list[bytes], parts: Iterator[list[bytes]], evaluate: Evaluate, key: bytes, count: int
+) -> Iterator[tuple[int, list[bytes]]]:
     # spawn, not fork: the web server's threads and database connections stay out of workers.
     context = multiprocessing.get_context("spawn")
     replies: Queue[Any] = context.Queue()
@@ -52,18 +74,30 @@ def _in_processes(
     workers = [context.Process(target=_work, args=(own, replies), daemon=True) for own in requests]
     for worker in workers:
         worker.start()
+    owner: dict[int, int] = {}  # batch number -> the worker holding its scalars
+    unblinded = [0] * count  # batches handed to each worker and not yet blinded
+    numbers = iter(range(1 << 62))
+    pending: list[bytes] | None = first
     try:
-        for number, part in enumerate(batches):
-            requests[number % count].put(("blind", number, part))
-        done: dict[int, list[bytes]] = {}
-        while len(done) < len(batches):
+        while True:
+            # Hand out batches while a worker has room; the caller makes each as it is taken.
+            while pending is not None and min(unblinded) < AHEAD:
+                number, least = next(numbers), unblinded.index(min(unblinded))
+                requests[least].put(("blind", number, pending))
+                owner[number] = least
+                unblinded[least] += 1
+                pending = next(parts, None)
+            if not owner:
+                return
             kind, number, payload = _reply(replies, workers)
             if kind == "refused":
                 raise oprf.OprfRefused(payload)
             if kind == "blinded":
-                requests[number % count].put(("finalize", number, (evaluate(payload), key)))
+                unblinded[owner[number]] -= 1
+                requests[owner[number]].put(("finalize", number, (evaluate(payload), key)))
             else:
-                done[number] = payload
+                del owner[number]
+                yield number, payload
     finally:
         for own in requests:
             own.put(None)
@@ -71,7 +105,6 @@ def _in_processes(
             worker.join(timeout=5)
             if worker.is_alive():
                 worker.kill()
-    return [token for number in range(len(batches)) for token in done[number]]
 
 
 def _reply(replies: "Queue[Any]", workers: list[Any]) -> tuple[str, int, Any]:

@@ -11,9 +11,6 @@ import base64
 from collections.abc import Sequence
 from functools import lru_cache
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from django.conf import settings
 from voprf import ristretto
 
 # The library's batch limit is 2^16 - 1; smaller batches keep each request body small.
@@ -26,6 +23,12 @@ class OprfRefused(ValueError):
 
 
 def _seed() -> bytes:
+    # Imported here: the club's blinding workers import this module for blind and finalize
+    # only, and Django's settings would add a fifth of a second to each one's start.
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    from django.conf import settings
+
     configured = settings.SAFEGROUND_EXCHANGE_OPRF_SEED
     if configured:
         seed = base64.b64decode(configured)
