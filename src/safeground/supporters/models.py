@@ -18,7 +18,7 @@ from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
-from .categories import CATEGORY_CHOICES
+from .categories import BY_CODE, CATEGORY_CHOICES
 
 
 class Reporter(models.Model):
@@ -90,7 +90,13 @@ class TriageItem(models.Model):
         indexes = [models.Index(fields=["fixture", "status"], name="triageitem_queue")]
 
     def __str__(self) -> str:
-        return f"{self.get_category_display()} ×{self.count}"
+        return f"{self.category_label} ×{self.count}"
+
+    @property
+    def category_label(self) -> Any:
+        """get_category_display's words, looked up by code: the display hashes every choice's
+        lazy label (a translation each) on each call, and the queue shows fifty items."""
+        return BY_CODE[self.category].label
 
 
 class SupporterReport(models.Model):
@@ -158,3 +164,4 @@ class TextMessage(models.Model):
     body = models.CharField(max_length=480)
     sent_at = models.DateTimeField()
     erased_at = models.DateTimeField(null=True, blank=True)
+

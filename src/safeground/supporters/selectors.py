@@ -47,7 +47,7 @@ def item_json(item: TriageItem) -> dict[str, Any]:
         "id": item.pk,
         "block": item.block.code if item.block else "",
         "category": item.category,
-        "category_name": str(item.get_category_display()),
+        "category_name": str(item.category_label),
         "count": item.count,
         "status": item.status,
         "trust": item.trust,
