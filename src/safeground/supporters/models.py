@@ -165,3 +165,22 @@ class TextMessage(models.Model):
     sent_at = models.DateTimeField()
     erased_at = models.DateTimeField(null=True, blank=True)
 
+
+class BlockSeatCodes(models.Model):
+    """The random start of a block's seat codes (seats.py), kept by the ground's and the block's
+    codes, not the block's id: a venue file imported again (new ids) keeps every code printed on
+    a seat back, and no code can be found from another by counting."""
+
+    ground_code = models.CharField(max_length=60)
+    block_code = models.CharField(max_length=20)
+    code = models.CharField(max_length=6, unique=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["ground_code", "block_code"], name="blockseatcodes_one_per_block"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ground_code} {self.block_code}: {self.code}"
