@@ -43,6 +43,8 @@ class Reporter(models.Model):
     awaiting_text = models.CharField(max_length=1000, blank=True)
     awaiting_category = models.CharField(max_length=30, blank=True)
     awaiting_since = models.DateTimeField(null=True, blank=True)
+    # When the phone texted STOP: no texts to it (not even a decision's) until it texts START.
+    texts_stopped_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.get_channel_display()} reporter {self.pk}"

@@ -171,6 +171,9 @@ def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, An
         "phone": reporter.phone,
         "erased_at": clock.iso(reporter.erased_at) if reporter.erased_at else None,
         "trust": reporter.trust,
+        "texts_stopped_at": (
+            clock.iso(reporter.texts_stopped_at) if reporter.texts_stopped_at else None
+        ),
         # A text that named no place, waiting for the next to give it (sms.py).
         "awaiting": (
             {

@@ -256,6 +256,17 @@ def text_awaiting_take(*, reporter: Reporter, since: datetime) -> tuple[str, str
     return reporter.awaiting_category, reporter.awaiting_text
 
 
+def reporter_texts_choose(*, sender: Sender, texts: bool) -> Reporter:
+    """The phone's choice on the text line: STOP (no more texts, not even a decision's) or START
+    (texts again). A phone not met before is remembered with its choice."""
+    reporter, _made = Reporter.objects.get_or_create(
+        key=sender.key, defaults={"channel": Reporter.Channel.SMS, "phone": sender.identity}
+    )
+    reporter.texts_stopped_at = None if texts else timezone.now()
+    Reporter.objects.filter(pk=reporter.pk).update(texts_stopped_at=reporter.texts_stopped_at)
+    return reporter
+
+
 def item_publish(item: TriageItem) -> None:
     """The item as the queue shows it, to the home club's staff (stewards see their tasks)."""
     publish(
@@ -344,15 +355,26 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
         setattr(item, name, value)
     item.save()
     item_publish(item)
-    # The text line's reporters hear by text, as the seat page's read it on their status page.
+    # The text line's reporters hear by text, as the seat page's read it on their status page;
+    # once the decision is committed (a text cannot be taken back if it rolls back).
+    transaction.on_commit(lambda: _reporters_tell(item.pk, status), robust=True)
+
+
+def _reporters_tell(item_id: int, status: str) -> None:
+    """One text to each of the item's reporters on the text line: what the control room made of
+    their report (texts.text_send leaves out a phone that texted STOP, or one erased)."""
     if status == TriageItem.Status.DISMISSED:
         words = _(
             "Your report %(reference)s has been looked at by the control room: no further action."
         )
     else:
         words = _("Your report %(reference)s is being dealt with by the control room.")
-    for report in item.reports.filter(channel=Reporter.Channel.SMS).select_related("reporter"):
-        text_send(reporter=report.reporter, body=words % {"reference": report.reference})
+    told = set()
+    reports = SupporterReport.objects.filter(item_id=item_id, channel=Reporter.Channel.SMS)
+    for report in reports.select_related("reporter").order_by("received_at"):
+        if report.reporter_id not in told:  # several reports of one item: one text
+            told.add(report.reporter_id)
+            text_send(reporter=report.reporter, body=words % {"reference": report.reference})
 
 
 def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None = None) -> User:

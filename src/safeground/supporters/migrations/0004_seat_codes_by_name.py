@@ -4,22 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('supporters', '0003_text_awaiting_its_place'),
+        ("supporters", "0003_text_awaiting_its_place"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BlockSeatCodes',
+            name="BlockSeatCodes",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ground_code', models.CharField(max_length=60)),
-                ('block_code', models.CharField(max_length=20)),
-                ('code', models.CharField(max_length=6, unique=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("ground_code", models.CharField(max_length=60)),
+                ("block_code", models.CharField(max_length=20)),
+                ("code", models.CharField(max_length=6, unique=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('ground_code', 'block_code'), name='blockseatcodes_one_per_block')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("ground_code", "block_code"), name="blockseatcodes_one_per_block"
+                    )
+                ],
             },
         ),
     ]
