@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bench_entry import cpu_of
 from bench.bench_live import (
     PYTHON,
     ROOT,
@@ -51,7 +52,6 @@ from bench.bench_live import (
     stop_server,
     wait_for_port,
 )
-from bench.bench_entry import cpu_of
 from bench.load import free_port, percentile
 
 STAND_CATEGORIES = ("abuse-racist", "standing", "smoking")  # a stand's flood: a few kinds

@@ -15,7 +15,7 @@ the reports (one INSERT).
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
@@ -56,7 +56,7 @@ def _datetime(value: Any) -> datetime:
         return value
     moment = parse_datetime(value)
     assert moment is not None
-    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, timezone.utc)
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
 
 def _placeholders(n: int) -> str:
@@ -80,7 +80,7 @@ def rows_insert(
             f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for f in fields
         )
     one = f"({_placeholders(len(fields))})"
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     sql = (
         f"INSERT INTO {_table(model)} ({columns})"
         f" VALUES {', '.join([one] * len(objs))} {conflict}"
@@ -168,8 +168,11 @@ def items_join(
         f" THEN excluded.trust ELSE {table}.trust END"
         f" WHERE {table}.last_at >= %s"
     )
+    ordered: list[TriageItem] = sorted(
+        begun, key=lambda i: (i.fixture_id, i.block_id or 0, i.category)
+    )
     rows = rows_insert(
-        sorted(begun, key=lambda i: (i.fixture_id, i.block_id, i.category)),
+        ordered,
         conflict=conflict,
         conflict_params=[_when(open_since)],
         returning=ITEM_FIELDS,
@@ -182,9 +185,13 @@ def items_join(
     return items
 
 
-def items_close_quiet(places: Iterable[tuple[int, int, str]], *, open_since: datetime) -> None:
+def items_close_quiet(
+    places: Iterable[tuple[int, int | None, str]], *, open_since: datetime
+) -> None:
     """Close the open items of these places gone quiet since `open_since` (a new one begins)."""
     for fixture_id, block_id, category in places:
+        if block_id is None:  # no open item holds a place without a block (NULLs never clash)
+            continue
         TriageItem.objects.filter(
             fixture_id=fixture_id,
             block_id=block_id,

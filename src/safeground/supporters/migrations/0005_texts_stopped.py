@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('supporters', '0004_seat_codes_by_name'),
+        ("supporters", "0004_seat_codes_by_name"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reporter',
-            name='texts_stopped_at',
+            model_name="reporter",
+            name="texts_stopped_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]
