@@ -32,14 +32,63 @@ def seat_url(tonight, block="S-L1", row="A", number=1) -> str:
 def test_every_seat_has_a_short_code_that_finds_it_again(tonight) -> None:
     block = tonight.block("S-L1")
     code = seat_code(block, "J", 20)
-    assert len(code) <= 6 and code.isalnum()
+    assert len(code) <= 12 and code.endswith("J-20") and code[:6].isalnum()
     assert seat_at(code) == Seat(block, "J", 20)
     assert seat_at(code.lower()) == Seat(block, "J", 20)
     assert seat_at("!!") is None and seat_at("U") is None and seat_at("") is None
-    # A seat past the row's last (seat 21 of 20) has no code that finds it.
-    from safeground.supporters.seats import MAX_ROWS, MAX_SEATS, _encode
+    # A seat past the row's last (seat 21 of 20), or a row the block has not, finds nothing.
+    assert seat_at(code.replace("J-20", "J-21")) is None
+    assert seat_at(code.replace("J-20", "ZZ-1")) is None
 
-    assert seat_at(_encode((block.pk * MAX_ROWS + 9) * MAX_SEATS + 21)) is None
+
+def test_a_seat_code_names_no_database_id_and_survives_the_ground_imported_again(
+    tonight, settings
+) -> None:
+    """The block's part is drawn at random and kept by the ground's and block's codes: a venue
+    file imported again (the block a new row, a new id) keeps the codes printed on the seats."""
+    from safeground.supporters.models import BlockSeatCodes
+    from safeground.venues.models import Block
+
+    settings.SAFEGROUND_LOG_CACHE_SECONDS = 0
+    block, next_block = tonight.block("S-L1"), tonight.block("S-L2")
+    code = seat_code(block, "A", 1)
+    kept = BlockSeatCodes.objects.get(ground_code=block.ground.code, block_code="S-L1")
+    assert code.startswith(kept.code) and kept.code != seat_code(next_block, "A", 1)[:6]
+    Block.objects.filter(pk=block.pk).update(code="S-L1-before")
+    imported = Block.objects.create(
+        ground=block.ground,
+        tier=block.tier,
+        code="S-L1",
+        rows=block.rows,
+        first_seat=block.first_seat,
+        seats_per_row=block.seats_per_row,
+        capacity=block.capacity,
+    )
+    assert imported.pk != block.pk
+    assert seat_at(code) == Seat(imported, "A", 1)
+    assert seat_code(imported, "A", 1) == code
+
+
+def id_code(block, row: str, number: int) -> str:
+    """A seat's code of the first kind: its block by database id."""
+    from safeground.supporters.seats import ALPHABET, MAX_ROWS, MAX_SEATS
+
+    value, digits = (block.pk * MAX_ROWS + block.rows.index(row)) * MAX_SEATS + number, ""
+    while value:
+        value, digit = divmod(value, 32)
+        digits = ALPHABET[digit] + digits
+    return digits
+
+
+def test_an_old_code_by_block_id_goes_on_to_the_seats_code_until_switched_off(
+    tonight, settings
+) -> None:
+    block = tonight.block("S-L1")
+    old = reverse("supporters_seat", args=[id_code(block, "A", 1)])
+    response = Client().get(old)
+    assert response.status_code == 302 and response["Location"] == seat_url(tonight)
+    settings.SAFEGROUND_SUPPORTERS_ID_SEAT_CODES = False
+    assert Client().get(old).status_code == 404
 
 
 def test_the_seat_page_is_small_has_no_script_and_shows_the_seat(tonight) -> None:

@@ -147,14 +147,83 @@ def test_a_place_long_after_the_message_is_not_joined_to_it(tonight) -> None:
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("line")
-def test_the_text_line_hears_when_its_report_is_dealt_with(tonight) -> None:
+def test_the_text_line_hears_when_its_report_is_dealt_with(
+    tonight, django_capture_on_commit_callbacks
+) -> None:
     from safeground.supporters.services import item_accept
 
     post(tonight.fixture.ground.code, message("MEDICAL block N-L1 row A"))
     report = SupporterReport.objects.get()
-    item_accept(fixture=tonight.fixture, item_id=report.item_id, by=tonight.cast["loggist"])
+    with django_capture_on_commit_callbacks(execute=True):
+        item_accept(fixture=tonight.fixture, item_id=report.item_id, by=tonight.cast["loggist"])
     last = TextMessage.objects.order_by("sent_at", "pk").last()
     assert last is not None and f"{report.reference} is being dealt with" in last.body
+
+
+def decision_texts(tonight, decide, *, phones=("+447700900001",)) -> list[str]:
+    """The texts sent once `decide(item_id)` is committed, after the reports' own answers."""
+    for phone in phones:
+        post(tonight.fixture.ground.code, message("RACISM block S-L1 row A seat 1", phone))
+    item_id = SupporterReport.objects.first().item_id
+    before = TextMessage.objects.count()
+    decide(item_id)
+    return list(TextMessage.objects.order_by("pk")[before:].values_list("body", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("line")
+def test_each_decision_is_texted_once_a_reporter_after_it_is_committed(tonight) -> None:
+    from safeground.supporters.services import item_dismiss, item_merge
+
+    loggist = tonight.cast["loggist"]
+    dismissed = decision_texts(
+        tonight,
+        lambda i: item_dismiss(fixture=tonight.fixture, item_id=i, by=loggist, reason="a joke"),
+        phones=("+447700900001", "+447700900001", "+447700900002"),
+    )
+    assert len(dismissed) == 2 and all("no further action" in t for t in dismissed)
+    # A decision that rolls back texts nobody.
+    from django.db import transaction
+
+    from tests import factories
+
+    entry = factories.report(tonight.fixture, category="disorder")
+    post(tonight.fixture.ground.code, message("VIOLENCE block S-L2", "+447700900003"))
+    item_id = SupporterReport.objects.get(category="violence").item_id
+    before = TextMessage.objects.count()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        item_merge(fixture=tonight.fixture, item_id=item_id, by=loggist, seq=entry.seq)
+        raise RuntimeError("the request failed after the decision")
+    assert TextMessage.objects.count() == before
+    item_merge(fixture=tonight.fixture, item_id=item_id, by=loggist, seq=entry.seq)
+    assert "is being dealt with" in TextMessage.objects.order_by("pk").last().body
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_phone_that_texted_stop_is_not_texted_until_start(
+    tonight, django_capture_on_commit_callbacks
+) -> None:
+    from safeground.supporters.models import Reporter
+    from safeground.supporters.services import item_dismiss
+
+    code = tonight.fixture.ground.code
+    post(code, message("RACISM block S-L1 row A seat 1"))
+    stop = post(code, message("Stop"))
+    assert stop.status_code == 200 and "no more texts" in stop.json()["reply"]
+    assert Reporter.objects.get().texts_stopped_at is not None
+    before = TextMessage.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        item_dismiss(
+            fixture=tonight.fixture,
+            item_id=SupporterReport.objects.get().item_id,
+            by=tonight.cast["loggist"],
+            reason="nothing seen",
+        )
+    assert TextMessage.objects.count() == before  # the decision, not texted
+    post(code, message("START"))
+    assert Reporter.objects.get().texts_stopped_at is None
+    assert "again" in TextMessage.objects.order_by("pk").last().body
 
 
 @pytest.mark.django_db

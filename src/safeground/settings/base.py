@@ -444,6 +444,9 @@ SAFEGROUND_SUPPORTERS_NETWORK_RATE = env.str(
 SAFEGROUND_SUPPORTERS_RETENTION_DAYS = env.int("SAFEGROUND_SUPPORTERS_RETENTION_DAYS", default=183)
 SAFEGROUND_SUPPORTERS_SMS_SECRET = env.str("SAFEGROUND_SUPPORTERS_SMS_SECRET", default="")
 SAFEGROUND_SUPPORTERS_SMS_BACKEND = env.str("SAFEGROUND_SUPPORTERS_SMS_BACKEND", default="record")
+# Seat codes of the first kind named the block by its database id (supporters/seats.py): still
+# read, sending the supporter on to the seat's code of today, until every sheet is reprinted.
+SAFEGROUND_SUPPORTERS_ID_SEAT_CODES = env.bool("SAFEGROUND_SUPPORTERS_ID_SEAT_CODES", default=True)
 for _rate in (SAFEGROUND_SUPPORTERS_REPORTER_RATE, SAFEGROUND_SUPPORTERS_NETWORK_RATE):
     if not re.fullmatch(r"[1-9][0-9]*/[1-9][0-9]*m", _rate):
         from django.core.exceptions import ImproperlyConfigured

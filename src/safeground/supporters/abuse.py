@@ -7,10 +7,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
 
 from safeground.errors import SafegroundError
 
@@ -44,6 +42,19 @@ class Bound:
         return cls(int(found[1]), int(found[2]))
 
 
+def bounds() -> dict[str, Bound]:
+    return {
+        "reporter": Bound.parse(settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE),
+        "network": Bound.parse(settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE),
+    }
+
+
+def bounds_since(now: datetime) -> tuple[datetime, datetime]:
+    """From when a reporter's and a network address's reports count towards their bounds."""
+    reporter, network = bounds().values()
+    return now - timedelta(minutes=reporter.minutes), now - timedelta(minutes=network.minutes)
+
+
 def keyed(value: str, purpose: str) -> str:
     """A keyed hash: the same phone, cookie or address gives the same key, and the key alone
     gives none of them back (SECRET_KEY never leaves the server)."""
@@ -52,43 +63,29 @@ def keyed(value: str, purpose: str) -> str:
 
 
 class Sent:
-    """The reports each reporter (by key) and each network address of a batch sent within its
-    bound, counted in one statement each; `admit` lets a report through or refuses it, counting
-    the batch's own reports as they are let through.
+    """What each reporter (by key) and each network address of a batch sent within its bound
+    (counted by the caller in one statement: queue_rows.reporters_and_sent, from `since`);
+    `admit` lets a report through or refuses it, counting the batch's own reports as they are
+    let through.
 
     A text has no network address: its bound is its phone's alone (counting every text's empty
     address together would refuse the whole text line after NETWORK_RATE texts)."""
 
-    def __init__(self, *, reporters: dict[str, Reporter], networks: set[str], now: datetime):
+    def __init__(
+        self,
+        *,
+        reporters: dict[str, Reporter],
+        by_reporter: Counter[str],
+        by_network: Counter[str],
+        now: datetime,
+    ):
         self.now = now
-        self.bounds = {
-            "reporter": Bound.parse(settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE),
-            "network": Bound.parse(settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE),
-        }
-        by_id = {reporter.pk: key for key, reporter in reporters.items()}
-        self.counts: dict[str, Counter[Any]] = {
-            "reporter": Counter(
-                {by_id[pk]: n for pk, n in self._counted("reporter", set(by_id)).items()}
-            ),
-            "network": self._counted("network", networks - {""}),
-        }
+        self.bounds = bounds()
+        self.counts: dict[str, Counter[str]] = {"reporter": by_reporter, "network": by_network}
         self.reporters = reporters
 
     def _since(self, column: str) -> datetime:
         return self.now - timedelta(minutes=self.bounds[column].minutes)
-
-    def _counted(self, column: str, values: set[Any]) -> Counter[Any]:
-        if not values:
-            return Counter()
-        rows = (
-            SupporterReport.objects.filter(
-                **{f"{column}__in": values}, received_at__gte=self._since(column)
-            )
-            .order_by()
-            .values_list(column)
-            .annotate(n=Count("pk"))
-        )
-        return Counter(dict(rows.values_list(column, "n")))
 
     def admit(self, *, key: str, network: str) -> None:
         """TooManyReports if this reporter (a phone or a device) or this network address has sent

@@ -19,7 +19,7 @@ from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
-from .categories import CATEGORY_CHOICES
+from .categories import BY_CODE, CATEGORY_CHOICES
 
 
 class Reporter(models.Model):
@@ -44,6 +44,8 @@ class Reporter(models.Model):
     awaiting_text = models.CharField(max_length=1000, blank=True)
     awaiting_category = models.CharField(max_length=30, blank=True)
     awaiting_since = models.DateTimeField(null=True, blank=True)
+    # When the phone texted STOP: no texts to it (not even a decision's) until it texts START.
+    texts_stopped_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.get_channel_display()} reporter {self.pk}"
@@ -91,7 +93,13 @@ class TriageItem(models.Model):
         indexes = [models.Index(fields=["fixture", "status"], name="triageitem_queue")]
 
     def __str__(self) -> str:
-        return f"{self.get_category_display()} ×{self.count}"
+        return f"{self.category_label} ×{self.count}"
+
+    @property
+    def category_label(self) -> Any:
+        """get_category_display's words, looked up by code: the display hashes every choice's
+        lazy label (a translation each) on each call, and the queue shows fifty items."""
+        return BY_CODE[self.category].label
 
 
 class SupporterReport(models.Model):
@@ -159,3 +167,23 @@ class TextMessage(models.Model):
     body = models.CharField(max_length=480)
     sent_at = models.DateTimeField()
     erased_at = models.DateTimeField(null=True, blank=True)
+
+
+class BlockSeatCodes(models.Model):
+    """The random start of a block's seat codes (seats.py), kept by the ground's and the block's
+    codes, not the block's id: a venue file imported again (new ids) keeps every code printed on
+    a seat back, and no code can be found from another by counting."""
+
+    ground_code = models.CharField(max_length=60)
+    block_code = models.CharField(max_length=20)
+    code = models.CharField(max_length=6, unique=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["ground_code", "block_code"], name="blockseatcodes_one_per_block"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ground_code} {self.block_code}: {self.code}"

@@ -1,23 +1,39 @@
-"""Every seat's short code, for its QR code and its URL (`/s/<code>`).
+"""Every seat's short code, for its QR code and its URL (`/s/<code>`): "K7QD3XJ-20".
 
-The code is the seat's block, row and number packed into one integer and written in Crockford's
-base 32 (no I, L, O or U: nothing to misread off a seat back), so no table of 57,000 codes is
-kept: the block's rows and seats say whether a code names a real seat. A code names the block by
-its id: importing a ground's venue file again (new ids) needs its sheets printed again.
+The first six characters are the block's, drawn at random once and kept by the ground's and the
+block's codes (BlockSeatCodes): a venue file imported again (new ids) keeps the codes printed on
+seat backs, and no block's codes can be found by counting from another's. The row and the seat
+follow as the seat back says them, so the plan's rows and seats say whether a code names a real
+seat and no table of 57,000 codes is kept. Crockford's base 32 (no I, L, O or U) for the random
+part: nothing to misread off a seat back.
+
+Codes of the first kind named the block by its database id (digits only, no dash): they are
+still read (old sheets and programmes keep working) while SAFEGROUND_SUPPORTERS_ID_SEAT_CODES is
+on, and the page sends the supporter on to the seat's code of today.
 """
 
+import secrets
 from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
 
 from safeground.incidents.places import Kept
 from safeground.venues.models import Block
 
+from .models import BlockSeatCodes
+
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+BLOCK_PART = 6  # 32**6: a thousand million; a ground has a few hundred blocks
+MAX_CODE = BLOCK_PART + 10 + 1 + 4  # the block's part, a row, a dash, a seat
+# Blocks by their codes' part, and the part by block, kept SAFEGROUND_LOG_CACHE_SECONDS as the
+# log keeps its places: a stand's flood of reports reads its blocks once, not once a report.
+_blocks = Kept()
+_parts = Kept()
+# The first kind of code: (block id * MAX_ROWS + row index) * MAX_SEATS + seat, in base 32.
 MAX_ROWS = 100
 MAX_SEATS = 1000
-MAX_CODE = 13  # characters: a block id far past any ground's
-# Blocks by id, kept SAFEGROUND_LOG_CACHE_SECONDS as the log keeps its places: a stand's flood
-# of reports reads its blocks once, not once a report.
-_blocks = Kept()
+MAX_ID_CODE = 13
 
 
 @dataclass(frozen=True)
@@ -36,18 +52,37 @@ class Seat:
         return f"{self.block.code}/{self.row}/{self.number}"
 
 
-def _encode(value: int) -> str:
-    digits = ""
-    while True:
-        value, digit = divmod(value, 32)
-        digits = ALPHABET[digit] + digits
-        if value == 0:
-            return digits
+def _normal(code: str) -> str:
+    """As typed off a seat back: any case, O for 0 and I or L for 1."""
+    return code.strip().upper().replace("O", "0").replace("I", "1").replace("L", "1")
+
+
+def block_part(block: Block) -> str:
+    """The block's part of its seats' codes, drawn the first time a code of the block is asked
+    for (printing its sheet) and kept by the ground's and block's codes from then on."""
+    return _parts.get(block.pk, lambda: _block_part_read_or_draw(block))
+
+
+def _block_part_read_or_draw(block: Block) -> str:
+    where = {"ground_code": block.ground.code, "block_code": block.code}
+    for _attempt in range(5):
+        kept = BlockSeatCodes.objects.filter(**where).values_list("code", flat=True).first()
+        if kept is not None:
+            return str(kept)
+        drawn = "".join(secrets.choice(ALPHABET) for _ in range(BLOCK_PART))
+        try:
+            with transaction.atomic():
+                BlockSeatCodes.objects.create(**where, code=drawn)
+            return drawn
+        except IntegrityError:  # drawn by another block, or this block's by another process
+            continue
+    raise RuntimeError(f"no seat code could be drawn for block {block.code}")
 
 
 def seat_code(block: Block, row: str, number: int) -> str:
-    row_index = block.rows.index(row)
-    return _encode((block.pk * MAX_ROWS + row_index) * MAX_SEATS + number)
+    if row not in block.rows:
+        raise ValueError(f"block {block.code} has no row {row!r}")
+    return f"{block_part(block)}{row}-{number}"
 
 
 def seat_numbers(block: Block) -> range:
@@ -56,8 +91,40 @@ def seat_numbers(block: Block) -> range:
 
 def seat_at(code: str) -> Seat | None:
     """The seat a code names, or None (not a code, or no such seat)."""
-    code = code.strip().upper().replace("O", "0").replace("I", "1").replace("L", "1")
-    if not 0 < len(code) <= MAX_CODE or any(c not in ALPHABET for c in code):
+    code = code.strip()
+    if "-" not in code:
+        return _seat_by_id_code(code) if settings.SAFEGROUND_SUPPORTERS_ID_SEAT_CODES else None
+    if not BLOCK_PART + 2 < len(code) <= MAX_CODE:
+        return None
+    part = _normal(code[:BLOCK_PART])
+    row, _, number = code[BLOCK_PART:].rpartition("-")
+    if any(c not in ALPHABET for c in part) or not number.isdigit():
+        return None
+    block = _blocks.get(part, lambda: _block_by_part(part))
+    if block is None:
+        return None
+    rows = {r.upper(): r for r in block.rows}
+    if row.upper() not in rows or int(number) not in seat_numbers(block):
+        return None
+    return Seat(block, rows[row.upper()], int(number))
+
+
+def _block_by_part(part: str) -> Block | None:
+    names = BlockSeatCodes.objects.filter(code=part).values_list("ground_code", "block_code")
+    if not (found := names.first()):
+        return None
+    ground_code, block_code = found
+    return (
+        Block.objects.filter(ground__code=ground_code, code=block_code)
+        .select_related("ground", "tier__stand")
+        .first()
+    )
+
+
+def _seat_by_id_code(code: str) -> Seat | None:
+    """A code of the first kind (the block by its id), read as it always was."""
+    code = _normal(code)
+    if not 0 < len(code) <= MAX_ID_CODE or any(c not in ALPHABET for c in code):
         return None
     value = 0
     for c in code:

@@ -47,7 +47,7 @@ def item_json(item: TriageItem) -> dict[str, Any]:
         "id": item.pk,
         "block": item.block.code if item.block else "",
         "category": item.category,
-        "category_name": str(item.get_category_display()),
+        "category_name": str(item.category_label),
         "count": item.count,
         "status": item.status,
         "trust": item.trust,
@@ -171,6 +171,9 @@ def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, An
         "phone": reporter.phone,
         "erased_at": clock.iso(reporter.erased_at) if reporter.erased_at else None,
         "trust": reporter.trust,
+        "texts_stopped_at": (
+            clock.iso(reporter.texts_stopped_at) if reporter.texts_stopped_at else None
+        ),
         # A text that named no place, waiting for the next to give it (sms.py).
         "awaiting": (
             {

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -28,7 +28,8 @@ from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
-from .abuse import Sent, TooManyReports, keyed
+from . import queue_rows
+from .abuse import Sent, TooManyReports, bounds_since, keyed
 from .categories import BY_CODE
 from .group_commit import GroupCommit
 from .models import Reporter, SupporterReport, TriageItem
@@ -62,7 +63,9 @@ class Sender:
 
 
 def _reference() -> str:
-    return "SR" + "".join(secrets.choice(ALPHABET) for _ in range(8))
+    # One read of the system's randomness, not one a character (2-3% of a flood's CPU); 256 is
+    # a multiple of 32, so every character is as likely.
+    return "SR" + "".join(ALPHABET[byte % 32] for byte in secrets.token_bytes(8))
 
 
 @dataclass(eq=False)
@@ -133,17 +136,21 @@ def report_incoming(
 
 
 def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
-    """Reports into the queue in one transaction, each first held to its bounds (abuse.Sent):
-    their reporters read in one statement and the new ones made in another, the items they join
-    locked in one and counted up in another, their rows in one INSERT, however many reports. The
-    queue hears of the items worth telling. A report over its bound is answered TooManyReports."""
+    """Reports into the queue in one transaction, each first held to its bounds (abuse.Sent),
+    in four statements however many reports (queue_rows): their reporters and what they and
+    their addresses sent lately, the new reporters, the items they join or begin, their rows.
+    The queue hears of the items worth telling. A report over its bound is answered
+    TooManyReports."""
+    now = max(i.report.received_at for i in batch)
     with one_sqlite_writer(), transaction.atomic():
-        reporters = Reporter.objects.in_bulk({i.sender.key for i in batch}, field_name="key")
-        sent = Sent(
-            reporters=reporters,
-            networks={i.report.network for i in batch},
-            now=max(i.report.received_at for i in batch),
+        reporters_since, networks_since = bounds_since(now)
+        reporters, by_reporter, by_network = queue_rows.reporters_and_sent(
+            keys=[i.sender.key for i in batch],
+            networks=[i.report.network for i in batch],
+            reporters_since=reporters_since,
+            networks_since=networks_since,
         )
+        sent = Sent(reporters=reporters, by_reporter=by_reporter, by_network=by_network, now=now)
         results: list[SupporterReport | Exception] = []
         for incoming in batch:
             try:
@@ -158,9 +165,12 @@ def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
             for incoming in admitted:
                 incoming.report.pk = None  # a batch rolled back and written again
                 incoming.report.reporter = reporters[incoming.sender.key]
-            for item in _items_join([i.report for i in admitted]):
+            reports = [i.report for i in admitted]
+            for item in _items_join(reports, now=now):
                 item_publish(item)
-            SupporterReport.objects.bulk_create([i.report for i in admitted])
+            for report, (pk,) in zip(reports, queue_rows.rows_insert(reports), strict=True):
+                report.pk = report.id = pk
+                report._state.adding, report._state.db = False, connection.alias
     return results
 
 
@@ -179,90 +189,49 @@ def _reporters_new(batch: list[Incoming], known: dict[str, Reporter]) -> dict[st
         for i in batch
         if i.sender.key not in known
     }
-    if new:
-        Reporter.objects.bulk_create(
-            new.values(), update_conflicts=True, unique_fields=["key"], update_fields=["channel"]
-        )
-    return new
+    return queue_rows.reporters_insert(list(new.values())) if new else {}
 
 
-def _items_join(reports: list[SupporterReport]) -> list[TriageItem]:
+def _items_join(reports: list[SupporterReport], *, now: datetime) -> list[TriageItem]:
     """Sets each report's item: the open item of its block and category, counted up by the
-    reports joining it, or a new one. Returns the items the queue should hear of.
-
-    The open items are read and locked in one statement (in order of id, so two processes'
-    batches never deadlock) and counted up in another, however many there are. An item gone
-    quiet for SAFEGROUND_SUPPORTERS_GROUP_MINUTES is closed for joining and a new one begun."""
+    reports joining it, or a new one, in one statement (queue_rows.items_join). Returns the
+    items the queue should hear of. An item gone quiet for SAFEGROUND_SUPPORTERS_GROUP_MINUTES
+    is closed for joining and a new one begun."""
     places: dict[ItemPlace, list[SupporterReport]] = {}
     for report in reports:
         places.setdefault((report.fixture_id, report.block_id, report.category), []).append(report)
-    quiet = timedelta(minutes=settings.SAFEGROUND_SUPPORTERS_GROUP_MINUTES)
-    held = Q()
-    for fixture_id, block_id, category in places:
-        held |= Q(fixture_id=fixture_id, block_id=block_id, category=category)
-    live, gone_quiet = {}, []
-    for item in (
-        TriageItem.objects.select_for_update(of=("self",))
-        .select_related("block")
-        .filter(held, is_open=True)
-        .order_by("pk")
-    ):
-        place = (item.fixture_id, item.block_id, item.category)
-        if item.last_at >= max(r.received_at for r in places[place]) - quiet:
-            live[place] = item
-        else:
-            gone_quiet.append(item.pk)
-    if gone_quiet:
-        TriageItem.objects.filter(pk__in=gone_quiet).update(is_open=False)
-    told = _items_count_up(live, places)
-    items = dict(live)
-    for place in sorted(places.keys() - live.keys()):
-        items[place] = _item_begin(place, places[place])
-        told.append(items[place])
-    for place, joining in places.items():
-        for report in joining:
-            report.item = items[place]
-    return told
-
-
-def _items_count_up(
-    live: dict[ItemPlace, TriageItem], places: dict[ItemPlace, list[Any]]
-) -> list[TriageItem]:
-    """The open items (locked) counted up by the reports joining them, in one UPDATE; those the
-    queue should hear of."""
+    open_since = now - timedelta(minutes=settings.SAFEGROUND_SUPPORTERS_GROUP_MINUTES)
+    items = queue_rows.items_join([_item_begun(j) for j in places.values()], open_since=open_since)
+    quiet = places.keys() - items.keys()
+    if quiet:  # their open items gone quiet: closed, and new ones begun (two statements more)
+        queue_rows.items_close_quiet(quiet, open_since=open_since)
+        items |= queue_rows.items_join(
+            [_item_begun(places[p]) for p in quiet], open_since=open_since
+        )
     told = []
-    for place, item in live.items():
-        joining = places[place]
-        before = item.count
-        item.count += len(joining)
-        item.last_at = max(item.last_at, *(r.received_at for r in joining))
-        item.trust = max(item.trust, *(r.reporter.trust for r in joining))
+    for place, joining in places.items():
+        item = items[place]
+        item.block = joining[0].block
+        for report in joining:
+            report.item = item
+        before = item.count - len(joining)
         if any(_worth_telling(n) for n in range(before + 1, item.count + 1)):
             told.append(item)
-    if live:
-        TriageItem.objects.bulk_update(live.values(), ["count", "last_at", "trust"])
     return told
 
 
-def _item_begin(place: ItemPlace, joining: list[SupporterReport]) -> TriageItem:
-    """A new open item for the place, or the one another process began a moment ago (one open
-    item per block and category is the database's: a unique constraint), counted up."""
-    fixture_id, block_id, category = place
-    where = {"fixture_id": fixture_id, "block_id": block_id, "category": category, "is_open": True}
-    try:
-        with transaction.atomic():
-            item = TriageItem.objects.create(
-                **where,
-                count=len(joining),
-                trust=max(r.reporter.trust for r in joining),
-                first_at=min(r.received_at for r in joining),
-                last_at=max(r.received_at for r in joining),
-            )
-    except IntegrityError:
-        item = TriageItem.objects.select_for_update(of=("self",)).get(**where)
-        _items_count_up({place: item}, {place: joining})
-    item.block = joining[0].block
-    return item
+def _item_begun(joining: list[SupporterReport]) -> TriageItem:
+    """The item the reports of one place begin, or count up an open one by (queue_rows)."""
+    first = joining[0]
+    return TriageItem(
+        fixture_id=first.fixture_id,
+        block_id=first.block_id,
+        category=first.category,
+        count=len(joining),
+        trust=max(r.reporter.trust for r in joining),
+        first_at=min(r.received_at for r in joining),
+        last_at=max(r.received_at for r in joining),
+    )
 
 
 def _worth_telling(count: int) -> bool:
@@ -289,6 +258,17 @@ def text_awaiting_take(*, reporter: Reporter, since: datetime) -> tuple[str, str
     if reporter.awaiting_since < since:
         return None
     return reporter.awaiting_category, reporter.awaiting_text
+
+
+def reporter_texts_choose(*, sender: Sender, texts: bool) -> Reporter:
+    """The phone's choice on the text line: STOP (no more texts, not even a decision's) or START
+    (texts again). A phone not met before is remembered with its choice."""
+    reporter, _made = Reporter.objects.get_or_create(
+        key=sender.key, defaults={"channel": Reporter.Channel.SMS, "phone": sender.identity}
+    )
+    reporter.texts_stopped_at = None if texts else timezone.now()
+    Reporter.objects.filter(pk=reporter.pk).update(texts_stopped_at=reporter.texts_stopped_at)
+    return reporter
 
 
 def item_publish(item: TriageItem) -> None:
@@ -383,15 +363,26 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
         setattr(item, name, value)
     item.save()
     item_publish(item)
-    # The text line's reporters hear by text, as the seat page's read it on their status page.
+    # The text line's reporters hear by text, as the seat page's read it on their status page;
+    # once the decision is committed (a text cannot be taken back if it rolls back).
+    transaction.on_commit(lambda: _reporters_tell(item.pk, status), robust=True)
+
+
+def _reporters_tell(item_id: int, status: str) -> None:
+    """One text to each of the item's reporters on the text line: what the control room made of
+    their report (texts.text_send leaves out a phone that texted STOP, or one erased)."""
     if status == TriageItem.Status.DISMISSED:
         words = _(
             "Your report %(reference)s has been looked at by the control room: no further action."
         )
     else:
         words = _("Your report %(reference)s is being dealt with by the control room.")
-    for report in item.reports.filter(channel=Reporter.Channel.SMS).select_related("reporter"):
-        text_send(reporter=report.reporter, body=words % {"reference": report.reference})
+    told = set()
+    reports = SupporterReport.objects.filter(item_id=item_id, channel=Reporter.Channel.SMS)
+    for report in reports.select_related("reporter").order_by("received_at"):
+        if report.reporter_id not in told:  # several reports of one item: one text
+            told.add(report.reporter_id)
+            text_send(reporter=report.reporter, body=words % {"reference": report.reference})
 
 
 def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None = None) -> User:

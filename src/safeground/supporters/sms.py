@@ -28,7 +28,13 @@ from safeground.venues.models import Block, Ground
 from .abuse import TooManyReports
 from .models import Reporter
 from .selectors import match_on_now
-from .services import Sender, report_receive, text_awaiting_keep, text_awaiting_take
+from .services import (
+    Sender,
+    report_receive,
+    reporter_texts_choose,
+    text_awaiting_keep,
+    text_awaiting_take,
+)
 from .texts import text_send
 
 # Keyword -> category (categories.py). Longest first, so "FOUL LANGUAGE" wins over "FOUL".
@@ -73,6 +79,9 @@ _BLOCK = re.compile(r"\b(?:block|blk|section)\b\s*:?\s*([A-Z0-9][A-Z0-9-]{0,19})
 _ROW = re.compile(r"\brow\b\s*:?\s*([A-Z]{1,3}|[0-9]{1,3})\b", re.IGNORECASE)
 _SEAT = re.compile(r"\bseat\b\s*(?:no\.?\s*)?:?\s*([0-9]{1,4})\b", re.IGNORECASE)
 MAX_BODY = 1000
+# A whole message asking for no texts, or for texts again (the words SMS providers honour).
+STOP_WORDS = {"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"}
+START_WORDS = {"START", "UNSTOP"}
 MAX_AGE = timedelta(minutes=10)  # a text older than this is a replay (or a queue stuck)
 
 
@@ -149,8 +158,22 @@ def inbound(request: HttpRequest, ground_code: str) -> JsonResponse:
         return _refused("time", "when it was sent: ISO 8601 with its zone, or Unix seconds")
     if abs(timezone.now() - sent) > MAX_AGE:
         return _refused("time", "sent too long ago (or in the future): not taken")
+    choice = body.strip(" .!").upper()
+    if choice in STOP_WORDS or choice in START_WORDS:
+        return JsonResponse({"reply": _choose(phone, texts=choice in START_WORDS), "reference": ""})
     reply, reference = _report(ground, phone, body)
     return JsonResponse({"reply": reply, "reference": reference})
+
+
+def _choose(phone: str, *, texts: bool) -> str:
+    """STOP: the phone asked not to be texted (the answer is the provider's to deliver, as its
+    STOP handling does); START: texts again, and this one says so."""
+    reporter = reporter_texts_choose(sender=Sender(Reporter.Channel.SMS, phone), texts=texts)
+    if not texts:
+        return _("You will get no more texts from us. Text START to hear how your reports end.")
+    reply = _("You will get texts about your reports again. Text STOP to stop them.")
+    text_send(reporter=reporter, body=reply)
+    return reply
 
 
 def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:

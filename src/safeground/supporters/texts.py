@@ -40,8 +40,13 @@ def provider() -> Provider:
 
 
 def text_send(*, reporter: Reporter, body: str) -> TextMessage | None:
-    """Text a reporter on the text line (nothing for a seat page's reporter, or one erased)."""
-    if reporter.channel != Reporter.Channel.SMS or not reporter.phone:
+    """Text a reporter on the text line (nothing for a seat page's reporter, one erased, or one
+    who texted STOP: they asked not to be contacted)."""
+    if (
+        reporter.channel != Reporter.Channel.SMS
+        or not reporter.phone
+        or reporter.texts_stopped_at is not None
+    ):
         return None
     body = body[:MAX_BODY]
     message = TextMessage.objects.create(

@@ -70,21 +70,33 @@ def _user(request: HttpRequest) -> User:
     return request.user
 
 
+def _action_urls(fixture: Fixture) -> Any:
+    """Each item's action URLs from one reverse: the queue's fifty items have four forms each,
+    and reversing each cost a tenth of the fragment's CPU."""
+    pattern = reverse("supporters_item_action", args=[fixture.pk, 987654321, "action"])
+    before, after = pattern.split("987654321/action")
+    return lambda item_id: {
+        action: f"{before}{item_id}/{action}{after}"
+        for action in ("accept", "merge", "dismiss", "task")
+    }
+
+
 def _panel(request: HttpRequest, fixture: Fixture, error: str = "") -> HttpResponse:
     items = queue(fixture)
     decided = list(decided_recently(fixture))
     posts = current_posts(fixture)
     suggested = {i.pk: nearest_steward(fixture, i.block_id, posts) for i in [*items, *decided]}
+    urls = _action_urls(fixture)
     return render(
         request,
         "supporters/control_room_panel.html",
         {
             "fixture": fixture,
             "items": [
-                (item, suggested[item.pk], item.first_reports)  # type: ignore[attr-defined]
+                (item, suggested[item.pk], item.first_reports, urls(item.pk))  # type: ignore[attr-defined]
                 for item in items
             ],
-            "decided": [(item, suggested[item.pk]) for item in decided],
+            "decided": [(item, suggested[item.pk], urls(item.pk)) for item in decided],
             "blocks": " ".join(sorted({i.block.code for i in items if i.block})),
             "error": error,
         },

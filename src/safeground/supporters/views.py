@@ -86,6 +86,8 @@ def seat_page(request: HttpRequest, code: str) -> HttpResponse:
     """The seat's page: what to report, for the ground's match on now."""
     seat = _seat(code)
     if request.method == "GET":
+        if seat.code != code:  # a code of the first kind, or typed in another case
+            return redirect("supporters_seat", seat.code)
         return _page(request, seat)
     fixture = match_on_now(seat.block.ground)
     if fixture is None:
