@@ -1,8 +1,8 @@
 """Supporters' reports under a flood (issue 28): 100 reports/s for 60 s from one stand's seats and
 10/s spread over the whole ground, posted to the seat pages (`/s/<code>/`) of the demo's match on
 today, while the control room is open (a loggist's live socket, fetching the queue's fragment
-again on `supporters.item` frames as the page's htmx does: one fetch at a time, the frames that
-arrive meanwhile bringing one more).
+again on `supporters.item` frames as the page does: one fetch at once, then at most one every
+half second for the frames that arrived meanwhile).
 
 Measured: report -> queue, from the moment a report was due to be sent (open loop: a late send
 counts its wait) to the seat page's answer, which comes after the report is committed to its
@@ -154,6 +154,9 @@ class Sender(threading.Thread):
                 self.bad.append(status)
 
 
+REFRESH_GAP = 0.5  # live-1.js REFRESH_GAP_MS
+
+
 def control_room(port: int, fixture: int, stop: threading.Event, tally: dict[str, int]) -> None:
     """The loggist's control room: its socket, and the queue's fragment fetched on each frame."""
     from websockets.asyncio.client import connect
@@ -172,17 +175,19 @@ def control_room(port: int, fixture: int, stop: threading.Event, tally: dict[str
                 if json.loads(message).get("type") != "supporters.item":
                     continue
                 tally["frames"] += 1
-                # As htmx does: one fetch at a time, and the frames that came meanwhile bring
-                # one more (hx-trigger's queue keeps the last), not one each.
+                # As the page does (live-1.js refreshPanels): one fetch at once, then at most
+                # one every REFRESH_GAP for the frames that came meanwhile, not one each.
                 while True:
+                    started = time.monotonic()
                     status, _ = await asyncio.to_thread(
                         loggist._request, "GET", f"/fixtures/{fixture}/supporters/panel/"
                     )
                     tally["panels"] += status == 200
                     meanwhile = 0
                     while True:
+                        wait = max(0.001, started + REFRESH_GAP - time.monotonic())
                         try:
-                            message = await asyncio.wait_for(ws.recv(), 0.001)
+                            message = await asyncio.wait_for(ws.recv(), wait)
                         except TimeoutError:
                             break
                         meanwhile += json.loads(message).get("type") == "supporters.item"

@@ -130,6 +130,26 @@ export function refreshPanels(frame = null) {
   if (!window.htmx) return;
   for (const panel of document.querySelectorAll("[data-live-panel]")) {
     const types = panel.dataset.livePanel.split(" ").filter(Boolean);
-    if (frame === null || types.includes(frame.type)) window.htmx.trigger(panel, "refresh");
+    if (frame === null || types.includes(frame.type)) refreshSoon(panel);
   }
+}
+
+// A panel is fetched again at most once every REFRESH_GAP_MS: the first frame at once, the last
+// of a burst at the end of the gap. A flood of frames (a stand's supporters reporting) would
+// otherwise have every control room re-read its fragment as fast as the server can render it.
+const REFRESH_GAP_MS = 500;
+const refreshes = new WeakMap(); // panel -> { last: ms, due: timer or null }
+
+function refreshSoon(panel) {
+  const state = refreshes.get(panel) || { last: -Infinity, due: null };
+  refreshes.set(panel, state);
+  if (state.due !== null) return; // the refresh at the end of the gap will show this frame too
+  const fire = () => {
+    state.due = null;
+    state.last = performance.now();
+    window.htmx.trigger(panel, "refresh");
+  };
+  const wait = state.last + REFRESH_GAP_MS - performance.now();
+  if (wait <= 0) fire();
+  else state.due = setTimeout(fire, wait);
 }
