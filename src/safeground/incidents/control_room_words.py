@@ -7,7 +7,9 @@ words of its own; what a person typed (an entry's text, a name, a block's code) 
 
 from typing import Any
 
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext
+
+from .steward_words import report_states, task_states
 
 
 def control_room_words() -> dict[str, Any]:
@@ -66,16 +68,6 @@ def control_room_words() -> dict[str, Any]:
         "lastUpdateAgo": gettext("(last update {seconds} s ago)"),
         "signedAt": gettext("Signed at entry #{entries}: {head}…"),
         # An incident's state and a task's, named as the steward page names them.
-        "states": {
-            "received": pgettext("report state", "received"),
-            "open": pgettext("report state", "open"),
-            "assigned": pgettext("report state", "assigned"),
-            "escalated": pgettext("report state", "escalated"),
-            "resolved": pgettext("report state", "resolved"),
-            "closed": pgettext("report state", "closed"),
-        },
-        "tasks": {
-            "accepted": pgettext("task state", "accepted"),
-            "done": pgettext("task state", "done"),
-        },
+        "states": report_states(),
+        "tasks": task_states(),
     }

@@ -41,19 +41,8 @@ def steward_words(categories: Iterable[Category]) -> dict[str, Any]:
         "saved": gettext("Saved. It goes to the control room as soon as there is a network."),
         "sent": gettext("Sent to the control room."),
         "refused": gettext("Refused: see below."),
-        "states": {
-            "received": pgettext("report state", "received"),
-            "open": pgettext("report state", "open"),
-            "assigned": pgettext("report state", "assigned"),
-            "escalated": pgettext("report state", "escalated"),
-            "resolved": pgettext("report state", "resolved"),
-            "closed": pgettext("report state", "closed"),
-        },
-        "tasks": {
-            "new": pgettext("task state", "new"),
-            "accepted": pgettext("task state", "accepted"),
-            "done": pgettext("task state", "done"),
-        },
+        "states": report_states(),
+        "tasks": task_states(),
         "accept": gettext("Accept"),
         "done": pgettext("task button", "Done"),
         "noNetworkTask": gettext("No network: try again in a moment."),
@@ -74,4 +63,25 @@ def steward_words(categories: Iterable[Category]) -> dict[str, Any]:
             script.value: {"source": script.label, "said": gettext(script.label)}
             for script in Broadcast.Script
         },
+    }
+
+
+def report_states() -> dict[str, str]:
+    """An incident's states as the steward page and the control room name them."""
+    return {
+        "received": pgettext("report state", "received"),
+        "open": pgettext("report state", "open"),
+        "assigned": pgettext("report state", "assigned"),
+        "escalated": pgettext("report state", "escalated"),
+        "resolved": pgettext("report state", "resolved"),
+        "closed": pgettext("report state", "closed"),
+    }
+
+
+def task_states() -> dict[str, str]:
+    """A steward's task's states, by the same words everywhere."""
+    return {
+        "new": pgettext("task state", "new"),
+        "accepted": pgettext("task state", "accepted"),
+        "done": pgettext("task state", "done"),
     }
