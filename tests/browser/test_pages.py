@@ -20,7 +20,7 @@ def test_each_demo_role_logs_in_and_lands_on_its_start_page(site, new_page, log_
     for login in LOGINS:
         page = log_in(new_page(), login.username)
         expect(page).to_have_url(f"{site}/")
-        expect(page.locator("[data-roles]")).to_contain_text(login.role.label)
+        expect(page.locator("[data-roles]")).to_contain_text(str(login.role.label))
         expect(page.locator("[data-demo-banner]")).to_contain_text(
             "two-factor login is switched off"
         )
