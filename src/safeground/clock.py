@@ -15,7 +15,7 @@ The time filters take a datetime or the ISO 8601 text a report's figures carry (
 checkpoint's time, a debrief note's), so a page never slices a UTC string for its hours.
 """
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from django import template
 from django.utils import timezone
@@ -30,6 +30,14 @@ def local(moment: datetime | str) -> datetime:
     if isinstance(moment, str):
         moment = datetime.fromisoformat(moment)
     return timezone.localtime(moment)
+
+
+def stored_time(value: datetime | str) -> datetime:
+    """A time read back by plain SQL, aware: SQLite answers text or a naive time (by the column's
+    declared type), in UTC as Django writes it; PostgreSQL an aware time already."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def iso(moment: datetime) -> str:

@@ -5,13 +5,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from django.db import connection
 
 from safeground.accounts.models import User
+from safeground.clock import stored_time
 from safeground.matches.models import Fixture
 
 from .chain import GENESIS
@@ -92,16 +93,6 @@ def chain_head(fixture: Fixture, author: User | None, key: str) -> ChainHead:
         return ChainHead(0, GENESIS, None, None)
     seq, hash_, logged_at, repeated = row
     return ChainHead(seq, hash_, stored_time(logged_at), repeated)
-
-
-def stored_time(value: datetime | str) -> datetime:
-    """A time read by plain SQL: SQLite answers text or a naive time (by the column's declared
-    type), in UTC as Django stores it."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value
 
 
 def _sends_together(cursor: Any) -> bool:

@@ -22,10 +22,10 @@ from typing import Any
 
 from django.db import DatabaseError, connection
 
+from safeground.clock import stored_time
 from safeground.matches.models import Fixture
 
 from . import places
-from .chain_lock import stored_time
 from .flashpoint import (
     PLACE_FIELDS,
     WarningWrite,

@@ -15,13 +15,13 @@ the reports (one INSERT).
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
 from django.db.models import Model
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+
+from safeground.clock import stored_time
 
 from .models import Reporter, SupporterReport, TriageItem
 
@@ -47,16 +47,6 @@ def _table(model: type[Model]) -> str:
 
 def _when(value: datetime) -> Any:
     return connection.ops.adapt_datetimefield_value(value)
-
-
-def _datetime(value: Any) -> datetime:
-    """A time read back by RETURNING: PostgreSQL's driver gives a datetime, SQLite's the text
-    Django wrote (in UTC)."""
-    if isinstance(value, datetime):
-        return value
-    moment = parse_datetime(value)
-    assert moment is not None
-    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
 
 def _placeholders(n: int) -> str:
@@ -180,7 +170,7 @@ def items_join(
     items = {}
     for row in rows:
         item = TriageItem.from_db(connection.alias, list(ITEM_FIELDS), list(row))
-        item.first_at, item.last_at = _datetime(item.first_at), _datetime(item.last_at)
+        item.first_at, item.last_at = stored_time(item.first_at), stored_time(item.last_at)
         items[(item.fixture_id, item.block_id, item.category)] = item
     return items
 
