@@ -17,6 +17,7 @@ from safeground.accounts.permissions import (
     register_organisation_ids,
     require,
 )
+from safeground.errors import too_long
 
 from . import hooks
 from .dates import parse_date
@@ -35,7 +36,7 @@ def reason_check(reason: str) -> str:
     if len(reason) < MIN_REASON:
         raise BanError("reason", "say why you need this record (a few words at least)")
     if len(reason) > MAX_REASON:
-        raise BanError("reason", f"is {len(reason)} characters; at most {MAX_REASON}")
+        raise BanError("reason", too_long(len(reason), MAX_REASON))
     return reason
 
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from django.utils import timezone, translation
 
 from safeground.csv_file import Row, decoded, header_read, lines
-from safeground.errors import FileRefused
+from safeground.errors import FileRefused, too_long
 
 from .models import Outcome
 
@@ -135,7 +135,7 @@ def _row(fields: Row) -> ArrestRow | None:
     if not reference:
         bad("reference", "is missing")
     elif len(reference) > MAX_REFERENCE:
-        bad("reference", f"is {len(reference)} characters; at most {MAX_REFERENCE}")
+        bad("reference", too_long(len(reference), MAX_REFERENCE))
     time = None
     if get("time"):
         time = _time(get("time"))

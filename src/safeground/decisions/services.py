@@ -22,7 +22,7 @@ from safeground.accounts.permissions import (
     can_switch_radio,
     plan_sign_roles,
 )
-from safeground.errors import Forbidden, SafegroundError
+from safeground.errors import Forbidden, SafegroundError, too_long
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import LogEntry
 from safeground.incidents.selectors import RECORD_KINDS, current_posts
@@ -107,7 +107,7 @@ def _clean(parts: DecisionParts) -> dict[str, str]:
             raise DecisionError(name, _("must not be empty"))
     for name, text in texts.items():
         if len(text) > MAX_TEXT:
-            raise DecisionError(name, f"is {len(text)} characters; at most {MAX_TEXT}")
+            raise DecisionError(name, too_long(len(text), MAX_TEXT))
     return texts
 
 
@@ -306,7 +306,7 @@ def decision_review(
     if not note:
         raise DecisionError("note", _("say what the review found"))
     if len(note) > MAX_TEXT:
-        raise DecisionError("note", f"is {len(note)} characters; at most {MAX_TEXT}")
+        raise DecisionError("note", too_long(len(note), MAX_TEXT))
     if decision_current(decision).pk != decision.pk:
         raise DecisionError(
             "decision", _("this decision is struck through: review the amendment"), status=409

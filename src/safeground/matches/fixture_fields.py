@@ -27,7 +27,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from safeground.accounts.models import Organisation
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, too_long
 from safeground.venues.capacity import zone_capacities
 from safeground.venues.models import Ground, Layout, LayoutZone
 
@@ -85,7 +85,7 @@ def fixture_fields_check(
         if required and not value:
             problems.append((name, "is missing"))
         elif len(value) > NAME_LENGTH:
-            problems.append((name, f"is {len(value)} characters; at most {NAME_LENGTH}"))
+            problems.append((name, too_long(len(value), NAME_LENGTH)))
         return value
 
     opponent = text("opponent", required=True)
