@@ -6,7 +6,6 @@ Each is one transaction; each change others must see goes out live on commit.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -21,7 +20,7 @@ from safeground.accounts.permissions import (
     can_send_check_back,
 )
 from safeground.errors import Forbidden, SafegroundError, too_long
-from safeground.incidents.photos import PHOTO_MAX_BYTES, PHOTO_TYPES
+from safeground.incidents.photos import photo_refusal, photo_sha256
 from safeground.incidents.selectors import current_posts, post_label, steward_post
 from safeground.live.catalogue import CHECK_RESULT, STEWARD_CHECKIN
 from safeground.live.events import Audience, publish
@@ -160,17 +159,11 @@ def _publish_result(result: CheckResult) -> None:
 def _photo_fields(photo: Any) -> dict[str, Any]:
     if photo is None:
         return {}
-    if photo.content_type not in PHOTO_TYPES:
-        raise DeploymentError("photo", _("a JPEG, PNG or WebP image"))
-    if photo.size > PHOTO_MAX_BYTES:
-        raise DeploymentError(
-            "photo", _("at most %(size)s MB") % {"size": PHOTO_MAX_BYTES // (1024 * 1024)}
-        )
-    digest = hashlib.sha256()
-    for chunk in photo.chunks():
-        digest.update(chunk)
-    photo.seek(0)
-    return {"photo": photo, "photo_sha256": digest.hexdigest(), "photo_type": photo.content_type}
+    refused = photo_refusal(photo)
+    if refused:
+        raise DeploymentError("photo", refused)
+    sha256 = photo_sha256(photo)
+    return {"photo": photo, "photo_sha256": sha256, "photo_type": photo.content_type}
 
 
 @transaction.atomic

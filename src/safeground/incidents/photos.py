@@ -19,6 +19,25 @@ PHOTO_TYPES = {"image/jpeg", "image/png", "image/webp"}
 PHOTO_MAX_BYTES = 10 * 1024 * 1024
 
 
+def photo_refusal(upload: Any) -> str | None:
+    """Why an uploaded photo is refused (its type, its size), or None: the one rule for the log's
+    photos and the deployment checks'."""
+    if upload.content_type not in PHOTO_TYPES:
+        return _("a JPEG, PNG or WebP image")
+    if upload.size > PHOTO_MAX_BYTES:
+        return _("at most %(size)s MB") % {"size": PHOTO_MAX_BYTES // (1024 * 1024)}
+    return None
+
+
+def photo_sha256(upload: Any) -> str:
+    """The upload's SHA-256, read in chunks; the file is left at its start to be stored."""
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest()
+
+
 @transaction.atomic
 def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
     """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
@@ -26,20 +45,13 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
         raise LogEntryError(
             "entry", _("#%(seq)s is a record, not an entry to photograph") % {"seq": entry.seq}
         )
-    if upload.content_type not in PHOTO_TYPES:
-        raise LogEntryError("photo", _("a JPEG, PNG or WebP image"))
-    if upload.size > PHOTO_MAX_BYTES:
-        raise LogEntryError(
-            "photo", _("at most %(size)s MB") % {"size": PHOTO_MAX_BYTES // (1024 * 1024)}
-        )
-    digest = hashlib.sha256()
-    for chunk in upload.chunks():
-        digest.update(chunk)
-    upload.seek(0)
+    refused = photo_refusal(upload)
+    if refused:
+        raise LogEntryError("photo", refused)
     photo = Photo.objects.create(
         entry=entry,
         image=upload,
-        sha256=digest.hexdigest(),
+        sha256=photo_sha256(upload),
         content_type=upload.content_type,
         size=upload.size,
         uploaded_by=author,
