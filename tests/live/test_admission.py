@@ -12,9 +12,9 @@ from safeground.live.admission import (
     CLOSE_FORBIDDEN,
     CLOSE_NOT_LOGGED_IN,
     admit,
-    fixtures_forget,
 )
 from safeground.live.events import Viewer
+from safeground.matches.kept import fixtures_forget
 from safeground.matches.models import FixtureShare
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -101,7 +101,7 @@ def test_knocks_admitted_together_each_get_their_own_answer(match_day, no_second
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from safeground.live.admission import fixtures_forget
+    from safeground.matches.kept import fixtures_forget
     from tests import factories
 
     cast, fixture = match_day.cast, match_day.cup_tie

@@ -24,7 +24,7 @@ from safeground.accounts.permissions import (
 from safeground.errors import answers, erased_by_retention, said
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
-from safeground.matches.selectors import fixture_for
+from safeground.matches.selectors import fixture_for, fixture_for_report
 
 from . import broadcasting, photos, posts, services
 from .checkpoints import checkpoint_read, checkpoints_for
@@ -167,7 +167,7 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
 def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Status[Any]:
     """Append a report. An idempotency key is its author's own: the same report sent again with
     it stores one entry (and answers with it); a different report with it is a 409."""
-    fixture = fixture_for(request.user, fixture_id)
+    fixture = fixture_for_report(request.user, fixture_id)
     require(can_write_log(request.user, fixture))
     entry = services.log_entry_append(
         fixture=fixture,

@@ -5,7 +5,7 @@ storm, docs/adr/0002-live-fan-out.md, Update 5). Sockets that knock while an adm
 read wait and are admitted together in the next (live/batches.py): the sessions, users,
 memberships, second factors and stewards' posts of all of them in one query each. The fixture
 itself (its ground and shares, the same for every socket) is read once per process and kept for
-SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS.
+SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS (matches/kept.py).
 
 What is kept, and for how long a change takes to be honoured by a new socket:
 - a share withdrawn (an organisation no longer works the match): up to the bound above;
@@ -16,16 +16,14 @@ A socket already open keeps the Viewer it was admitted with until it reconnects 
 
 from __future__ import annotations
 
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import close_old_connections, connection
-from django.http import Http404
+
+from safeground.matches.kept import fixture_kept
 
 from .events import Viewer
 from .viewers import viewers_for
@@ -33,11 +31,6 @@ from .viewers import viewers_for
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NO_FIXTURE = 4404
-
-_kept: dict[int, tuple[float, Any]] = {}  # fixture id -> (monotonic time it expires, fixture)
-_kept_lock = threading.Lock()
-_load_lock = threading.Lock()  # a storm's first sockets read the fixture once, not each
-KEPT_FIXTURES = 64  # bound on fixtures kept per process (a league's match day)
 
 
 @dataclass(frozen=True)
@@ -104,52 +97,3 @@ def reads_end() -> None:
             connection.close()
         return
     close_old_connections()
-
-
-def fixture_kept(fixture_id: int) -> Any:
-    """The fixture with its ground and shares (None if there is none), read at most once per
-    SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS per process. Shared read-only by the admitting
-    threads."""
-    bound = settings.SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS
-    if bound <= 0:
-        return _fixture_read(fixture_id)
-    hit = _fixture_hit(fixture_id)
-    if hit is not None:
-        return hit
-    with _load_lock:
-        hit = _fixture_hit(fixture_id)  # another socket read it while this one waited
-        if hit is not None:
-            return hit
-        fixture = _fixture_read(fixture_id)
-        if fixture is not None:  # a fixture added a moment ago is never refused for a while
-            with _kept_lock:
-                now = time.monotonic()
-                for old in [k for k, (until, _) in _kept.items() if until <= now]:
-                    del _kept[old]
-                if len(_kept) >= KEPT_FIXTURES:
-                    _kept.clear()
-                _kept[fixture_id] = (now + bound, fixture)
-        return fixture
-
-
-def fixtures_forget() -> None:
-    """Drop every kept fixture (tests; a process that must honour a change at once)."""
-    with _kept_lock:
-        _kept.clear()
-
-
-def _fixture_hit(fixture_id: int) -> Any:
-    with _kept_lock:
-        found = _kept.get(fixture_id)
-    if found is not None and found[0] > time.monotonic():
-        return found[1]
-    return None
-
-
-def _fixture_read(fixture_id: int) -> Any:
-    from safeground.matches.selectors import fixture_with_shares
-
-    try:
-        return fixture_with_shares(fixture_id)
-    except Http404:
-        return None
