@@ -10,6 +10,7 @@ dismissing it keeps the reason. Every decision moves the reporters' trust.
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -57,8 +58,9 @@ class Sender:
     identity: str  # the cookie's token, or the phone number
     address: str = ""
 
-    @property
+    @cached_property
     def key(self) -> str:
+        # Kept: a report's writing asks for it six times, each an HMAC.
         return keyed(self.identity, self.channel)
 
 
