@@ -255,3 +255,67 @@ def test_a_multipart_text_is_refused_by_name_not_with_a_500(tonight) -> None:
     )
     assert response.status_code == 415 and response.json()["field"] == "body"
     assert SupporterReport.objects.count() == 0
+
+
+def resolve(entry, by, status="resolved") -> None:
+    from safeground.incidents.services import log_entry_set_status
+
+    log_entry_set_status(entry=entry, author=by, status=status)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("line")
+def test_the_text_line_hears_once_when_the_incident_is_dealt_with(tonight) -> None:
+    from django.db import transaction
+
+    from safeground.supporters.services import item_accept
+
+    loggist = tonight.cast["loggist"]
+    code = tonight.fixture.ground.code
+    post(code, message("MEDICAL block N-L1 row A", "+447700900001"))
+    post(code, message("MEDICAL block N-L1 row B", "+447700900001"))  # one phone, one text
+    post(code, message("MEDICAL block N-L1 row C", "+447700900002"))
+    first = SupporterReport.objects.filter(reporter__phone="+447700900001").earliest("received_at")
+    item = item_accept(fixture=tonight.fixture, item_id=first.item_id, by=loggist)
+    before = TextMessage.objects.count()
+    # A resolution that rolls back texts nobody.
+    with pytest.raises(RuntimeError), transaction.atomic():
+        resolve(item.log_entry, loggist)
+        raise RuntimeError("the request failed after the resolution")
+    assert TextMessage.objects.count() == before
+    resolve(item.log_entry, loggist)
+    sent = list(TextMessage.objects.order_by("pk")[before:].values_list("to", "body"))
+    assert sorted(to for to, _body in sent) == ["+447700900001", "+447700900002"]
+    assert (
+        "+447700900001",
+        f"Your report {first.reference} has been dealt with. Thank you.",
+    ) in sent
+    # Reopened, resolved again, then closed: nobody is texted twice.
+    resolve(item.log_entry, loggist, "open")
+    resolve(item.log_entry, loggist)
+    resolve(item.log_entry, loggist, "closed")
+    assert TextMessage.objects.count() == before + 2
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_stopped_phone_is_not_told_its_incident_was_dealt_with(
+    tonight, django_capture_on_commit_callbacks
+) -> None:
+    from safeground.supporters.services import item_merge
+    from tests import factories
+
+    loggist = tonight.cast["loggist"]
+    code = tonight.fixture.ground.code
+    entry = factories.report(tonight.fixture, category="disorder")
+    post(code, message("VIOLENCE block S-L2", "+447700900003"))
+    post(code, message("Stop", "+447700900003"))
+    report = SupporterReport.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        item_merge(fixture=tonight.fixture, item_id=report.item_id, by=loggist, seq=entry.seq)
+    before = TextMessage.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        resolve(entry, loggist)
+    report.item.refresh_from_db()
+    assert report.item.dealt_with_told_at is not None  # heard of, and the phone left out
+    assert TextMessage.objects.count() == before

@@ -1,5 +1,6 @@
 """What apps above the log hear of, after it commits: a broadcast sent, a task given to someone,
-a flashpoint warning written (alerts pushes each to stewards' phones).
+a flashpoint warning written (alerts pushes each to stewards' phones), an incident resolved or
+closed (supporters texts the reporters whose report it was).
 
 The log never imports those apps: each registers a listener in its AppConfig.ready(). A listener
 runs once the write has committed (nothing is heard of a rolled-back write), and its failure is
@@ -19,6 +20,7 @@ Listener = Callable[[Any], object]  # what it answers is not read
 _broadcast: list[Listener] = []
 _task: list[Listener] = []
 _warning: list[Listener] = []
+_dealt_with: list[Listener] = []
 
 
 def on_broadcast_sent(listener: Listener) -> None:
@@ -39,6 +41,13 @@ def on_warning_written(listener: Listener) -> None:
         _warning.append(listener)
 
 
+def on_incident_dealt_with(listener: Listener) -> None:
+    """listener(status_entry): an incident was resolved or closed (the entry's `concerns` is the
+    incident's report). Heard at each resolution and closing: a listener that acts once checks."""
+    if listener not in _dealt_with:
+        _dealt_with.append(listener)
+
+
 def _after_commit(listeners: list[Listener], subject: Any) -> None:
     for listener in listeners:
         transaction.on_commit(partial(listener, subject), robust=True)
@@ -54,3 +63,7 @@ def task_given(assignment: Any) -> None:
 
 def warning_written(warning: Any) -> None:
     _after_commit(_warning, warning)
+
+
+def incident_dealt_with(status_entry: Any) -> None:
+    _after_commit(_dealt_with, status_entry)

@@ -433,7 +433,10 @@ def log_entry_set_status(
         raise LogEntryError("status", "one of resolved, closed, open")
     report = _report_of(entry)
     _move(report, status)
-    return _action(report, author, note, observed_at, kind=LogEntry.Kind.STATUS, status=status)
+    change = _action(report, author, note, observed_at, kind=LogEntry.Kind.STATUS, status=status)
+    if status in (Status.RESOLVED, Status.CLOSED):
+        hooks.incident_dealt_with(change)
+    return change
 
 
 @transaction.atomic

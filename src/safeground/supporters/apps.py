@@ -8,8 +8,11 @@ class SupportersConfig(AppConfig):
     def ready(self) -> None:
         # The queue shows under the control room's map (the log's page) through the log's
         # registration point: the log never imports this app.
-        from safeground.incidents import panels
+        from safeground.incidents import hooks, panels
 
+        from .services import reporters_tell_dealt_with
         from .triage_views import control_room_panel_for
 
         panels.register_control_room_map_panel(control_room_panel_for)
+        # The text line's reporters hear when their report's incident is dealt with.
+        hooks.on_incident_dealt_with(reporters_tell_dealt_with)

@@ -80,6 +80,9 @@ class TriageItem(models.Model):
         LogEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     tasked_at = models.DateTimeField(null=True, blank=True)
+    # When its reporters on the text line were told its incident was dealt with (resolved or
+    # closed): told once, however often the incident is resolved again.
+    dealt_with_told_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["fixture", "-trust", "-last_at"]

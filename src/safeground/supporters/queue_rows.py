@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 from safeground.clock import stored_time
@@ -64,19 +64,20 @@ def rows_insert(
     as the ORM's would be; the `returning` columns of each row written, in order."""
     model = type(objs[0])
     fields = [f for f in model._meta.local_concrete_fields if not f.primary_key]
+    # The thread's connection, once: each attribute of `connection` (a proxy) looks it up again
+    # in a thread-local store, and a report's values and columns asked ~90 times (6% of its CPU).
+    db = connections[DEFAULT_DB_ALIAS]
     values: list[Any] = []
     for obj in objs:
-        values.extend(
-            f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for f in fields
-        )
+        values.extend(f.get_db_prep_save(f.pre_save(obj, True), connection=db) for f in fields)
     one = f"({_placeholders(len(fields))})"
-    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    columns = ", ".join(db.ops.quote_name(str(f.column)) for f in fields)
     sql = (
         f"INSERT INTO {_table(model)} ({columns})"
         f" VALUES {', '.join([one] * len(objs))} {conflict}"
         f" RETURNING {', '.join(returning)}"
     )
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(sql, [*values, *conflict_params])
         return list(cursor.fetchall())
 

@@ -26,9 +26,12 @@ from .models import BlockSeatCodes
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 BLOCK_PART = 6  # 32**6: a thousand million; a ground has a few hundred blocks
 MAX_CODE = BLOCK_PART + 10 + 1 + 4  # the block's part, a row, a dash, a seat
-# Blocks by their codes' part, and the part by block, kept SAFEGROUND_LOG_CACHE_SECONDS as the
-# log keeps its places: a stand's flood of reports reads its blocks once, not once a report.
-_blocks = Kept()
+# The blocks by their codes' part, all read in one go, and the part by block, kept
+# SAFEGROUND_LOG_CACHE_SECONDS as the log keeps its places: a flood's reports come from a stand's
+# blocks and the whole ground's, and a read of each block as its keeping ran out took about 5% of
+# a flood's server CPU (bench_supporters, py-spy), and a connection for requests that need none.
+_blocks_by_part = Kept()
+_blocks = Kept()  # by id, for codes of the first kind
 _parts = Kept()
 # The first kind of code: (block id * MAX_ROWS + row index) * MAX_SEATS + seat, in base 32.
 MAX_ROWS = 100
@@ -100,13 +103,28 @@ def seat_at(code: str) -> Seat | None:
     row, _, number = code[BLOCK_PART:].rpartition("-")
     if any(c not in ALPHABET for c in part) or not number.isdigit():
         return None
-    block = _blocks.get(part, lambda: _block_by_part(part))
+    known = _blocks_by_part.get("all", _blocks_with_codes)
+    block = known[part] if part in known else _block_by_part(part)  # drawn a moment ago
     if block is None:
         return None
     rows = {r.upper(): r for r in block.rows}
     if row.upper() not in rows or int(number) not in seat_numbers(block):
         return None
     return Seat(block, rows[row.upper()], int(number))
+
+
+def _blocks_with_codes() -> dict[str, Block]:
+    """Every block whose seats have codes, by its codes' part: two statements."""
+    parts = {
+        (ground_code, block_code): code
+        for code, ground_code, block_code in BlockSeatCodes.objects.values_list(
+            "code", "ground_code", "block_code"
+        )
+    }
+    blocks = Block.objects.filter(ground__code__in={g for g, _b in parts}).select_related(
+        "ground", "tier__stand"
+    )
+    return {parts[(b.ground.code, b.code)]: b for b in blocks if (b.ground.code, b.code) in parts}
 
 
 def _block_by_part(part: str) -> Block | None:

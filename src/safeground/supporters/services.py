@@ -10,6 +10,7 @@ dismissing it keeps the reason. Every decision moves the reporters' trust.
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -57,8 +58,9 @@ class Sender:
     identity: str  # the cookie's token, or the phone number
     address: str = ""
 
-    @property
+    @cached_property
     def key(self) -> str:
+        # Kept: a report's writing asks for it six times, each an HMAC.
         return keyed(self.identity, self.channel)
 
 
@@ -370,15 +372,40 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
 
 def _reporters_tell(item_id: int, status: str) -> None:
     """One text to each of the item's reporters on the text line: what the control room made of
-    their report (texts.text_send leaves out a phone that texted STOP, or one erased)."""
+    their report."""
     if status == TriageItem.Status.DISMISSED:
         words = _(
             "Your report %(reference)s has been looked at by the control room: no further action."
         )
     else:
         words = _("Your report %(reference)s is being dealt with by the control room.")
+    _reporters_text([item_id], words)
+
+
+def reporters_tell_dealt_with(status_entry: LogEntry) -> None:
+    """The log's incident resolved or closed (incidents.hooks, after its commit): the reporters
+    on the text line of the items in it are told their report has been dealt with, once (an
+    incident resolved again, or closed after it was resolved, tells nobody twice)."""
+    incident_id = status_entry.concerns_id or status_entry.pk
+    with one_sqlite_writer(), transaction.atomic():
+        untold = list(
+            TriageItem.objects.select_for_update()
+            .filter(log_entry_id=incident_id, dealt_with_told_at=None)
+            .values_list("pk", flat=True)
+        )
+        TriageItem.objects.filter(pk__in=untold).update(dealt_with_told_at=timezone.now())
+    # Texted once marked as told: a text that fails is not sent again at the next resolution.
+    _reporters_text(untold, _("Your report %(reference)s has been dealt with. Thank you."))
+
+
+def _reporters_text(item_ids: list[int], words: str) -> None:
+    """One text (`words` with the reference of their first report) to each reporter on the
+    text line of these items (texts.text_send leaves out a phone that texted STOP, or one
+    erased)."""
+    if not item_ids:
+        return
     told = set()
-    reports = SupporterReport.objects.filter(item_id=item_id, channel=Reporter.Channel.SMS)
+    reports = SupporterReport.objects.filter(item_id__in=item_ids, channel=Reporter.Channel.SMS)
     for report in reports.select_related("reporter").order_by("received_at"):
         if report.reporter_id not in told:  # several reports of one item: one text
             told.add(report.reporter_id)
