@@ -68,6 +68,8 @@ PYTHON = [
     "incidents/posts.py",
     "deployment/services.py",
     "entry/scans.py",
+    "entry/runtime/asgi.py",
+    "accounts/devices.py",
     "accounts/views.py",
     "urls.py",
 ]
