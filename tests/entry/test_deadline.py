@@ -163,20 +163,10 @@ def test_the_outage_answers_are_in_the_stewards_language_same_codes(
 ) -> None:
     """The 503, 500 and 413 a scanner shows are in the steward's language (the language cookie,
     else Accept-Language, as a scan's decision is); code and field stay the same."""
-
-    def down(key, **kwargs):
-        raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
-
-    monkeypatch.setattr(lookups, "device_for_key", down)
     router = asgi.gates_router(never_called)
-    status, welsh, headers = asyncio.run(post(router, scan_body(), WELSH))
-    assert (status, welsh["code"], welsh["field"], headers[b"retry-after"]) == (
-        503, "unavailable", "", b"2")  # fmt: skip
-    assert welsh["detail"] == "Ni atebodd cronfa ddata'r gatiau mewn pryd: sganiwch eto."
-    cookie = [(b"cookie", b"django_language=cy")]
-    assert asyncio.run(post(router, scan_body(), cookie))[1] == welsh
-    english = asyncio.run(post(router, scan_body()))[1]
-    assert english["detail"] == "The gates' database did not answer in time: scan again."
+    status, welsh, _ = asyncio.run(post(router, b"x" * (asgi.MAX_BODY + 1), WELSH))
+    assert (status, welsh["code"], welsh["field"]) == (413, "too_large", "body")
+    assert welsh["detail"] == f"mae sgan yn {asgi.MAX_BODY} beit ar y mwyaf"
 
     def broken(key, **kwargs):
         raise RuntimeError("a bug")
@@ -193,14 +183,25 @@ def test_the_outage_answers_are_in_the_stewards_language_same_codes(
         return 200, b'{"decision": "admit"}'
 
     settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 0.2
+    original = asgi.scan_over_http
     monkeypatch.setattr(asgi, "scan_over_http", stuck)
-    late = asyncio.run(post(asgi.gates_router(never_called), scan_body(), WELSH))
+    status, late, headers = asyncio.run(post(asgi.gates_router(never_called), scan_body(), WELSH))
     release.set()
-    assert late[:2] == (503, welsh)
+    assert (status, late["code"], late["field"], headers[b"retry-after"]) == (
+        503, "unavailable", "", b"2")  # fmt: skip
+    assert late["detail"] == "Ni atebodd cronfa ddata'r gatiau mewn pryd: sganiwch eto."
+    monkeypatch.setattr(asgi, "scan_over_http", original)
 
-    status, welsh, _ = asyncio.run(post(router, b"x" * (asgi.MAX_BODY + 1), WELSH))
-    assert (status, welsh["code"], welsh["field"]) == (413, "too_large", "body")
-    assert welsh["detail"] == f"mae sgan yn {asgi.MAX_BODY} beit ar y mwyaf"
+    def down(key, **kwargs):
+        raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
+
+    monkeypatch.setattr(lookups, "device_for_key", down)
+    settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 2
+    assert asyncio.run(post(router, scan_body(), WELSH))[:2] == (503, late)
+    cookie = [(b"cookie", b"django_language=cy")]
+    assert asyncio.run(post(router, scan_body(), cookie))[:2] == (503, late)
+    english = asyncio.run(post(router, scan_body()))[1]
+    assert english == late | {"detail": "The gates' database did not answer in time: scan again."}
 
 
 def test_the_outage_answers_are_built_once_per_language_not_per_scan() -> None:
