@@ -8,7 +8,7 @@ commands print it and exit non-zero. Codes never change once released: add a new
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, ClassVar, cast
 
@@ -55,6 +55,11 @@ def too_long(length: int, limit: int) -> str:
         "length": length,
         "limit": limit,
     }
+
+
+def one_of(values: Iterable[str]) -> str:
+    """The refusal of a value not among those allowed, naming them (one wording everywhere)."""
+    return gettext("one of %(values)s") % {"values": ", ".join(values)}
 
 
 def erased_by_retention(what: str, erased_at: datetime, sha256: str) -> str:
