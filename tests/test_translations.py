@@ -62,6 +62,7 @@ PYTHON = [
     "supporters/selectors.py",
     "supporters/seats.py",
     "supporters/abuse.py",
+    "supporters/photos.py",
     "errors.py",
     "incidents/services.py",
     "incidents/photos.py",
