@@ -78,6 +78,17 @@ def _no_counts_timers(request, settings):
 
 
 @pytest.fixture(autouse=True)
+def _source_language_afresh() -> Iterator[None]:
+    """Each test starts in the source language: the test client's request runs LocaleMiddleware
+    in this thread, which leaves the asker's language (Welsh, say) active after it."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _api_calls_counted_afresh() -> Iterator[None]:
     """Each test starts with no API calls counted against anyone (api.PerPerson counts in the
     process's cache, and ids come round again from test to test)."""

@@ -18,8 +18,9 @@ from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import RawPostDataException
 from django.utils.datastructures import MultiValueDict
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 from ninja import NinjaAPI, Schema
-from ninja.errors import HttpError, Throttled, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 from ninja.throttling import SimpleRateThrottle
 
@@ -77,13 +78,17 @@ class StrictParser(Parser):
     ) -> dict[str, Any]:
         for key, values in data.lists():
             if key not in list_fields and len(values) > 1:
-                raise HttpError(400, f"{key}: give it once, not {len(values)} times")
+                message = gettext("%(name)s: give it once, not %(count)s times") % {
+                    "name": key,
+                    "count": len(values),
+                }
+                raise HttpError(400, message)
         return super().parse_querydict(data, list_fields, request)
 
     def parse_body(self, request: HttpRequest) -> Any:
         data = super().parse_body(request)
         if not isinstance(data, dict):
-            raise ValueError("the body must be a JSON object")
+            raise ValueError(gettext("the body must be a JSON object"))
         return data
 
 
@@ -218,7 +223,9 @@ def refused(request: HttpRequest, exc: SafegroundError) -> HttpResponse:
     return response
 
 
-DATABASE_UNAVAILABLE = "The database did not answer in time: nothing was stored; try again."
+DATABASE_UNAVAILABLE = gettext_lazy(
+    "The database did not answer in time: nothing was stored; try again."
+)
 
 
 @api.exception_handler(OperationalError)
@@ -228,20 +235,21 @@ def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     (SAFEGROUND_DATABASE_WAIT_SECONDS): the request's transaction did not commit. Logged once
     per outage (safeground.outage), not per request."""
     outage.refused(exc)
-    return refused(request, Unavailable("", DATABASE_UNAVAILABLE))
+    return refused(request, Unavailable("", str(DATABASE_UNAVAILABLE)))
 
 
 @api.exception_handler(RequestDataTooBig)
 def too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return refused(request, TooLarge("body", f"the request body is over {limit} bytes"))
+    detail = gettext("the request body is over %(limit)s bytes") % {"limit": limit}
+    return refused(request, TooLarge("body", detail))
 
 
 @api.exception_handler(RawPostDataException)
 def form_sent_to_a_json_route(request: HttpRequest, exc: RawPostDataException) -> HttpResponse:
     """A multipart body sent to a route that takes JSON: the door (RequestChecks) has read it
     as a form, so there is no JSON left to read."""
-    detail = "this route takes JSON (Content-Type: application/json), not a form"
+    detail = gettext("this route takes JSON (Content-Type: application/json), not a form")
     return refused(request, UnreadableBody("body", detail))
 
 
@@ -254,7 +262,8 @@ def number_out_of_range(request: HttpRequest, exc: OverflowError) -> HttpRespons
     """An id or count past what the database holds (`{"entries": [10**30]}`, found by the schema
     fuzzing): a 400 naming it, never a 500. Nothing was written: each service is one
     transaction, rolled back by the error."""
-    return refused(request, OutOfRange(_too_big(request), f"must be at most {LARGEST}"))
+    detail = gettext("must be at most %(largest)s") % {"largest": LARGEST}
+    return refused(request, OutOfRange(_too_big(request), detail))
 
 
 def _too_big(request: HttpRequest) -> str:
@@ -291,12 +300,12 @@ def _big_in(value: Any, path: str) -> str | None:
 
 @api.exception_handler(PermissionDenied)
 def permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
-    return _answer(request, 403, "forbidden", "", str(exc) or "Your role may not do this.")
+    return _answer(request, 403, "forbidden", "", str(exc) or gettext("Your role may not do this."))
 
 
 @api.exception_handler(Http404)
 def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return _answer(request, 404, "not_found", "", str(exc) or "Not found.")
+    return _answer(request, 404, "not_found", "", str(exc) or gettext("Not found."))
 
 
 @api.exception_handler(HttpError)
@@ -304,18 +313,84 @@ def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     code = {401: "unauthorized", 403: "forbidden", 404: "not_found"}.get(exc.status_code, "refused")
     if isinstance(exc, Throttled):  # ninja adds Retry-After from the oldest call counted
         rate = settings.SAFEGROUND_API_RATE
-        detail = f"more than {rate} API calls from you: wait, then send again"
+        detail = gettext("more than %(rate)s API calls from you: wait, then send again") % {
+            "rate": rate
+        }
         return _answer(request, 429, "too_many_requests", "", detail)
+    if isinstance(exc, AuthenticationError):  # ninja's own words, "Unauthorized"
+        return _answer(request, 401, code, "", gettext("Unauthorized"))
     return _answer(request, exc.status_code, code, "", str(exc))
 
 
 @api.exception_handler(ValidationError)
 def schema_mismatch(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    """Pydantic's errors, each as `field: message`; `field` is the first one's."""
+    """Pydantic's errors, each as `field: message` in the asker's language; `field` is the first
+    one's (the fields' paths and the code never change)."""
     problems = [
-        (".".join(str(part) for part in error.get("loc", ())[1:]), error.get("msg", "invalid"))
+        (".".join(str(part) for part in error.get("loc", ())[1:]), schema_words(error))
         for error in exc.errors
     ]
     field = problems[0][0] if problems else ""
     detail = "; ".join(f"{name}: {message}" if name else message for name, message in problems)
-    return _answer(request, 422, "invalid_request", field, detail or "invalid request")
+    return _answer(request, 422, "invalid_request", field, detail or gettext("invalid request"))
+
+
+# Pydantic's error types (https://docs.pydantic.dev/latest/errors/validation_errors/) as the
+# asker reads them; a slot is the error's `ctx` value of that name. A type not listed keeps
+# pydantic's English.
+SCHEMA_WORDS: dict[str, str] = {
+    "missing": gettext_noop("is required"),
+    "extra_forbidden": gettext_noop("is not a field of this request"),
+    "string_type": gettext_noop("must be a string"),
+    "string_too_short": gettext_noop("must be at least %(min_length)s characters"),
+    "string_too_long": gettext_noop("must be at most %(max_length)s characters"),
+    "string_pattern_mismatch": gettext_noop("is not in the form this field takes"),
+    "int_type": gettext_noop("must be a whole number"),
+    "int_parsing": gettext_noop("must be a whole number"),
+    "int_from_float": gettext_noop("must be a whole number"),
+    "float_type": gettext_noop("must be a number"),
+    "float_parsing": gettext_noop("must be a number"),
+    "bool_type": gettext_noop("must be true or false"),
+    "bool_parsing": gettext_noop("must be true or false"),
+    "greater_than": gettext_noop("must be greater than %(gt)s"),
+    "greater_than_equal": gettext_noop("must be at least %(ge)s"),
+    "less_than": gettext_noop("must be less than %(lt)s"),
+    "less_than_equal": gettext_noop("must be at most %(le)s"),
+    "literal_error": gettext_noop("must be %(expected)s"),
+    "enum": gettext_noop("must be %(expected)s"),
+    "uuid_type": gettext_noop("must be a UUID"),
+    "uuid_parsing": gettext_noop("must be a UUID"),
+    "datetime_type": gettext_noop("must be an ISO 8601 time"),
+    "datetime_parsing": gettext_noop("must be an ISO 8601 time"),
+    "datetime_from_date_parsing": gettext_noop("must be an ISO 8601 time"),
+    "timezone_aware": gettext_noop("must carry a time zone (e.g. 2016-10-26T19:05+01:00)"),
+    "date_type": gettext_noop("must be a date (YYYY-MM-DD)"),
+    "date_parsing": gettext_noop("must be a date (YYYY-MM-DD)"),
+    "date_from_datetime_parsing": gettext_noop("must be a date (YYYY-MM-DD)"),
+    "time_type": gettext_noop("must be a time (HH:MM)"),
+    "time_parsing": gettext_noop("must be a time (HH:MM)"),
+    "list_type": gettext_noop("must be a list"),
+    "too_short": gettext_noop("must have at least %(min_length)s items"),
+    "too_long": gettext_noop("must have at most %(max_length)s items"),
+    "dict_type": gettext_noop("must be an object"),
+    "model_type": gettext_noop("must be an object"),
+    "model_attributes_type": gettext_noop("must be an object"),
+    "json_invalid": gettext_noop("is not valid JSON"),
+    "url_parsing": gettext_noop("must be a URL"),
+    "url_scheme": gettext_noop("must be a URL"),
+    "decimal_parsing": gettext_noop("must be a number"),
+    "union_tag_invalid": gettext_noop("must be %(expected_tags)s"),
+    "union_tag_not_found": gettext_noop("must name its %(discriminator)s"),
+}
+
+
+def schema_words(error: dict[str, Any]) -> str:
+    """One pydantic error's message in the active language, its slots from the error's ctx."""
+    words = SCHEMA_WORDS.get(error.get("type", ""))
+    if words is None:
+        return str(error.get("msg", gettext("invalid")))
+    slots = {name: str(value) for name, value in (error.get("ctx") or {}).items()}
+    try:
+        return gettext(words) % slots
+    except KeyError:  # a ctx without the slot: pydantic's own words
+        return str(error.get("msg", gettext("invalid")))

@@ -8,17 +8,18 @@ commands print it and exit non-zero. Codes never change once released: add a new
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
-from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils import timezone, translation
+from django.utils.functional import lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from safeground.outage import outage
 
@@ -56,11 +57,22 @@ def too_long(length: int, limit: int) -> str:
     }
 
 
+def one_of(values: Iterable[str]) -> str:
+    """The refusal of a value not among those allowed, naming them (one wording everywhere)."""
+    return gettext("one of %(values)s") % {"values": ", ".join(values)}
+
+
 def erased_by_retention(what: str, erased_at: datetime, sha256: str) -> str:
     """Why a file is not there: retention deleted it (ADR 0011). The day is London's, as the
     pages show it (a run at 00:30 BST is that day, not the UTC day before); the hash stays."""
     day = timezone.localdate(erased_at)
-    return f"{what} was erased by retention on {day:%d/%m/%Y}; its SHA-256 {sha256} is kept"
+    return gettext(
+        "%(what)s was erased by retention on %(day)s; its SHA-256 %(sha256)s is kept"
+    ) % {
+        "what": what,
+        "day": f"{day:%d/%m/%Y}",
+        "sha256": sha256,
+    }
 
 
 class NotFound(SafegroundError):
@@ -177,12 +189,16 @@ class RequestChecks:
         if refusal is None:
             response = self.get_response(request)
             if request.path.startswith("/api/") and not _json_or_fine(response):
-                return _in_the_one_shape(response)
+                with translation.override(translation.get_language_from_request(request)):
+                    return _in_the_one_shape(response)
             return response
-        if request.path.startswith("/api/"):
-            answer: HttpResponse = JsonResponse(refusal.to_json(), status=refusal.status)
-        else:
-            answer = text_answer(refusal)
+        # This runs before LocaleMiddleware: the asker's language is found for a refusal only,
+        # and the refusal's words (said_later) are made in it as the answer is written.
+        with translation.override(translation.get_language_from_request(request)):
+            if request.path.startswith("/api/"):
+                answer: HttpResponse = JsonResponse(refusal.to_json(), status=refusal.status)
+            else:
+                answer = text_answer(refusal)
         if refusal.status == Unavailable.status:
             answer["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
         return answer
@@ -196,17 +212,20 @@ def _json_or_fine(response: HttpResponse) -> bool:
 
 # Django's own answers that no API route wrote: each in the one shape, with a stable code.
 DJANGO_ANSWERS = {
-    400: ("bad_request", "the request cannot be read"),
-    403: ("forbidden", "your role may not do this"),
-    404: ("not_found", "no such API route"),
-    405: ("method_not_allowed", "this route does not take that method (see Allow)"),
-    500: ("server_error", "the server failed to answer; the request may be sent again"),
+    400: ("bad_request", gettext_noop("the request cannot be read")),
+    403: ("forbidden", gettext_noop("your role may not do this")),
+    404: ("not_found", gettext_noop("no such API route")),
+    405: ("method_not_allowed", gettext_noop("this route does not take that method (see Allow)")),
+    500: (
+        "server_error",
+        gettext_noop("the server failed to answer; the request may be sent again"),
+    ),
 }
 
 
 def _in_the_one_shape(response: HttpResponse) -> HttpResponse:
-    code, detail = DJANGO_ANSWERS.get(response.status_code, ("refused", "refused"))
-    answer = JsonResponse(error_body(code, "", detail), status=response.status_code)
+    code, detail = DJANGO_ANSWERS.get(response.status_code, ("refused", gettext_noop("refused")))
+    answer = JsonResponse(error_body(code, "", gettext(detail)), status=response.status_code)
     for header in ("Allow", "Retry-After"):
         if header in response:
             answer[header] = response[header]
@@ -224,7 +243,15 @@ def text_answer(error: SafegroundError) -> HttpResponse:
 ARRIVED = "safeground.arrived"
 
 
-DATABASE_AWAY = "Safeground cannot reach its database just now: nothing was stored; try again."
+DATABASE_AWAY = gettext_lazy(
+    "Safeground cannot reach its database just now: nothing was stored; try again."
+)
+
+
+def said_later(words: Callable[[], str]) -> str:
+    """Words made when they are read (written into the answer), not now: the door's checks run
+    before the asker's language is known (RequestChecks)."""
+    return cast(str, lazy(words, str)())
 
 
 def _database_away() -> SafegroundError | None:
@@ -235,7 +262,7 @@ def _database_away() -> SafegroundError | None:
     if not outage.refusing:
         return None
     outage.refused("database away")
-    return Unavailable("", DATABASE_AWAY)
+    return Unavailable("", cast(str, DATABASE_AWAY))
 
 
 def _waited_too_long(request: HttpRequest) -> SafegroundError | None:
@@ -245,7 +272,15 @@ def _waited_too_long(request: HttpRequest) -> SafegroundError | None:
     waited = time.monotonic() - arrived
     if waited <= settings.SAFEGROUND_QUEUE_WAIT_SECONDS:
         return None
-    return Unavailable("", f"the server is overloaded (the request waited {waited:.1f} s)")
+    return Unavailable(
+        "",
+        said_later(
+            lambda: (
+                gettext("the server is overloaded (the request waited %(seconds)s s)")
+                % {"seconds": f"{waited:.1f}"}
+            )
+        ),
+    )
 
 
 def large_uploads(limit: Callable[[], int]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -280,11 +315,20 @@ def _too_large(request: HttpRequest) -> SafegroundError | None:
     else:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is not None and size > limit:
-        return TooLarge("body", f"the request body is {size} bytes; at most {limit}")
+        return TooLarge(
+            "body",
+            said_later(
+                lambda: (
+                    gettext("the request body is %(size)s bytes; at most %(limit)s")
+                    % {"size": size, "limit": limit}
+                )
+            ),
+        )
     return None
 
 
 NUL = "\x00"
+WITHOUT_NUL_WORDS = cast(str, gettext_lazy("must not contain a NUL character"))
 
 
 def _nul_character(request: HttpRequest) -> SafegroundError | None:
@@ -292,7 +336,7 @@ def _nul_character(request: HttpRequest) -> SafegroundError | None:
     if "%00" in query or NUL in query:
         for name, values in request.GET.lists():
             if NUL in name or any(NUL in value for value in values):
-                return NulCharacter(name.replace(NUL, ""), "must not contain a NUL character")
+                return NulCharacter(name.replace(NUL, ""), WITHOUT_NUL_WORDS)
     if request.method in ("GET", "HEAD", "OPTIONS"):
         return None
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
@@ -301,14 +345,35 @@ def _nul_character(request: HttpRequest) -> SafegroundError | None:
             fields = request.POST
         except RequestDataTooBig:  # its text fields alone are over the limit
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            return TooLarge("body", f"the form's fields are over {limit} bytes")
+            return TooLarge(
+                "body",
+                said_later(
+                    lambda: gettext("the form's fields are over %(limit)s bytes") % {"limit": limit}
+                ),
+            )
         except (BadRequest, SuspiciousOperation, MultiPartParserError) as error:
-            return UnreadableBody("body", f"cannot be read as {request.content_type}: {error}")
+            reason = str(error)  # the lambda is called after `error` is gone
+            return UnreadableBody(
+                "body",
+                said_later(
+                    lambda: (
+                        gettext("cannot be read as %(type)s: %(error)s")
+                        % {"type": request.content_type, "error": reason}
+                    )
+                ),
+            )
         except (LookupError, UnicodeDecodeError):  # a charset unknown, or not the one named
-            return UnreadableBody("body", f"is not in the charset {request.encoding}")
+            return UnreadableBody(
+                "body",
+                said_later(
+                    lambda: (
+                        gettext("is not in the charset %(charset)s") % {"charset": request.encoding}
+                    )
+                ),
+            )
         for name, values in fields.lists():
             if NUL in name or any(NUL in value for value in values):
-                return NulCharacter(name.replace(NUL, ""), "must not contain a NUL character")
+                return NulCharacter(name.replace(NUL, ""), WITHOUT_NUL_WORDS)
         return None
     body = request.body
     if b"\\u0000" in body or b"\x00" in body:  # JSON writes NUL as \u0000
@@ -317,7 +382,7 @@ def _nul_character(request: HttpRequest) -> SafegroundError | None:
         except ValueError:
             field = "body"
         if field is not None:
-            return NulCharacter(field, "must not contain a NUL character")
+            return NulCharacter(field, WITHOUT_NUL_WORDS)
     return None
 
 

@@ -56,7 +56,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
         return defaults.server_error(request)
     response: HttpResponse
     if request.path.startswith("/api/"):
-        response = JsonResponse(Unavailable("", DATABASE_UNAVAILABLE).to_json(), status=503)
+        response = JsonResponse(Unavailable("", str(DATABASE_UNAVAILABLE)).to_json(), status=503)
     else:
         text = gettext("Safeground cannot reach its database just now. Try again in a few seconds.")
         response = HttpResponse(text, status=503, content_type="text/plain; charset=utf-8")

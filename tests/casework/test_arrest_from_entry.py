@@ -4,6 +4,7 @@ club, which the season's arrests by club then shows."""
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from safeground.casework.models import Case, Outcome
 from safeground.casework.services import CaseworkError, arrest_record, outcome_record
@@ -32,6 +33,10 @@ def test_an_arrest_from_its_entry_with_no_subject_opens_a_case_and_counts_for_th
 ):
     safety = match_day.cast["safety"]
     assert by_club(match_day) == {"Not known": 1}  # the log's arrest, before it is recorded
+    with translation.override("cy"):
+        assert by_club(match_day) == {"Anhysbys": 1}
+        offences = season(match_day.ground, SeasonFilter()).arrests_by_offence
+    assert [row["offence"] for row in offences] == ["Heb ei gofnodi mewn achos"]
     arrest = arrest_record(
         entry=arrest_entry, by=safety, home_office_offence="pitch_incursion", club="away",
         reference="RC/27/1",

@@ -5,6 +5,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import translation
 
 from safeground.casework.arrest_file import ArrestsRefused, parse_arrests
 from safeground.casework.models import Case, Outcome
@@ -108,3 +109,25 @@ def test_a_file_without_its_columns_is_refused_naming_them(match_day, tmp_path):
     assert refused.value.errors == [
         "line 1: header: no 'club' column (found: group, ref)",
     ]
+
+
+def test_a_files_line_problems_are_in_the_readers_language_fields_unchanged(match_day):
+    bad = (
+        "offence_group;club;reference;time\n"
+        "shoplifting;away;RC/1;\n"
+        "alcohol;visitors;RC/2;\n"
+        "alcohol;home;;\n"
+        "alcohol;home;RC/5;yesterday\n"
+    )
+    with translation.override("cy"), pytest.raises(ArrestsRefused) as refused:
+        parse_arrests(bad.encode())
+    errors = refused.value.errors
+    assert errors[0].startswith("llinell 2: offence_group: nid yw 'shoplifting' yn un o grwpiau")
+    assert errors[1:] == [
+        "llinell 3: club: rhaid i 'visitors' fod yn home, away, other neu not known",
+        "llinell 4: reference: mae ar goll",
+        "llinell 5: time: nid yw 'yesterday' yn amser fel 2016-10-26 21:05",
+    ]
+    with translation.override("cy"), pytest.raises(ArrestsRefused) as empty:
+        parse_arrests(b"   ")
+    assert empty.value.errors == ["llinell 1: file: mae'n wag (dim pennawd, dim arestiadau)"]

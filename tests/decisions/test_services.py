@@ -6,7 +6,7 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 from pypdf import PdfReader
 
 from safeground.append_only import AppendOnlyError
@@ -183,6 +183,11 @@ def test_linked_entries_must_be_in_the_log(cup, cast) -> None:
     with pytest.raises(DecisionError) as refused:
         record(cup, cast, parts=DecisionParts(decision="x", rationale="y", links=(999,)))
     assert refused.value.status == 404
+    assert refused.value.message == "no entries #999 in this match's log"
+    with translation.override("cy"), pytest.raises(DecisionError) as welsh:
+        record(cup, cast, parts=DecisionParts(decision="x", rationale="y", links=(998, 999)))
+    assert (welsh.value.code, welsh.value.field) == (refused.value.code, "links")
+    assert welsh.value.message == "dim cofnodion #998, #999 yn log y gêm hon"
     done = record(cup, cast, parts=DecisionParts(decision="x", rationale="y", links=(report.seq,)))
     assert done.entry.links == [report.seq]
 

@@ -164,7 +164,7 @@ def test_no_match_is_a_404_naming_why(gates) -> None:
 @pytest.mark.parametrize(
     ("path", "status", "detail"),
     [
-        ("/api/entry/bundle", 422, "Field required"),  # the schema says it is required
+        ("/api/entry/bundle", 422, "turnstile: is required"),  # the schema says it is
         ("/api/entry/bundle?turnstile=Z99", 400, "no turnstile 'Z99'"),
     ],
 )

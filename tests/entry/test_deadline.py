@@ -153,3 +153,59 @@ def test_the_deadline_counts_from_the_requests_arrival_not_from_its_turn_on_the_
     release.set()
     assert status == 503 and answer["code"] == "unavailable"
     assert took < 0.1 + 0.1  # what was left of its 0.5 s, and a margin; not 0.5 s more
+
+
+WELSH = [(b"accept-language", b"cy,en-GB;q=0.8")]
+
+
+def test_the_outage_answers_are_in_the_stewards_language_same_codes(
+    settings, monkeypatch, one_scan_thread
+) -> None:
+    """The 503, 500 and 413 a scanner shows are in the steward's language (the language cookie,
+    else Accept-Language, as a scan's decision is); code and field stay the same."""
+    router = asgi.gates_router(never_called)
+    status, welsh, _ = asyncio.run(post(router, b"x" * (asgi.MAX_BODY + 1), WELSH))
+    assert (status, welsh["code"], welsh["field"]) == (413, "too_large", "body")
+    assert welsh["detail"] == f"mae sgan yn {asgi.MAX_BODY} beit ar y mwyaf"
+
+    def broken(key, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(lookups, "device_for_key", broken)
+    status, failed, _ = asyncio.run(post(router, scan_body(), WELSH))
+    assert (status, failed["code"]) == (500, "failed")
+    assert failed["detail"] == "Ni ellid penderfynu ar y sgan: sganiwch eto."
+
+    release = threading.Event()
+
+    def stuck(key, body):  # past the deadline: answered by the router, not the scan thread
+        release.wait(5)
+        return 200, b'{"decision": "admit"}'
+
+    settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 0.2
+    original = asgi.scan_over_http
+    monkeypatch.setattr(asgi, "scan_over_http", stuck)
+    status, late, headers = asyncio.run(post(asgi.gates_router(never_called), scan_body(), WELSH))
+    release.set()
+    assert (status, late["code"], late["field"], headers[b"retry-after"]) == (
+        503, "unavailable", "", b"2")  # fmt: skip
+    assert late["detail"] == "Ni atebodd cronfa ddata'r gatiau mewn pryd: sganiwch eto."
+    monkeypatch.setattr(asgi, "scan_over_http", original)
+
+    def down(key, **kwargs):
+        raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
+
+    monkeypatch.setattr(lookups, "device_for_key", down)
+    settings.SAFEGROUND_SCAN_DEADLINE_SECONDS = 2
+    assert asyncio.run(post(router, scan_body(), WELSH))[:2] == (503, late)
+    cookie = [(b"cookie", b"django_language=cy")]
+    assert asyncio.run(post(router, scan_body(), cookie))[:2] == (503, late)
+    english = asyncio.run(post(router, scan_body()))[1]
+    assert english == late | {"detail": "The gates' database did not answer in time: scan again."}
+
+
+def test_the_outage_answers_are_built_once_per_language_not_per_scan() -> None:
+    for language in ("cy", "en-gb"):
+        assert asgi.fixed(language) is asgi.fixed(language)
+    assert asgi.fixed("cy").unavailable[1] != asgi.fixed("en-gb").unavailable[1]
+    assert asgi.fixed("fr") is asgi.fixed("en-gb")  # no catalogue: the source language's

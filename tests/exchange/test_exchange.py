@@ -6,11 +6,12 @@ from datetime import date
 
 import pytest
 from django.test import Client
+from django.utils import translation
 
 from safeground import signing
 from safeground.exchange import oprf, signed, tokens
 from safeground.exchange.models import ExchangeRecord
-from safeground.exchange.services import club_enrol
+from safeground.exchange.services import ExchangeError, club_enrol
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +105,18 @@ def test_checks_are_bounded_per_fixture_and_every_one_is_recorded(exchange) -> N
         ("check", "fixture 7", 3), ("check", "fixture 7", 3), ("refused", "fixture 7", 3),
         ("check", "fixture 8", 3),
     ]  # fmt: skip
+
+
+def test_the_exchanges_refusals_are_in_the_askers_language_codes_unchanged(exchange) -> None:
+    path = "/api/exchange/checks"
+    welsh = Client().post(path, {"fixture": "fixture 1", "holders": 10},
+                          content_type="application/json", HTTP_ACCEPT_LANGUAGE="cy")  # fmt: skip
+    assert (welsh.status_code, welsh.json()["code"], welsh.json()["field"]) == (
+        401, "not_enrolled", signed.KEY)  # fmt: skip
+    assert welsh.json()["detail"] == "nid oes gan unrhyw glwb cofrestredig yr allwedd hon"
+    with translation.override("cy"), pytest.raises(ExchangeError) as refused:
+        club_enrol(name="", contact="x", public_key="")
+    assert (refused.value.field, refused.value.message) == (
+        "name",
+        "rhowch enw'r clwb (200 nod ar y mwyaf)",
+    )

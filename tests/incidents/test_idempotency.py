@@ -56,3 +56,9 @@ def test_the_same_author_reusing_a_key_for_another_report_gets_a_409(day) -> Non
     }
     assert append(loggist, day.cup_tie, block="S-L3").status_code == 409
     assert LogEntry.objects.count() == 1
+    loggist.cookies["django_language"] = "cy"  # the steward's phone, in Welsh
+    welsh = append(loggist, day.cup_tie, text="Flare lit in S-L2")
+    assert welsh.json() == other.json() | {
+        "detail": f"defnyddiwyd gennych eisoes ar gyfer #{first.json()['seq']} gyda text "
+        "gwahanol: anfonwch allwedd newydd ar gyfer adroddiad newydd"
+    }

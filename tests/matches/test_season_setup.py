@@ -9,9 +9,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils import translation
 
 from safeground.append_only import AppendOnlyError
 from safeground.matches.models import Fixture, FixtureShare, ShareRecord
+from safeground.matches.season_file import SeasonFileError, season_file_parse
 from safeground.matches.selectors import fixtures_visible_to
 from safeground.venues.models import Layout
 from tests import factories
@@ -263,6 +265,15 @@ def test_a_season_file_with_errors_names_each_row_and_column_and_imports_nothing
         f"{season}: line 4: away_allocation: '-' is not a whole number",
     ]
     assert Fixture.objects.count() == before
+    with translation.override("cy"), pytest.raises(SeasonFileError) as welsh:
+        season_file_parse(ground=match_day.ground, data=season.read_bytes())
+    assert welsh.value.errors == [
+        "llinell 3: opponent: mae ar goll",
+        "llinell 4: kickoff: nid yw '31/02/2030 15:00' yn ddyddiad ac amser"
+        " (defnyddiwch 2026-12-05 15:00)",
+        "llinell 4: layout: dim cynllun 'derby' yn Riverside Park; un o cup, league",
+        "llinell 4: away_allocation: nid yw '-' yn rhif cyfan",
+    ]
 
 
 def test_a_season_file_is_imported_on_the_page(match_day, client_for) -> None:

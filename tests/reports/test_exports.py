@@ -117,7 +117,7 @@ def test_the_api_answers_with_the_report_and_pages_the_scans(
     assert refused.json() == {
         "code": "invalid_request",
         "field": "limit",
-        "detail": "limit: Input should be greater than or equal to 1",
+        "detail": "limit: must be at least 1",
     }
 
 

@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 from PIL import Image
 
 from safeground.incidents.models import LogEntry
@@ -155,6 +155,16 @@ def test_a_photo_not_an_image_is_refused(tonight) -> None:
     with pytest.raises(PhotoRefused):
         send(tonight, photo=factories.upload("p.gif", b"GIF89a", "image/gif"))
     assert SupporterReport.objects.count() == 0
+
+
+def test_a_photos_refusal_is_in_the_supporters_language(tonight) -> None:
+    with translation.override("cy"), pytest.raises(PhotoRefused) as unreadable:
+        send(tonight, photo=factories.upload("p.jpg", b"not an image", "image/jpeg"))
+    assert (unreadable.value.field, unreadable.value.message) == (
+        "photo", "nid yw'r ffeil yn ddelwedd y gellir ei darllen")  # fmt: skip
+    with translation.override("cy"), pytest.raises(PhotoRefused) as gif:
+        send(tonight, photo=factories.upload("p.gif", b"GIF89a", "image/gif"))
+    assert gif.value.message == "delwedd JPEG, PNG neu WebP"  # the log's rule, as a log photo's
 
 
 def test_accepting_appends_one_chained_entry_linked_to_the_item(tonight) -> None:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from safeground.accounts.models import Role
 from safeground.matches.selectors import fixture_safe_capacities
@@ -117,3 +118,11 @@ def test_bad_capacity_inputs_are_refused_with_line_and_key(tmp_path: Path) -> No
         "17: exits[0].width: must be a number, got 'wide'",
         "18: exits[1].kind: must be level or stairs, got 'ramp'",
     ]
+
+
+def test_the_figures_and_their_working_are_in_the_readers_language(ground) -> None:
+    with translation.override("cy"):
+        north = dict((stand.code, c) for stand, c in stand_capacities(ground))["N"]
+    assert (north.safe, north.limited_by) == (660, "Capasiti mynediad")
+    assert north.entry.working == ["Gate A: 1 giât dro × 660/awr × 1 awr = 660"]
+    assert north.holding.working == ["800 sedd × (P) 0.90 × (S) 0.95 = 684"]

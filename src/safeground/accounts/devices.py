@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext
 from ninja.errors import AuthorizationError
 from ninja.security import APIKeyHeader
 
@@ -37,8 +38,10 @@ class DeviceKey(APIKeyHeader):
             return None  # 401: unknown or revoked key
         route = self.route or (request.resolver_match.url_name if request.resolver_match else None)
         if route not in PROFILES.get(device.profile, frozenset()):
-            raise AuthorizationError(
-                message=f"A {self.profile_label(device)} device may not call {route}."
-            )
+            message = gettext("A %(profile)s device may not call %(route)s.") % {
+                "profile": self.profile_label(device),
+                "route": route,
+            }
+            raise AuthorizationError(message=message)
         request.device = device  # type: ignore[attr-defined]
         return device

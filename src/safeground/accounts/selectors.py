@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from .models import Device
 from .permissions import can_manage_devices, device_organisation_ids, require
@@ -29,6 +30,6 @@ def device_for(user: Any, device_id: int) -> Device:
     """One device, for someone who may revoke it (403 otherwise)."""
     device = Device.objects.select_related("organisation").filter(pk=device_id).first()
     if device is None:
-        raise Http404("No such device.")
+        raise Http404(_("No such device."))
     require(can_manage_devices(user, device.organisation_id))
     return device

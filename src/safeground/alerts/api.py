@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from django.utils import translation
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 from ninja.security import APIKeyHeader, django_auth
 
@@ -116,7 +117,9 @@ def _broadcast(request: HttpRequest, fixture_id: int, broadcast_id: int) -> Broa
     fixture = fixture_for(request.user, fixture_id)
     broadcast = Broadcast.objects.filter(fixture=fixture, pk=broadcast_id).first()
     if broadcast is None:
-        raise services.AlertError("broadcast", f"no broadcast {broadcast_id}", status=404)
+        raise services.AlertError(
+            "broadcast", _("no broadcast %(broadcast)s") % {"broadcast": broadcast_id}, status=404
+        )
     return broadcast
 
 

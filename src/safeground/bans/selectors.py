@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import (
     access_record_organisation_ids,
@@ -17,7 +18,7 @@ from safeground.accounts.permissions import (
     register_organisation_ids,
     require,
 )
-from safeground.errors import too_long
+from safeground.errors import one_of, too_long
 
 from . import hooks
 from .dates import parse_date
@@ -34,7 +35,7 @@ SEARCH_LISTED = 100
 def reason_check(reason: str) -> str:
     reason = (reason or "").strip()
     if len(reason) < MIN_REASON:
-        raise BanError("reason", "say why you need this record (a few words at least)")
+        raise BanError("reason", _("say why you need this record (a few words at least)"))
     if len(reason) > MAX_REASON:
         raise BanError("reason", too_long(len(reason), MAX_REASON))
     return reason
@@ -44,7 +45,7 @@ def person_summary(user: Any, person_id: int) -> Person:
     """The person, checked, without their details: for the reason form (nothing is shown)."""
     person = Person.objects.filter(pk=person_id).first()
     if person is None:
-        raise Http404("no such person")
+        raise Http404(_("no such person"))
     require(can_read_person(user, person.organisation_id))
     return person
 
@@ -69,7 +70,7 @@ def ban_for(user: Any, ban_id: int) -> Ban:
     """A ban (without reading its person's record); the caller checks the action's permission."""
     ban = Ban.objects.select_related("person").filter(pk=ban_id).first()
     if ban is None:
-        raise Http404("no such ban")
+        raise Http404(_("no such ban"))
     require(can_read_person(user, ban.organisation_id))
     return ban
 
@@ -115,7 +116,7 @@ def register_search(*, user: Any, query: str, reason: str) -> list[Person]:
 def _as_date(text: str) -> date | None:
     if not any(c.isdigit() for c in text) or any(c.isalpha() for c in text):
         return None
-    found, _ = parse_date(text, today=date.max)
+    found, _problem = parse_date(text, today=date.max)
     return found
 
 
@@ -181,13 +182,13 @@ def subject_access_open(*, user: Any, person_id: int, reason: str) -> tuple[Pers
     anything about the person is read: the person, and the record."""
     person = Person.objects.filter(pk=person_id).first()
     if person is None:
-        raise Http404("no such person")
+        raise Http404(_("no such person"))
     require(can_export_subject_access(user, person.organisation_id))
     if person.erased_at is not None:
+        said = _("person #%(person)s was erased on %(day)s: nothing identifying is held")
         raise BanError(
-            "person", f"person #{person.pk} was erased on {person.erased_at:%Y-%m-%d}: "
-            "nothing identifying is held"
-        )  # fmt: skip
+            "person", said % {"person": person.pk, "day": f"{person.erased_at:%Y-%m-%d}"}
+        )
     record = access_record_write(
         user=user,
         action=Action.SUBJECT_ACCESS,
@@ -273,7 +274,7 @@ def bans_list(*, user: Any, reason: str, status: str = "") -> list[Ban]:
     bans = Ban.objects.filter(organisation__in=orgs)
     if status:
         if status not in Ban.Status.values:
-            raise BanError("status", f"one of {', '.join(Ban.Status.values)}")
+            raise BanError("status", one_of(Ban.Status.values))
         bans = bans.filter(status=status)
     found = list(bans.order_by("-created_at", "-pk")[:BANS_LISTED])
     for org in sorted(orgs):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from safeground.accounts.models import Organisation, User
-from safeground.errors import SafegroundError, too_long
+from safeground.errors import SafegroundError, one_of, too_long
 from safeground.venues.models import Ground
 
 from . import hooks
@@ -124,9 +124,9 @@ def ban_propose(
     last_name = text_check("last_name", last_name, max_length=100)
     date_of_birth = _birth_date_check(date_of_birth, today)
     if type not in Ban.Type.values:
-        raise BanError("type", f"one of {', '.join(Ban.Type.values)}")
+        raise BanError("type", one_of(Ban.Type.values))
     if scope not in Ban.Scope.values:
-        raise BanError("scope", f"one of {', '.join(Ban.Scope.values)}")
+        raise BanError("scope", one_of(Ban.Scope.values))
     if scope == Ban.Scope.GROUND:
         ground = _club_ground(ground, organisation)
     starts_on = _term_check(

@@ -185,7 +185,8 @@ def person(request: HttpRequest, person_id: int) -> HttpResponse:
             },
         )
 
-    return reason_gate(request, f"person:{summary.pk}", f"Person #{summary.pk}", show)
+    heading = _("Person #%(person)s") % {"person": summary.pk}
+    return reason_gate(request, f"person:{summary.pk}", heading, show)
 
 
 def _ban_action(

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
-from safeground.csv_file import Row, decoded, header_read, lines
+from safeground.csv_file import Row, decoded, header_read, line_name, lines
 from safeground.errors import FileRefused, too_long
 
 from .models import Outcome
@@ -99,22 +100,23 @@ def parse_arrests(data: bytes) -> list[ArrestRow]:
     if errors:
         raise ArrestsRefused(errors)
     if not text.strip():
-        raise ArrestsRefused(["line 1: file: is empty (no header, no arrests)"])
+        raise ArrestsRefused([f"{line_name(1)}: file: " + _("is empty (no header, no arrests)")])
     header = header_read(text, ALIASES, ("offence_group", "club", "reference"))
     if header.errors:
         raise ArrestsRefused(header.errors)
     rows: list[ArrestRow] = []
     for start, fields in lines(header, errors):
         if len(rows) >= MAX_LINES:
-            errors.append(f"line {start}: file: more than {MAX_LINES} arrests in one file")
+            said = _("more than %(most)s arrests in one file") % {"most": MAX_LINES}
+            errors.append(f"{line_name(start)}: file: {said}")
             break
-        row = _row(Row(fields, f"line {start}", header, errors))
+        row = _row(Row(fields, line_name(start), header, errors))
         if row is not None:
             rows.append(row)
     if errors:
         raise ArrestsRefused(errors)
     if not rows:
-        raise ArrestsRefused(["line 2: file: has a header but no arrests"])
+        raise ArrestsRefused([f"{line_name(2)}: file: " + _("has a header but no arrests")])
     return rows
 
 
@@ -127,20 +129,23 @@ def _row(fields: Row) -> ArrestRow | None:
     group = GROUPS.get(" ".join(get("offence_group").lower().split()), "")
     if not group:
         names = ", ".join(Outcome.HomeOfficeOffence.values)
-        bad("offence_group", f"'{get('offence_group')[:60]}' is not a Home Office group ({names})")
+        said = _("'%(value)s' is not a Home Office group (%(groups)s)")
+        bad("offence_group", said % {"value": get("offence_group")[:60], "groups": names})
     club = CLUBS.get(" ".join(get("club").lower().split()))
     if club is None:
-        bad("club", f"'{get('club')[:60]}' must be home, away, other or not known")
+        said = _("'%(value)s' must be home, away, other or not known")
+        bad("club", said % {"value": get("club")[:60]})
     reference = get("reference")
     if not reference:
-        bad("reference", "is missing")
+        bad("reference", _("is missing"))
     elif len(reference) > MAX_REFERENCE:
         bad("reference", too_long(len(reference), MAX_REFERENCE))
     time = None
     if get("time"):
         time = _time(get("time"))
         if time is None:
-            bad("time", f"'{get('time')[:40]}' is not a time like 2016-10-26 21:05")
+            said = _("'%(value)s' is not a time like 2016-10-26 21:05")
+            bad("time", said % {"value": get("time")[:40]})
     if len(fields.errors) > before or club is None:
         return None
     return ArrestRow(fields.where, group, club, reference, time)

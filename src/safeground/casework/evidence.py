@@ -9,9 +9,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, one_of
 from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
 
@@ -70,9 +71,9 @@ def _footage_fields(
     """CCTV footage: the camera and the footage's start and end."""
     camera = text_field("camera", camera, max_length=100)
     if footage_from is None or footage_to is None:
-        raise EvidenceRefused("footage_from", "give the start and end of the footage")
+        raise EvidenceRefused("footage_from", _("give the start and end of the footage"))
     if footage_to <= footage_from:
-        raise EvidenceRefused("footage_to", "the end is not after the start")
+        raise EvidenceRefused("footage_to", _("the end is not after the start"))
     return {"camera": camera, "footage_from": footage_from, "footage_to": footage_to}
 
 
@@ -80,21 +81,34 @@ def _file_fields(kind: str, upload: Any) -> dict[str, Any]:
     """A file of an allowed type and size whose first bytes agree with its type, named by its
     SHA-256 so two uploads of one name never overwrite each other."""
     if upload is None:
-        raise EvidenceRefused("file", "choose a file")
+        raise EvidenceRefused("file", _("choose a file"))
     allowed = TYPES[kind]
     content_type = (upload.content_type or "").split(";")[0].strip().lower()
     if content_type not in allowed:
+        said = _("a %(kind)s must be one of %(types)s, not %(given)s")
         raise EvidenceRefused(
-            "file", f"a {Evidence.Kind(kind).label.lower()} must be one of "
-            f"{', '.join(sorted(allowed))}, not {content_type or 'an unknown type'}",
-        )  # fmt: skip
+            "file",
+            said
+            % {
+                "kind": str(Evidence.Kind(kind).label).lower(),
+                "types": ", ".join(sorted(allowed)),
+                "given": content_type or _("an unknown type"),
+            },
+        )
     if not upload.size:
-        raise EvidenceRefused("file", "the file is empty")
+        raise EvidenceRefused("file", _("the file is empty"))
     limit = max_bytes(kind)
     if upload.size > limit:
-        raise EvidenceRefused("file", f"the file is {upload.size:,} bytes; a "
-                              f"{Evidence.Kind(kind).label.lower()} may be at most "
-                              f"{_megabytes(limit)}")  # fmt: skip
+        said = _("the file is %(size)s bytes; a %(kind)s may be at most %(limit)s")
+        raise EvidenceRefused(
+            "file",
+            said
+            % {
+                "size": f"{upload.size:,}",
+                "kind": str(Evidence.Kind(kind).label).lower(),
+                "limit": _megabytes(limit),
+            },
+        )
     digest = hashlib.sha256()
     head = b""
     for chunk in upload.chunks():
@@ -103,7 +117,9 @@ def _file_fields(kind: str, upload: Any) -> dict[str, Any]:
         digest.update(chunk)
     upload.seek(0)
     if not _looks_like(content_type, head):
-        raise EvidenceRefused("file", f"the file's contents are not {content_type}")
+        raise EvidenceRefused(
+            "file", _("the file's contents are not %(type)s") % {"type": content_type}
+        )
     sha256 = digest.hexdigest()
     original = get_valid_filename(upload.name or "file")[-150:] or "file"
     upload.name = f"{sha256[:16]}-{original}"
@@ -131,20 +147,21 @@ def evidence_add(
     """Add a piece of evidence to a case and/or a log entry of the match. A file is kept with the
     SHA-256 of its bytes as they arrived; CCTV footage is a reference (camera, start, end)."""
     if kind not in Evidence.Kind.values:
-        raise EvidenceRefused("kind", f"one of {', '.join(Evidence.Kind.values)}")
+        raise EvidenceRefused("kind", one_of(Evidence.Kind.values))
     if case is None and entry is None:
-        raise EvidenceRefused("case", "attach the evidence to a case or a log entry")
+        raise EvidenceRefused("case", _("attach the evidence to a case or a log entry"))
     if case is not None and case.fixture_id != fixture.pk:
-        raise EvidenceRefused("case", "a case of this match")
+        raise EvidenceRefused("case", _("a case of this match"))
     if entry is not None and entry.fixture_id != fixture.pk:
-        raise EvidenceRefused("entry", "an entry of this match's log")
+        raise EvidenceRefused("entry", _("an entry of this match's log"))
     if subject is not None and (case is None or subject.case_id != case.pk):
-        raise EvidenceRefused("subject", "a subject of the same case")
+        raise EvidenceRefused("subject", _("a subject of the same case"))
     description = text_field("description", description, required=False)
     if kind == Evidence.Kind.CCTV:
         if upload is not None:
-            raise EvidenceRefused("file", "CCTV footage is a reference: no file (upload a still "
-                                  "as a photo)")  # fmt: skip
+            raise EvidenceRefused(
+                "file", _("CCTV footage is a reference: no file (upload a still as a photo)")
+            )
         fields = _footage_fields(camera, footage_from, footage_to)
     else:
         fields = _file_fields(kind, upload)

@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import (
     can_identify,
@@ -149,7 +150,9 @@ def report_of(user: Any, fixture: Fixture, entry_id: int) -> LogEntry:
 
 def _distance(rows: int) -> int:
     if rows < 0 or rows > MAX_ROWS:
-        raise CaseworkError("rows", f"between 0 and {MAX_ROWS} rows either side")
+        raise CaseworkError(
+            "rows", _("between 0 and %(most)s rows either side") % {"most": MAX_ROWS}
+        )
     return rows
 
 
@@ -158,21 +161,21 @@ def _placed_entries(user: Any, fixture: Fixture, entry_ids: list[int]) -> list[L
     the match's log and seen by the user, each naming a block."""
     require(can_identify(user, fixture))
     if not entry_ids:
-        raise CaseworkError("entries", "choose at least one log entry")
+        raise CaseworkError("entries", _("choose at least one log entry"))
     entries = list(
         LogEntry.objects.filter(fixture=fixture, pk__in=entry_ids)
         .select_related("block")
         .order_by("seq")
     )
     if len(entries) != len(set(entry_ids)):
-        raise CaseworkError("entries", "an entry is not in this match's log", status=404)
+        raise CaseworkError("entries", _("an entry is not in this match's log"), status=404)
     # The log's rule: a home-only entry (or an action on one) is the home club's staff's alone.
     if not is_home_staff(user, fixture):
         require(not _home_only().filter(pk__in=[e.pk for e in entries]).exists())
     unplaced = [e for e in entries if e.block is None]
     if unplaced:
-        raise CaseworkError("entries", f"entry #{unplaced[0].seq} names no block: nobody is "
-                            "seated there")  # fmt: skip
+        said = _("entry #%(seq)s names no block: nobody is seated there")
+        raise CaseworkError("entries", said % {"seq": unplaced[0].seq})
     return entries
 
 
@@ -213,7 +216,9 @@ def who_was_there(
     found.entered = sum(1 for h in holders if h.entered)
     found.pages = max(1, -(-found.people // PAGE_SIZE))
     if page < 1 or page > found.pages:
-        raise CaseworkError("page", f"between 1 and {found.pages}", status=404)
+        raise CaseworkError(
+            "page", _("between 1 and %(pages)s") % {"pages": found.pages}, status=404
+        )
     found.page = page
     found.holders = holders[found.first - 1 : found.first - 1 + PAGE_SIZE]
     shown = f"names {found.first}–{found.last}" if found.holders else "none"
@@ -350,10 +355,12 @@ def evidence_open(*, user: Any, evidence_id: int, download: bool) -> Evidence:
     if evidence.erased_at is not None:  # nothing to view: no custody record
         raise FileErased(
             "evidence",
-            erased_by_retention(f"evidence #{evidence.pk}", evidence.erased_at, evidence.sha256),
+            erased_by_retention(
+                _("evidence #%(id)s") % {"id": evidence.pk}, evidence.erased_at, evidence.sha256
+            ),
         )
     if not evidence.file:
-        raise Http404("a CCTV reference has no file")
+        raise Http404(_("a CCTV reference has no file"))
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
     custody_record_write(user=user, action=action, evidence=evidence, case=evidence.case)
     return evidence
@@ -370,7 +377,10 @@ def photo_open(*, user: Any, photo_id: int, download: bool) -> Photo:
     require(logged_entry_audience(photo.entry).admits(viewer_for(user, fixture)))
     if photo.erased_at is not None:
         raise FileErased(
-            "photo", erased_by_retention(f"photo {photo.pk}", photo.erased_at, photo.sha256)
+            "photo",
+            erased_by_retention(
+                _("photo %(photo)s") % {"photo": photo.pk}, photo.erased_at, photo.sha256
+            ),
         )
     action = CustodyRecord.Action.DOWNLOAD if download else CustodyRecord.Action.VIEW
     custody_record_write(user=user, action=action, photo=photo)

@@ -20,7 +20,7 @@ from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord, Ban, Person
 from safeground.bans.services import SCHEDULED, access_record_write, ban_propose
 from safeground.entry.models import Ticket
-from safeground.errors import SafegroundError, too_long
+from safeground.errors import SafegroundError, one_of, too_long
 from safeground.incidents.models import LogEntry, Photo
 from safeground.matches.models import Fixture
 
@@ -120,7 +120,7 @@ def subject_add(
     """Who or what the case is about (a person on the register, a ticket holder of the match, an
     unidentified person described, or material)."""
     if kind not in Subject.Kind.values:
-        raise CaseworkError("kind", f"one of {', '.join(Subject.Kind.values)}")
+        raise CaseworkError("kind", one_of(Subject.Kind.values))
     description = text_field("description", description, required=False)
     if kind == Subject.Kind.PERSON:
         if person is None or person.organisation_id != case.organisation_id:
@@ -210,16 +210,19 @@ def _arrest_fields(
     if offence:
         offences = case_offences(case)
         if offence not in offences:
-            allowed = "; ".join(offences) or "none: leave it empty, the group is enough"
+            allowed = "; ".join(offences) or _("none: leave it empty, the group is enough")
             # The request may be well formed: the case's entries refuse it.
-            raise CaseworkError("offence", f"one of the entries' offences ({allowed})", status=409)
+            raise CaseworkError(
+                "offence",
+                _("one of the entries' offences (%(offences)s)") % {"offences": allowed},
+                status=409,
+            )
     home_office_offence = home_office_offence or case_home_office_group(case)
     if home_office_offence not in Outcome.HomeOfficeOffence.values:
-        groups = ", ".join(Outcome.HomeOfficeOffence.values)
-        raise CaseworkError("home_office_offence", f"one of {groups}")
+        raise CaseworkError("home_office_offence", one_of(Outcome.HomeOfficeOffence.values))
     club = club or Outcome.Club.NOT_KNOWN
     if club not in Outcome.Club.values:
-        raise CaseworkError("club", f"one of {', '.join(Outcome.Club.values)}")
+        raise CaseworkError("club", one_of(Outcome.Club.values))
     return {
         "offence": offence,
         "home_office_offence": home_office_offence,
@@ -269,7 +272,7 @@ def outcome_record(
     if kind == Outcome.Kind.CLUB_BAN:
         raise CaseworkError("kind", _("propose a club ban from the subject, for approval"))
     if kind not in Outcome.Kind.values:
-        raise CaseworkError("kind", f"one of {', '.join(Outcome.Kind.values)}")
+        raise CaseworkError("kind", one_of(Outcome.Kind.values))
     if subject is not None and subject.case_id != case.pk:
         raise CaseworkError("subject", _("a subject of this case"), status=404)
     note = text_field("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
@@ -373,13 +376,18 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
     for row in rows:
         if row.reference in seen:
             first = seen[row.reference]
-            errors.append(f"{row.where}: reference: '{row.reference}' is also at {first}")
+            said = _("'%(reference)s' is also at %(first)s")
+            errors.append(
+                f"{row.where}: reference: {said % {'reference': row.reference, 'first': first}}"
+            )
         seen.setdefault(row.reference, row.where)
         if row.time is not None and abs(row.time - fixture.kickoff) > ARREST_WINDOW:
-            errors.append(
-                f"{row.where}: time: {row.time.isoformat(timespec='minutes')} is not within "
-                f"{ARREST_WINDOW.seconds // 3600} hours of kick-off ({kickoff:%d/%m/%Y %H:%M})"
-            )
+            said = _("%(time)s is not within %(hours)s hours of kick-off (%(kickoff)s)") % {
+                "time": row.time.isoformat(timespec="minutes"),
+                "hours": ARREST_WINDOW.seconds // 3600,
+                "kickoff": f"{kickoff:%d/%m/%Y %H:%M}",
+            }
+            errors.append(f"{row.where}: time: {said}")
     if errors:
         raise ArrestsRefused(errors, status=409)
     recorded = set(

@@ -5,6 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
@@ -65,7 +66,7 @@ class RadioIn(Schema):
 def _commander(username: str) -> User:
     found = User.objects.filter(username=username).first()
     if found is None:
-        raise NotFound("decision_maker", f"no user '{username}'")
+        raise NotFound("decision_maker", _("no user '%(username)s'") % {"username": username})
     return found
 
 

@@ -149,7 +149,12 @@ def _check_links(fixture: Fixture, links: tuple[int, ...]) -> list[int]:
     )
     missing = [seq for seq in wanted if seq not in known]
     if missing:
-        raise DecisionError("links", f"no entries {missing} in this match's log", status=404)
+        raise DecisionError(
+            "links",
+            _("no entries %(seqs)s in this match's log")
+            % {"seqs": ", ".join(f"#{seq}" for seq in missing)},
+            status=404,
+        )
     return wanted
 
 
@@ -278,7 +283,8 @@ def decision_amend(
     if current.pk != decision.pk:
         raise DecisionError(
             "decision",
-            f"#{decision.entry.seq} is already amended by #{current.entry.seq}: amend that",
+            _("#%(decision)s is already amended by #%(amendment)s: amend that")
+            % {"decision": decision.entry.seq, "amendment": current.entry.seq},
             status=409,
         )
     return _write(

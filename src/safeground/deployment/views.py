@@ -234,10 +234,11 @@ def check_photo(request: HttpRequest, fixture_id: int, result_id: int) -> FileRe
     require(can_view_deployment(request.user, fixture) or result.by_id == request.user.pk)
     if result.photo_erased_at is not None:
         raise Http404(
-            erased_by_retention("This photo", result.photo_erased_at, result.photo_sha256) + "."
+            erased_by_retention(gettext("This photo"), result.photo_erased_at, result.photo_sha256)
+            + "."
         )
     if not result.photo:
-        raise Http404("This result has no photo.")
+        raise Http404(gettext("This result has no photo."))
     response = FileResponse(result.photo.open("rb"), content_type=result.photo_type)
     response["Cache-Control"] = "private, max-age=3600"  # a stored photo never changes
     return response

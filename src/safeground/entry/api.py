@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema
 from ninja.security import django_auth
 
@@ -85,9 +86,11 @@ SCAN_BODY = {
 def _field(data: dict[str, Any], name: str, default: str | None = None) -> str:
     value = data.get(name, default)
     if not isinstance(value, str):
-        raise ScanError(name, "is required (a string)" if value is None else "must be a string")
+        raise ScanError(
+            name, _("is required (a string)") if value is None else _("must be a string")
+        )
     if "\x00" in value:  # the lean route passes no middleware (safeground.errors.RequestChecks)
-        raise NulCharacter(name, "must not contain a NUL character")
+        raise NulCharacter(name, _("must not contain a NUL character"))
     return value
 
 
@@ -96,17 +99,17 @@ def scan_input(body: bytes) -> dict[str, Any]:
     try:
         data = json.loads(body)
     except ValueError:
-        raise ScanError("body", "must be a JSON object") from None
+        raise ScanError("body", _("must be a JSON object")) from None
     if not isinstance(data, dict):
-        raise ScanError("body", "must be a JSON object")
+        raise ScanError("body", _("must be a JSON object"))
     try:
         scanned_at = datetime.fromisoformat(_field(data, "scanned_at").replace("Z", "+00:00"))
     except ValueError:
-        raise ScanError("scanned_at", "must be an ISO 8601 time") from None
+        raise ScanError("scanned_at", _("must be an ISO 8601 time")) from None
     try:
         nonce = UUID(_field(data, "nonce"))
     except ValueError:
-        raise ScanError("nonce", "must be a UUID") from None
+        raise ScanError("nonce", _("must be a UUID")) from None
     return {
         "barcode": _field(data, "barcode"),
         "turnstile": _field(data, "turnstile"),
@@ -248,7 +251,7 @@ def entry_offline_scans(request: HttpRequest) -> dict[str, Any]:
     try:
         data = json.loads(request.body)
     except ValueError:
-        raise ScanError("body", "must be a JSON object") from None
+        raise ScanError("body", _("must be a JSON object")) from None
     results = offline_scans_upload(device=request.auth, data=data)  # type: ignore[attr-defined]
     return {"results": [result.to_json() for result in results]}
 

@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.errors import NotFound
 from safeground.matches.models import Fixture
@@ -198,7 +199,7 @@ def bundle_for(
     NoMatch when its ground has no match now or soon."""
     now = now or timezone.now()
     if not turnstile:
-        raise ScanError("turnstile", "is required (the turnstile's code, e.g. F03)")
+        raise ScanError("turnstile", _("is required (the turnstile's code, e.g. F03)"))
     place = turnstile_place(device, turnstile)
     fixture_id = bundle_fixture(place.ground_id, now)
     if fixture_id is None:

@@ -307,7 +307,7 @@ def _offline_scan_read(
         return f"{prefix}.{name}" if name else prefix
 
     if not isinstance(item, dict):
-        raise ScanError(field(""), "must be a JSON object")
+        raise ScanError(field(""), _("must be a JSON object"))
 
     def text(name: str, default: str | None = None) -> str:
         value = item.get(name, default)
@@ -319,7 +319,7 @@ def _offline_scan_read(
 
     barcode = text("barcode")
     if not BARCODE.fullmatch(barcode):
-        raise ScanError(field("barcode"), "must be 1 to 64 printable characters, without spaces")
+        raise ScanError(field("barcode"), _("must be 1 to 64 printable characters, without spaces"))
     try:
         place = turnstile_place(device, text("turnstile"))
     except ScanError as error:
@@ -327,26 +327,30 @@ def _offline_scan_read(
     try:
         scanned_at = datetime.fromisoformat(text("scanned_at").replace("Z", "+00:00"))
     except ValueError:
-        raise ScanError(field("scanned_at"), "must be an ISO 8601 time") from None
+        raise ScanError(field("scanned_at"), _("must be an ISO 8601 time")) from None
     if scanned_at.tzinfo is None:
-        raise ScanError(field("scanned_at"), "must carry a time zone (e.g. 2016-10-26T19:05+01:00)")
+        raise ScanError(
+            field("scanned_at"), _("must carry a time zone (e.g. 2016-10-26T19:05+01:00)")
+        )
     if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise ScanError(field("scanned_at"), "is in the future: check the scanner's clock")
+        raise ScanError(field("scanned_at"), _("is in the future: check the scanner's clock"))
     try:
         nonce = UUID(text("nonce"))
     except ValueError:
-        raise ScanError(field("nonce"), "must be a UUID") from None
+        raise ScanError(field("nonce"), _("must be a UUID")) from None
     direction = text("direction", Scan.Direction.IN)
     if direction not in Scan.Direction.values:
-        raise ScanError(field("direction"), "must be 'in' or 'out'")
+        raise ScanError(field("direction"), _("must be 'in' or 'out'"))
     decision = text("decision")
     if decision not in Scan.Decision.values:
-        raise ScanError(field("decision"), "must be 'admit' or 'deny'")
+        raise ScanError(field("decision"), _("must be 'admit' or 'deny'"))
     reason = item.get("reason") or ""
     if decision == Scan.Decision.ADMIT and reason:
-        raise ScanError(field("reason"), "must be null when the scan was admitted")
+        raise ScanError(field("reason"), _("must be null when the scan was admitted"))
     if decision == Scan.Decision.DENY and reason not in Reason.values:
-        raise ScanError(field("reason"), f"must be one of {', '.join(Reason.values)}")
+        raise ScanError(
+            field("reason"), _("must be one of %(values)s") % {"values": ", ".join(Reason.values)}
+        )
     return OfflineScan(barcode, place, scanned_at, nonce, direction, decision, reason)
 
 

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import (
     can_open_control_room,
@@ -395,7 +396,7 @@ def flag_summary(user: Any, flag_id: int) -> TicketFlag:
         .first()
     )
     if flag is None:
-        raise Http404("no such flag")
+        raise Http404(_("no such flag"))
     require(can_review_flags(user, flag.ticket.fixture.ground.organisation_id))
     return flag
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord, Ban
@@ -170,7 +171,10 @@ def _flag_decide(flag: TicketFlag, *, by: User, note: str, to: str) -> TicketFla
         .get(pk=flag.pk)
     )
     if flag.status != TicketFlag.Status.OPEN:
-        raise BanError("status", f"flag #{flag.pk} is already {flag.get_status_display().lower()}")
+        said = _("flag #%(flag)s is already %(status)s")
+        raise BanError(
+            "status", said % {"flag": flag.pk, "status": str(flag.get_status_display()).lower()}
+        )
     flag.status = to
     flag.decided_by = by
     flag.decided_at = timezone.now()

@@ -117,7 +117,7 @@ def flags(request: HttpRequest) -> HttpResponse:
         found = selectors.flags_list(user=request.user, reason=reason)
         return render(request, "entry/flags.html", {"flags": found, "reason": reason})
 
-    return reason_gate(request, "flags", "Flagged tickets", show)
+    return reason_gate(request, "flags", _("Flagged tickets"), show)
 
 
 @login_required
@@ -132,7 +132,8 @@ def flag(request: HttpRequest, flag_id: int) -> HttpResponse:
             {"flag": found, "form": FlagDecisionForm(), "reason": reason},
         )
 
-    return reason_gate(request, f"flag:{summary.pk}", f"Flagged ticket #{summary.pk}", show)
+    heading = _("Flagged ticket #%(flag)s") % {"flag": summary.pk}
+    return reason_gate(request, f"flag:{summary.pk}", heading, show)
 
 
 @login_required

@@ -7,6 +7,7 @@ from datetime import date, datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
@@ -48,7 +49,7 @@ def _elements(payload: BlindedIn) -> list[bytes]:
     try:
         return [bytes.fromhex(item) for item in payload.blinded]
     except ValueError as refused:
-        raise services.ExchangeError("blinded", "each element is hex") from refused
+        raise services.ExchangeError("blinded", _("each element is hex")) from refused
 
 
 @router.post(
@@ -132,7 +133,7 @@ def _check(request: HttpRequest, check_id: int) -> tuple[Any, Any]:
     club = services.club_of(request)
     check = selectors.check_of(club, check_id)
     if check is None:
-        raise services.ExchangeError("check", "no such check of yours", status=404)
+        raise services.ExchangeError("check", _("no such check of yours"), status=404)
     return club, check
 
 

@@ -7,6 +7,7 @@ import urllib.request
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from safeground.errors import SafegroundError
 
@@ -35,7 +36,7 @@ class ExchangeClient:
         if not self.base_url:
             raise ExchangeUnreachable(
                 "exchange",
-                "this club is not in a league's exchange (SAFEGROUND_EXCHANGE_URL is not set)",
+                _("this club is not in a league's exchange (SAFEGROUND_EXCHANGE_URL is not set)"),
                 status=404,
             )
 
@@ -58,7 +59,8 @@ class ExchangeClient:
                 said = {}
             raise ExchangeRefused(
                 str(said.get("field", "")),
-                f"the exchange answered {refused.code}: {said.get('detail', refused.reason)}",
+                _("the exchange answered %(status)s: %(detail)s")
+                % {"status": refused.code, "detail": said.get("detail", refused.reason)},
                 status=429 if refused.code == 429 else 502,  # a bound passed on as such
             ) from refused
         except (urllib.error.URLError, TimeoutError, OSError) as away:

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground import signing
 from safeground.errors import SafegroundError
@@ -67,16 +68,16 @@ def club_enrol(*, name: str, contact: str, public_key: str) -> Club:
     """Enrol a club (or change its contact and key) by its name."""
     name, contact = name.strip(), contact.strip()
     if not name or len(name) > 200:
-        raise ExchangeError("name", "give the club's name (at most 200 characters)")
+        raise ExchangeError("name", _("give the club's name (at most 200 characters)"))
     if not contact or len(contact) > 300:
-        raise ExchangeError("contact", "give a contact other clubs can reach (at most 300)")
+        raise ExchangeError("contact", _("give a contact other clubs can reach (at most 300)"))
     try:
         raw = signing.b64url_decode(public_key.strip())
     except ValueError:
         raw = b""
     if len(raw) != 32:
-        raise ExchangeError("public_key", "the club's Ed25519 public key, base64url of 32 bytes")
-    club, _ = Club.objects.update_or_create(
+        raise ExchangeError("public_key", _("the club's Ed25519 public key, base64url of 32 bytes"))
+    club, _created = Club.objects.update_or_create(
         name=name,
         defaults={
             "contact": contact,
@@ -91,11 +92,11 @@ def club_enrol(*, name: str, contact: str, public_key: str) -> Club:
 def club_of(request: HttpRequest) -> Club:
     """The enrolled club that signed this request, or a 401 naming what is missing."""
     if settings.SAFEGROUND_ROLE != "exchange":
-        raise SafegroundError("", "this installation is not the league's exchange", status=404)
+        raise SafegroundError("", _("this installation is not the league's exchange"), status=404)
     key_id = request.headers.get(signed.KEY, "")
     club = Club.objects.filter(key_id=key_id).first() if key_id else None
     if club is None:
-        raise NotEnrolled(signed.KEY, "no enrolled club has this key")
+        raise NotEnrolled(signed.KEY, _("no enrolled club has this key"))
     wrong = signed.verify(
         method=request.method or "",
         path=request.path,
@@ -121,7 +122,7 @@ def _nonce_remember(club: Club, nonce: str) -> None:
             SeenRequest.objects.create(club=club, nonce=nonce, at=now)
     except IntegrityError:
         raise Replayed(
-            signed.NONCE, "this signed request was already received: sign each request anew"
+            signed.NONCE, _("this signed request was already received: sign each request anew")
         ) from None
 
 
@@ -136,12 +137,16 @@ def evaluate(*, club: Club, blinded: list[bytes], check: ExchangeRecord | None) 
         done = sum(check.steps.filter(action=Action.EVALUATE).values_list("count", flat=True))
         if done + len(blinded) > check.count:
             raise MoreThanDeclared(
-                "blinded", f"the check declared {check.count} holders; {done} are evaluated"
+                "blinded",
+                _("the check declared %(count)s holders; %(done)s are evaluated")
+                % {"count": check.count, "done": done},
             )
     try:
         evaluated = oprf.evaluate(blinded)
     except oprf.OprfRefused as refused:
-        raise ExchangeError("blinded", f"not blinded elements: {refused}") from refused
+        raise ExchangeError(
+            "blinded", _("not blinded elements: %(error)s") % {"error": refused}
+        ) from refused
     _record(club, Action.EVALUATE, of_check=check, count=len(blinded),
             detail="for a check" if check else "for its publication")  # fmt: skip
     return evaluated
@@ -171,7 +176,7 @@ def publication_replace(*, club: Club, bans: list[PublishedBanIn]) -> ExchangeRe
     for reference, ban in given.items():
         if reference in current:
             continue
-        row, _ = PublishedBan.objects.update_or_create(
+        row, _created = PublishedBan.objects.update_or_create(
             club=club,
             reference=reference,
             defaults={"kind": ban.kind, "is_life": ban.is_life, "ends_on": ban.ends_on,
@@ -194,16 +199,24 @@ def check_begin(*, club: Club, fixture: str, holders: int) -> ExchangeRecord:
     same instant may both pass the last place: a bound on a runaway club, not a quota.)"""
     most = settings.SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE
     if holders > most:
-        raise ExchangeError("holders", f"at most {most} holders a fixture")
+        raise ExchangeError("holders", _("at most %(most)s holders a fixture") % {"most": most})
     now = timezone.now()
     checks = ExchangeRecord.objects.filter(club=club, action=Action.CHECK)
     per_hour = settings.SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR
     per_fixture = settings.SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE
     refused = None
     if checks.filter(at__gte=now - timedelta(hours=1)).count() >= per_hour:
-        refused = OverBound("", f"more than {per_hour} checks an hour from {club.name}: wait")
+        refused = OverBound(
+            "",
+            _("more than %(count)s checks an hour from %(club)s: wait")
+            % {"count": per_hour, "club": club.name},
+        )
     elif checks.filter(fixture=fixture, at__gte=now - timedelta(days=1)).count() >= per_fixture:
-        refused = OverBound("fixture", f"more than {per_fixture} checks of {fixture} a day: wait")
+        refused = OverBound(
+            "fixture",
+            _("more than %(count)s checks of %(fixture)s a day: wait")
+            % {"count": per_fixture, "fixture": fixture},
+        )
     if refused is not None:
         _record(club, Action.REFUSED, fixture=fixture, count=holders, detail=refused.message)
         raise refused
@@ -212,9 +225,11 @@ def check_begin(*, club: Club, fixture: str, holders: int) -> ExchangeRecord:
 
 def check_outcome(*, club: Club, check: ExchangeRecord, matched: int) -> ExchangeRecord:
     if check.club_id != club.pk or check.action != Action.CHECK:
-        raise SafegroundError("check", "no such check of yours", status=404)
+        raise SafegroundError("check", _("no such check of yours"), status=404)
     if matched > check.count:
-        raise ExchangeError("matched", f"more than the {check.count} holders checked")
+        raise ExchangeError(
+            "matched", _("more than the %(count)s holders checked") % {"count": check.count}
+        )
     return _record(club, Action.OUTCOME, of_check=check, fixture=check.fixture, count=check.count,
                    matched=matched)  # fmt: skip
 

@@ -9,6 +9,8 @@ import re
 import secrets
 import time
 
+from django.utils.translation import gettext as _
+
 from safeground import signing
 
 KEY = "X-Safeground-Key"
@@ -37,14 +39,17 @@ def verify(
     """'' when the signature is the key's over this request and recent, else what is wrong.
     Whether the nonce was seen before is the exchange's store's to say (services.club_of)."""
     if not at.isdigit() or abs(time.time() - int(at)) > SKEW_SECONDS:
-        return f"{TIME} must be the time now (seconds since 1970, within {SKEW_SECONDS} s)"
+        return _("%(header)s must be the time now (seconds since 1970, within %(skew)s s)") % {
+            "header": TIME,
+            "skew": SKEW_SECONDS,
+        }
     if not NONCE_PATTERN.match(nonce):
-        return f"{NONCE} must be 32 hex digits, new for every request"
+        return _("%(header)s must be 32 hex digits, new for every request") % {"header": NONCE}
     try:
         raw_signature = signing.b64url_decode(signature)
         raw_key = signing.b64url_decode(public_key)
     except ValueError:
-        return f"{SIGNATURE} is not base64url"
+        return _("%(header)s is not base64url") % {"header": SIGNATURE}
     if not signing.verify(signed_bytes(method, path, at, nonce, body), raw_signature, raw_key):
-        return "the signature does not verify with the enrolled key"
+        return _("the signature does not verify with the enrolled key")
     return ""

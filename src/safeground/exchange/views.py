@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import can_use_register, require
 
@@ -27,7 +28,7 @@ def league_record(request: HttpRequest) -> HttpResponse:
     readers (ban and safety officers)."""
     require(can_use_register(request.user))
     if not settings.SAFEGROUND_EXCHANGE_URL:
-        raise Http404("this club is not in a league's exchange")
+        raise Http404(_("this club is not in a league's exchange"))
     record: dict[str, Any] | None = None
     unreachable = ""
     try:

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.http import FileResponse, HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Field, File, Query, Router, Schema, Status, UploadedFile
 from ninja.security import django_auth
 from pydantic import ConfigDict, JsonValue
@@ -150,10 +151,14 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
         LogEntry.objects.select_related("fixture__ground", "concerns").filter(pk=entry_id).first()
     )
     if entry is None:
-        raise services.LogEntryError("entry_id", f"no log entry {entry_id}", status=404)
+        raise services.LogEntryError(
+            "entry_id", _("no log entry %(entry)s") % {"entry": entry_id}, status=404
+        )
     if entry.fixture_id != fixture.pk:
         raise services.LogEntryError(
-            "entry_id", f"entry {entry_id} belongs to another match", status=404
+            "entry_id",
+            _("entry %(entry)s belongs to another match") % {"entry": entry_id},
+            status=404,
         )
     return entry
 
@@ -203,7 +208,7 @@ def log_list(
     now = {entry.concerns_id or entry.pk: state for entry, state in fixture_log(fixture)}
     entries: list[dict[str, Any]] = []
     next_after = None
-    for entry, _ in log_visible_to(request.user, fixture):  # the socket's rule: see selectors
+    for entry, _seen in log_visible_to(request.user, fixture):  # the socket's rule: see selectors
         state = now[entry.concerns_id or entry.pk]
         if entry.seq <= after:
             continue
@@ -247,7 +252,9 @@ def log_assign(request: HttpRequest, fixture_id: int, entry_id: int, payload: As
         .first()
     )
     if assignee is None:
-        raise services.LogEntryError("assignee", f"no one called '{payload.assignee}' at the club")
+        raise services.LogEntryError(
+            "assignee", _("no one called '%(name)s' at the club") % {"name": payload.assignee}
+        )
     return entry_json(
         services.log_entry_assign(
             entry=entry,
@@ -371,10 +378,16 @@ def log_photo_file(
     require(logged_entry_audience(entry).admits(viewer_for(request.user, fixture)))
     photo = Photo.objects.filter(pk=photo_id, entry=entry).first()
     if photo is None:
-        raise services.LogEntryError("photo_id", f"no photo {photo_id} on entry {entry_id}")
+        raise services.LogEntryError(
+            "photo_id",
+            _("no photo %(photo)s on entry %(entry)s") % {"photo": photo_id, "entry": entry_id},
+        )
     if photo.erased_at is not None:
         raise services.LogEntryError(
-            "photo_id", erased_by_retention(f"photo {photo_id}", photo.erased_at, photo.sha256)
+            "photo_id",
+            erased_by_retention(
+                _("photo %(photo)s") % {"photo": photo_id}, photo.erased_at, photo.sha256
+            ),
         )
     response = FileResponse(photo.image.open("rb"), content_type=photo.content_type)
     response["Cache-Control"] = "private, max-age=3600"  # a stored photo never changes
@@ -409,7 +422,9 @@ def post_assign(request: HttpRequest, fixture_id: int, payload: PostIn) -> Statu
     require(can_assign_posts(request.user, fixture))
     steward = get_user_model().objects.filter(username=payload.steward).first()
     if steward is None:
-        raise services.LogEntryError("steward", f"no one called '{payload.steward}'")
+        raise services.LogEntryError(
+            "steward", _("no one called '%(name)s'") % {"name": payload.steward}
+        )
     post = posts.steward_post_assign(
         fixture=fixture,
         steward=steward,
@@ -467,7 +482,10 @@ def broadcast_ack(request: HttpRequest, fixture_id: int, broadcast_id: int) -> A
     fixture = fixture_for(request.user, fixture_id)
     found = Broadcast.objects.filter(pk=broadcast_id, fixture=fixture).first()
     if found is None:
-        raise services.LogEntryError("broadcast_id", f"no broadcast {broadcast_id} in this match")
+        raise services.LogEntryError(
+            "broadcast_id",
+            _("no broadcast %(broadcast)s in this match") % {"broadcast": broadcast_id},
+        )
     require(can_acknowledge_broadcast(request.user, fixture, found.recipient_ids))
     broadcasting.broadcast_ack(broadcast=found, user=request.user)  # type: ignore[arg-type]
     return {"broadcast": found.pk, "acknowledged": True}

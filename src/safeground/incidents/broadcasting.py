@@ -2,9 +2,10 @@
 their devices' acknowledgements."""
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
-from safeground.errors import too_long
+from safeground.errors import one_of, too_long
 from safeground.live.catalogue import BROADCAST, BROADCAST_ACK
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
@@ -22,7 +23,7 @@ def broadcast_send(
 ) -> Broadcast:
     """An urgent message to every steward of the match, or to those posted in one zone."""
     if script not in Broadcast.Script.values:
-        raise LogEntryError("script", f"one of {', '.join(Broadcast.Script.values)}")
+        raise LogEntryError("script", one_of(Broadcast.Script.values))
     text = text.strip() or Broadcast.Script(script).label
     if len(text) > 500:
         raise LogEntryError("text", too_long(len(text), 500))
@@ -30,11 +31,19 @@ def broadcast_send(
     if zone:
         target = Zone.objects.filter(ground=fixture.ground, code=zone).first()
         if target is None:
-            raise LogEntryError("zone", f"no zone '{zone}' at {fixture.ground.name}")
+            raise LogEntryError(
+                "zone",
+                _("no zone '%(zone)s' at %(ground)s")
+                % {"zone": zone, "ground": fixture.ground.name},
+            )
     recipients = broadcast_recipients(fixture, target)
     if not recipients:
-        where = f" in {target.name}" if target else " for this match"
-        raise LogEntryError("recipients", f"no steward is posted{where} yet", status=409)
+        said = (
+            _("no steward is posted in %(zone)s yet") % {"zone": target.name}
+            if target
+            else _("no steward is posted for this match yet")
+        )
+        raise LogEntryError("recipients", said, status=409)
     broadcast = Broadcast.objects.create(
         fixture=fixture,
         script=script,

@@ -36,7 +36,10 @@ def steward_post_assign(
     managers = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
     place = managers[field_name].filter(ground=fixture.ground, code=code).first()
     if place is None:
-        raise LogEntryError(field_name, f"no {field_name} '{code}' at {fixture.ground.name}")
+        said = _("no %(place)s '%(code)s' at %(ground)s")
+        raise LogEntryError(
+            field_name, said % {"place": field_name, "code": code, "ground": fixture.ground.name}
+        )
     if not steward.memberships.filter(
         organisation=fixture.ground.organisation_id,
         role__in=["steward", "steward_supervisor"],

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from safeground import clock
 from safeground.accounts.permissions import can_read_checkpoints, is_home_staff, require
@@ -95,7 +96,11 @@ def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) 
             status=LogEntry.Status.OPEN,
             category=entry.category.code if entry.category else "flashpoint" if warning else "",
             category_name=(
-                entry.category.name if entry.category else "Flashpoint warning" if warning else ""
+                entry.category.name
+                if entry.category
+                else _("Flashpoint warning")
+                if warning
+                else ""
             ),
             links=list(entry.links),
             severity=entry.severity,

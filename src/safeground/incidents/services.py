@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import memberships
-from safeground.errors import SafegroundError, at_most, too_long
+from safeground.errors import SafegroundError, at_most, one_of, too_long
 from safeground.live.catalogue import LOG_ENTRY
 from safeground.live.events import publish
 from safeground.matches.models import Fixture
@@ -197,13 +197,15 @@ def log_checkpoint_make(
     """Sign the chain's head now (at full time, or on request); the one already signed if the
     log has not grown since. Refused for an empty log: there is nothing to anchor."""
     if reason not in LogCheckpoint.Reason.values:
-        raise LogEntryError("reason", f"one of {', '.join(LogCheckpoint.Reason.values)}")
+        raise LogEntryError("reason", one_of(LogCheckpoint.Reason.values))
     with one_sqlite_writer(), transaction.atomic():
         log_chain_lock(fixture)
         head = LogEntry.objects.filter(fixture=fixture).order_by("-seq").first()
         if head is None:
             raise LogEntryError(
-                "match", f"the log of {fixture} is empty: nothing to sign", status=409
+                "match",
+                _("the log of %(match)s is empty: nothing to sign") % {"match": fixture},
+                status=409,
             )
         return checkpoint_at_head(fixture, head, timezone.now(), reason)
 
@@ -222,8 +224,11 @@ def _same_report(stored: LogEntry, fields: dict[str, Any]) -> None:
         if name not in ("observed_at", "idempotency_key") and getattr(stored, name) != value:
             raise IdempotencyConflict(
                 "idempotency_key",
-                f"already used by you for #{stored.seq} with a different {name}: "
-                "send a new key for a new report",
+                _(
+                    "already used by you for #%(seq)s with a different %(field)s: send a new key"
+                    " for a new report"
+                )
+                % {"seq": stored.seq, "field": name},
             )
 
 
@@ -405,7 +410,7 @@ def log_entry_escalate(
     observed_at: datetime | None = None,
 ) -> LogEntry:
     if to not in LogEntry.Level.values:
-        raise LogEntryError("to", f"one of {', '.join(LogEntry.Level.values)}")
+        raise LogEntryError("to", one_of(LogEntry.Level.values))
     report = _report_of(entry)
     _move(report, Status.ESCALATED)
     return _action(
@@ -430,7 +435,7 @@ def log_entry_set_status(
 ) -> LogEntry:
     """Resolve, close or reopen an incident."""
     if status not in {Status.RESOLVED, Status.CLOSED, Status.OPEN}:
-        raise LogEntryError("status", "one of resolved, closed, open")
+        raise LogEntryError("status", one_of([Status.RESOLVED, Status.CLOSED, Status.OPEN]))
     report = _report_of(entry)
     _move(report, status)
     change = _action(report, author, note, observed_at, kind=LogEntry.Kind.STATUS, status=status)
@@ -499,7 +504,7 @@ def categories_seed() -> None:
 def log_entry_task(*, entry: LogEntry, author: User, task: str) -> LogEntry:
     """The assignee's answer to a task: accepted, then done. Only the assignee may give it."""
     if task not in LogEntry.Task.values:
-        raise LogEntryError("task", f"one of {', '.join(LogEntry.Task.values)}")
+        raise LogEntryError("task", one_of(LogEntry.Task.values))
     report = _report_of(entry)
     state = incident_state(report)
     if state.status == Status.CLOSED:

@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import (
     can_act_on_log,
@@ -250,7 +251,7 @@ def log_checkpoint_download(request: HttpRequest, fixture_id: int, entries: int)
     fixture = fixture_for_checkpoints(request.user, fixture_id)
     checkpoint = LogCheckpoint.objects.filter(fixture=fixture, entries=entries).first()
     if checkpoint is None:
-        raise Http404(f"no checkpoint of #{entries}")
+        raise Http404(_("no checkpoint of #%(entries)s") % {"entries": entries})
     return _attachment(
         checkpoint_read(checkpoint).to_json(),
         f"safeground-match-{fixture.pk}-checkpoint-{entries:06d}.json",

@@ -2,6 +2,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
 
@@ -166,7 +167,7 @@ def fixture_unshare_route(request: HttpRequest, fixture_id: int, organisation: s
     fixture = fixture_for_planning(request.user, fixture_id)
     found = Organisation.objects.filter(slug=organisation).first()
     if found is None:
-        raise FixtureError("organisation", f"no organisation '{organisation}'")
+        raise FixtureError("organisation", _("no organisation '%(slug)s'") % {"slug": organisation})
     fixture_unshare(fixture=fixture, organisation=found, by=request.user)  # type: ignore[arg-type]
     return Status(204, None)
 
@@ -290,7 +291,7 @@ def fixture_plan(request: HttpRequest, fixture_id: int) -> PlanOut:
     fixture = fixture_for_risk(request.user, fixture_id)
     plan = plan_current(fixture)
     if plan is None:
-        raise NotFound("plan", "no plan yet: the safety officer makes it from the category")
+        raise NotFound("plan", _("no plan yet: the safety officer makes it from the category"))
     return _plan_out(plan)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import Organisation
 from safeground.errors import SafegroundError, too_long
@@ -83,14 +84,14 @@ def fixture_fields_check(
     def text(name: str, *, required: bool) -> str:
         value = " ".join(str(data.get(name) or "").split())
         if required and not value:
-            problems.append((name, "is missing"))
+            problems.append((name, _("is missing")))
         elif len(value) > NAME_LENGTH:
             problems.append((name, too_long(len(value), NAME_LENGTH)))
         return value
 
     opponent = text("opponent", required=True)
     if opponent and opponent.casefold() == ground.organisation.name.casefold():
-        problems.append(("opponent", "a club cannot play itself"))
+        problems.append(("opponent", _("a club cannot play itself")))
     competition = text("competition", required=True)
     stage = text("stage", required=False)
     kickoff = _kickoff(data.get("kickoff"), problems)
@@ -119,7 +120,7 @@ def _kickoff(value: Any, problems: list[tuple[str, str]]) -> datetime | None:
     else:
         raw = str(value or "").strip()
         if not raw:
-            problems.append(("kickoff", "is missing"))
+            problems.append(("kickoff", _("is missing")))
             return None
         for pattern in KICKOFF_FORMATS:
             try:
@@ -134,9 +135,8 @@ def _kickoff(value: Any, problems: list[tuple[str, str]]) -> datetime | None:
             try:
                 found = datetime.fromisoformat(raw)
             except ValueError:
-                problems.append(
-                    ("kickoff", f"'{raw}' is not a date and time (use 2026-12-05 15:00)")
-                )
+                said = _("'%(value)s' is not a date and time (use 2026-12-05 15:00)")
+                problems.append(("kickoff", said % {"value": raw}))
                 return None
     if timezone.is_naive(found):
         found = timezone.make_aware(found)
@@ -146,17 +146,17 @@ def _kickoff(value: Any, problems: list[tuple[str, str]]) -> datetime | None:
 def _layout(ground: Ground, code: str, problems: list[tuple[str, str]]) -> Layout | None:
     layouts = {layout.code: layout for layout in ground.layouts.all()}
     if not layouts:
-        problems.append(
-            ("layout", f"{ground.name} has no layouts: add `layouts:` to its venue file")
-        )
+        said = _("%(ground)s has no layouts: add `layouts:` to its venue file")
+        problems.append(("layout", said % {"ground": ground.name}))
         return None
     if not code:
-        problems.append(("layout", f"is missing; one of {', '.join(sorted(layouts))}"))
+        said = _("is missing; one of %(layouts)s") % {"layouts": ", ".join(sorted(layouts))}
+        problems.append(("layout", said))
         return None
     if code not in layouts:
-        problems.append(
-            ("layout", f"no layout '{code}' at {ground.name}; one of {', '.join(sorted(layouts))}")
-        )
+        said = _("no layout '%(code)s' at %(ground)s; one of %(layouts)s")
+        slots = {"code": code, "ground": ground.name, "layouts": ", ".join(sorted(layouts))}
+        problems.append(("layout", said % slots))
         return None
     return layouts[code]
 
@@ -169,14 +169,17 @@ def _allocation(value: Any, problems: list[tuple[str, str]]) -> int:
         if not raw:
             return 0
         if not raw.isdigit():
-            problems.append(("away_allocation", f"'{value}' is not a whole number"))
+            said = _("'%(value)s' is not a whole number") % {"value": value}
+            problems.append(("away_allocation", said))
             return 0
         number = int(raw)
     if number < 0:
-        problems.append(("away_allocation", f"must be at least 0, got {number}"))
+        said = _("must be at least 0, got %(number)s") % {"number": number}
+        problems.append(("away_allocation", said))
     elif number > ALLOCATION_MAX:
         # A fixture whose zones were set one by one has no layout to check the number against.
-        problems.append(("away_allocation", f"must be at most {ALLOCATION_MAX}, got {number}"))
+        said = _("must be at most %(most)s, got %(number)s")
+        problems.append(("away_allocation", said % {"most": ALLOCATION_MAX, "number": number}))
     return number
 
 
@@ -188,19 +191,18 @@ def _allocation_fits(layout: Layout, allocation: int, problems: list[tuple[str, 
         for choice in layout.zones.select_related("zone").filter(use=LayoutZone.Use.AWAY)
     }
     if not away:
+        said = _("the layout '%(layout)s' has no away zone to hold %(allocation)s")
         problems.append(
-            ("away_allocation", f"the layout '{layout.code}' has no away zone to hold {allocation}")
+            ("away_allocation", said % {"layout": layout.code, "allocation": allocation})
         )
         return
     safe = sum(c.safe for c in zone_capacities(layout.ground, away).values())
     if allocation > safe:
-        problems.append(
-            (
-                "away_allocation",
-                f"{allocation} is more than the safe capacity of the away zone"
-                f" ({', '.join(sorted(away.values()))}: {safe})",
-            )
+        said = _(
+            "%(allocation)s is more than the safe capacity of the away zone (%(zones)s: %(safe)s)"
         )
+        slots = {"allocation": allocation, "zones": ", ".join(sorted(away.values())), "safe": safe}
+        problems.append(("away_allocation", said % slots))
 
 
 def shares_check(
@@ -224,9 +226,10 @@ def shares_check(
     for name in wanted:
         organisation = found.get(name)
         if organisation is None:
-            problems.append(("shared_with", f"no organisation '{name}'"))
+            problems.append(("shared_with", _("no organisation '%(slug)s'") % {"slug": name}))
         elif organisation.pk == ground.organisation_id:
-            problems.append(("shared_with", f"{organisation.name} is the home club"))
+            said = _("%(organisation)s is the home club") % {"organisation": organisation.name}
+            problems.append(("shared_with", said))
         elif organisation.kind == Organisation.Kind.POLICE_FORCE:
             shares[organisation] = FixtureShare.Purpose.POLICE
         elif organisation.pk == away_org:

@@ -9,6 +9,9 @@ away_allocation and shared_with may be left out). Every problem is collected as
 import csv
 import io
 
+from django.utils.translation import gettext as _
+
+from safeground.csv_file import line_name
 from safeground.errors import FileRefused
 from safeground.venues.models import Ground
 
@@ -29,12 +32,19 @@ def season_file_parse(*, ground: Ground, data: bytes) -> list[FixtureFields]:
         text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise SeasonFileError([f"line {line}: file: is not UTF-8 text"]) from None
+        raise SeasonFileError([f"{line_name(line)}: file: " + _("is not UTF-8 text")]) from None
     reader = csv.reader(io.StringIO(text, newline=""))
     header = [name.strip().lower().replace(" ", "_") for name in next(reader, [])]
-    errors = [f"line 1: header: no '{name}' column" for name in REQUIRED if name not in header]
+    first = line_name(1)
+    errors = [
+        f"{first}: header: " + _("no '%(name)s' column") % {"name": name}
+        for name in REQUIRED
+        if name not in header
+    ]
     errors += [
-        f"line 1: header: unknown column '{name}' (expected {', '.join(FIELDS)})"
+        f"{first}: header: "
+        + _("unknown column '%(name)s' (expected %(columns)s)")
+        % {"name": name, "columns": ", ".join(FIELDS)}
         for name in header
         if name and name not in FIELDS
     ]
@@ -47,16 +57,19 @@ def season_file_parse(*, ground: Ground, data: bytes) -> list[FixtureFields]:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            errors.append(f"line {start}: row: has {len(row)} fields; the header has {len(header)}")
+            said = _("has %(fields)s fields; the header has %(width)s")
+            errors.append(
+                f"{line_name(start)}: row: {said % {'fields': len(row), 'width': len(header)}}"
+            )
             continue
         fields, problems = fixture_fields_check(
             ground=ground, data=dict(zip(header, row, strict=True))
         )
-        errors += [f"line {start}: {column}: {message}" for column, message in problems]
+        errors += [f"{line_name(start)}: {column}: {message}" for column, message in problems]
         if fields is not None:
             fixtures.append(fields)
     if errors:
         raise SeasonFileError(errors)
     if not fixtures:
-        raise SeasonFileError(["line 2: file: has a header but no fixtures"])
+        raise SeasonFileError([f"{line_name(2)}: file: " + _("has a header but no fixtures")])
     return fixtures

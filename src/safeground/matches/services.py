@@ -113,7 +113,10 @@ def fixture_share(
             _("%(organisation)s is the home club already") % {"organisation": organisation.name},
         )
     if purpose not in FixtureShare.Purpose.values:
-        raise FixtureError("purpose", f"must be one of {', '.join(FixtureShare.Purpose.values)}")
+        raise FixtureError(
+            "purpose",
+            _("must be one of %(values)s") % {"values": ", ".join(FixtureShare.Purpose.values)},
+        )
     share, created = FixtureShare.objects.get_or_create(
         fixture=fixture, organisation=organisation, defaults={"purpose": purpose}
     )
@@ -289,9 +292,10 @@ def _locked(fixture: Fixture, based_on: int | None) -> PlanVersion | None:
     if based_on != current:
         raise PlanChanged(
             "version",
-            f"the plan is at version {current} now, not {based_on}: open it again"
+            _("the plan is at version %(current)s now, not %(based_on)s: open it again")
+            % {"current": current, "based_on": based_on}
             if current
-            else "there is no plan yet",
+            else _("there is no plan yet"),
         )
     return latest
 

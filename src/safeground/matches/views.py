@@ -167,7 +167,9 @@ def _plan_change(request: HttpRequest, fixture: Fixture) -> None:
                     try:
                         stewards[key.removeprefix("stewards-")] = int(value)
                     except ValueError:
-                        raise PlanError("stewards", f"{value!r} is not a whole number") from None
+                        raise PlanError(
+                            "stewards", _("'%(value)s' is not a whole number") % {"value": value}
+                        ) from None
             first_aiders = request.POST.get("first_aiders", "")
             plan_revise(
                 fixture=fixture,
@@ -246,7 +248,7 @@ def fixture_change(request: HttpRequest, code: str, fixture_id: int) -> HttpResp
     """The safety officer edits a fixture: opponent, kick-off, layout, allocation, shares."""
     fixture = fixture_for(request.user, fixture_id)
     if fixture.ground.code != code:
-        raise Http404("No such fixture at this ground.")
+        raise Http404(_("No such fixture at this ground."))
     require(can_plan_fixtures(request.user, fixture.ground))
     form = FixtureForm(
         request.POST or None,

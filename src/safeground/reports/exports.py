@@ -26,7 +26,7 @@ from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.selectors import reason_check
 from safeground.bans.services import access_record_write
 from safeground.entry.models import Scan
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, one_of
 from safeground.incidents.models import LogEntry
 from safeground.incidents.selectors import entries_seen_by, place_label
 from safeground.matches.models import Fixture
@@ -48,7 +48,7 @@ class ExportError(SafegroundError):
 
 def format_check(fmt: str) -> str:
     if fmt not in FORMATS:
-        raise ExportError("format", f"one of {', '.join(FORMATS)}")
+        raise ExportError("format", one_of(FORMATS))
     return fmt
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 from django.db.models.functions import TruncMinute
+from django.utils.translation import gettext as _
 
 from safeground import clock
 from safeground.accounts.permissions import can_read_match_report, is_home_staff, require
@@ -177,7 +178,7 @@ def _incidents_by_category(fixture: Fixture, *, home_only: bool) -> tuple[list[d
     rows: list[dict[str, Any]] = [
         {
             "code": names[pk][0] if pk in names else "",
-            "name": names[pk][1] if pk in names else "No category",
+            "name": names[pk][1] if pk in names else _("No category"),
             "by_severity": row,
             "total": sum(row),
         }
@@ -270,7 +271,7 @@ def incidents_by_block(fixture: Fixture, *, home_only: bool) -> dict[str, Any]:
         elif zone:
             elsewhere[zone] += n
         else:
-            elsewhere["Outside the ground" if outside else "No place given"] += n
+            elsewhere[_("Outside the ground") if outside else _("No place given")] += n
     return {
         "counts": counts,
         "most": max(counts.values(), default=0),

@@ -29,6 +29,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from django.db.models import Count, Min, Q, QuerySet
+from django.utils.translation import gettext as _
 
 from safeground.casework.models import Outcome
 from safeground.incidents.models import Category, LogEntry
@@ -105,9 +106,6 @@ def _outcomes_not_logged(fixture_ids: Collection[int]) -> Counter[tuple[int, str
     return beyond
 
 
-NOT_RECORDED = "Not recorded in a case"
-
-
 def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[str, Any]]:
     """The arrests by the Home Office's offence groups (what a club and its force return each
     season), from the cases' arrest outcomes; arrests in the log without one are "not recorded"."""
@@ -120,16 +118,13 @@ def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[st
         .order_by()
     )
     rows = [
-        {"offence": groups.get(code, code or "Other"), "code": code, "arrests": n}
+        {"offence": groups.get(code, code or _("Other")), "code": code, "arrests": n}
         for code, n in sorted(found.items(), key=lambda item: (-item[1], item[0]))
     ]
     unrecorded = total - sum(found.values())
     if unrecorded > 0:
-        rows.append({"offence": NOT_RECORDED, "code": "", "arrests": unrecorded})
+        rows.append({"offence": _("Not recorded in a case"), "code": "", "arrests": unrecorded})
     return rows
-
-
-ANOTHER_CLUB = "Another club"
 
 
 def arrests_by_club(fixtures: Sequence[Fixture], total: int) -> list[dict[str, Any]]:
@@ -148,13 +143,13 @@ def arrests_by_club(fixtures: Sequence[Fixture], total: int) -> list[dict[str, A
         if not side:  # not known: neither the arrest nor a ticket says
             continue
         if side == Outcome.Club.OTHER:
-            clubs[ANOTHER_CLUB] += 1
+            clubs[str(Outcome.Club.OTHER.label)] += 1  # "Another club", as the arrest says
         else:
             clubs[(fixture.away_club if side == "away" else fixture.home_club).name] += 1
         known += 1
     rows = [{"club": name, "arrests": n} for name, n in clubs.most_common()]
     if total - known > 0:
-        rows.append({"club": "Not known", "arrests": total - known})
+        rows.append({"club": str(Outcome.Club.NOT_KNOWN.label), "arrests": total - known})
     return rows
 
 

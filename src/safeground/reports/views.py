@@ -49,7 +49,7 @@ def season_filter(request: HttpRequest) -> SeasonFilter:
 def _timeline_marks(report: MatchReport) -> list[tuple[int, str]]:
     minutes = report.timeline["minutes"]
     step = report.timeline["step"]
-    names = {0: "Kick-off", 45: "Half time", 60: "Second half", 105: "Full time"}
+    names = {0: _("Kick-off"), 45: _("Half time"), 60: _("Second half"), 105: _("Full time")}
     return [
         (minutes.index(m // step * step), label)
         for m, label in names.items()

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.files.base import ContentFile
+from django.utils.translation import gettext as _
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from safeground.errors import SafegroundError
-from safeground.incidents.photos import PHOTO_MAX_BYTES, PHOTO_TYPES
+from safeground.incidents.photos import photo_refusal
 
 # What Pillow calls each type the log accepts, and the type it is then saved as.
 FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
@@ -31,15 +32,14 @@ class CleanPhoto:
 
 def photo_clean(upload: Any) -> CleanPhoto:
     """The upload re-encoded without metadata (EXIF, GPS, comments), or PhotoRefused naming why."""
-    if upload.content_type not in PHOTO_TYPES:
-        raise PhotoRefused("photo", "send a JPEG, PNG or WebP image")
-    if upload.size > PHOTO_MAX_BYTES:
-        raise PhotoRefused("photo", f"at most {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+    refused = photo_refusal(upload)  # the log's rule: its type and size
+    if refused:
+        raise PhotoRefused("photo", refused)
     try:
         with Image.open(upload) as image:
             kind = image.format or ""
             if kind not in FORMATS or image.width * image.height > MAX_PIXELS:
-                raise PhotoRefused("photo", "send a JPEG, PNG or WebP image")
+                raise PhotoRefused("photo", _("send a JPEG, PNG or WebP image"))
             # Turned upright as the phone meant it, then copied pixel by pixel: nothing of the
             # original's metadata comes along.
             upright = ImageOps.exif_transpose(image)
@@ -47,7 +47,7 @@ def photo_clean(upload: Any) -> CleanPhoto:
             clean = Image.new(mode, upright.size)
             clean.paste(upright.convert(mode))
     except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as error:
-        raise PhotoRefused("photo", "the file is not an image that can be read") from error
+        raise PhotoRefused("photo", _("the file is not an image that can be read")) from error
     out = io.BytesIO()
     clean.save(out, format=kind)
     data = out.getvalue()

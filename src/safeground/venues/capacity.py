@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from .models import Block, Exit, Gate, Ground, Stand, ZoneBlock, natural_key
 
@@ -107,7 +108,8 @@ def ground_data(ground: Ground, *, rate_per_hour: int | None = None) -> GroundDa
         _Route(
             gate.name,
             len(gate.turnstiles.all()) * rate,
-            f"{len(gate.turnstiles.all())} turnstiles × {rate:,}/h",
+            _("%(turnstiles)s turnstiles × %(rate)s/h")
+            % {"turnstiles": len(gate.turnstiles.all()), "rate": f"{rate:,}"},
             tuple(block.pk for block in gate.blocks.all()),
         )
         for gate in sorted(
@@ -125,7 +127,12 @@ def ground_data(ground: Ground, *, rate_per_hour: int | None = None) -> GroundDa
             _Route(
                 exit_.name,
                 exit_.width * flow,
-                f"{exit_.width:g} m {exit_.get_kind_display().lower()} × {flow}/m/min",
+                _("%(width)s m %(kind)s × %(flow)s/m/min")
+                % {
+                    "width": f"{exit_.width:g}",
+                    "kind": exit_.get_kind_display().lower(),
+                    "flow": flow,
+                },
                 tuple(block.pk for block in exit_.blocks.all()),
                 exit_.emergency_only,
             )
@@ -144,34 +151,34 @@ def capacity_of(
         seats=math.floor(total),
         holding=_holding(data, seats),
         entry=_through(
-            "Entry capacity",
+            _("Entry capacity"),
             data.gates,
             data,
             seats,
             1.0,
-            "× 1 h",
-            "no gate serves these blocks",
-            "the venue file has no gates",
+            _("× 1 h"),
+            _("no gate serves these blocks"),
+            _("the venue file has no gates"),
         ),
         exit=_through(
-            "Exit capacity",
+            _("Exit capacity"),
             [route for route in data.exits if not route.emergency_only],
             data,
             seats,
             data.egress_minutes,
-            f"× {data.egress_minutes:g} min egress",
-            "no exit serves these blocks",
-            "the venue file has no exits",
+            _("× %(minutes)s min egress") % {"minutes": f"{data.egress_minutes:g}"},
+            _("no exit serves these blocks"),
+            _("the venue file has no exits"),
         ),
         evacuation=_through(
-            "Emergency evacuation capacity",
+            _("Emergency evacuation capacity"),
             data.exits,
             data,
             seats,
             minutes,
-            f"× {minutes:g} min evacuation",
-            "no exit serves these blocks",
-            "the venue file has no exits",
+            _("× %(minutes)s min evacuation") % {"minutes": f"{minutes:g}"},
+            _("no exit serves these blocks"),
+            _("the venue file has no exits"),
         ),
     )
 
@@ -187,10 +194,13 @@ def _holding(data: GroundData, seats: Mapping[int, float]) -> Figure:
         block = data.blocks[pk]
         by_factors[block.p_factor, block.s_factor] += n
     lines = [(p, s, n, _down(n * p * s)) for (p, s), n in sorted(by_factors.items())]
+    said = _("%(seats)s seats × (P) %(p)s × (S) %(s)s = %(held)s")
     working = [
-        f"{math.floor(n):,} seats × (P) {p:.2f} × (S) {s:.2f} = {held:,}" for p, s, n, held in lines
+        said
+        % {"seats": f"{math.floor(n):,}", "p": f"{p:.2f}", "s": f"{s:.2f}", "held": f"{held:,}"}
+        for p, s, n, held in lines
     ]
-    return Figure("Holding capacity", sum(held for *_, held in lines), working)
+    return Figure(_("Holding capacity"), sum(held for *_factors, held in lines), working)
 
 
 def _through(
@@ -205,7 +215,7 @@ def _through(
 ) -> Figure:
     routes = list(routes)
     if not routes:
-        return Figure(name, None, [f"Not assessed: {none_at_all}."])
+        return Figure(name, None, [_("Not assessed: %(why)s.") % {"why": none_at_all}])
     value = 0
     working = []
     for route in routes:
@@ -217,7 +227,13 @@ def _through(
         # the figure shown, and no route is counted above what it passes.
         part = _down(route.per_hour_or_minute * minutes * mine / served)
         value += part
-        share = "" if mine == served else f" × {mine:,.0f} of its {served:,} seats"
+        share = (
+            ""
+            if mine == served
+            else " "
+            + _("× %(mine)s of its %(served)s seats")
+            % {"mine": f"{mine:,.0f}", "served": f"{served:,}"}
+        )
         working.append(f"{route.name}: {route.detail} {unit}{share} = {part:,}")
     if not working:
         working = [f"0: {none_serve}."]

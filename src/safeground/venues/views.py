@@ -2,6 +2,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import can_plan_fixtures
 
@@ -36,9 +37,11 @@ def capacity(request: HttpRequest, code: str) -> HttpResponse:
         try:
             minutes = float(asked)
         except ValueError:
-            problem = f"'{asked}' is not a number of minutes"
+            problem = _("'%(asked)s' is not a number of minutes") % {"asked": asked}
         if not problem and not 2.5 <= minutes <= 8:
-            problem = f"the evacuation time must be from 2.5 to 8 minutes, got {asked}"
+            problem = _("the evacuation time must be from 2.5 to 8 minutes, got %(asked)s") % {
+                "asked": asked
+            }
         if problem:
             minutes = ground.evacuation_minutes
     zones = list(ground.zones.all())
@@ -53,8 +56,8 @@ def capacity(request: HttpRequest, code: str) -> HttpResponse:
             "problem": problem,
             "stands": stands,
             # Every seat is in one stand: the ground's figures are its stands' sums.
-            "ground_safe": sum(capacity.safe for _, capacity in stands),
-            "ground_seats": sum(capacity.seats for _, capacity in stands),
+            "ground_safe": sum(capacity.safe for _stand, capacity in stands),
+            "ground_seats": sum(capacity.seats for _stand, capacity in stands),
             "zones": [(zone, by_zone[zone.pk]) for zone in zones if zone.pk in by_zone],
             "rate": settings.SAFEGROUND_TURNSTILE_RATE,
         },

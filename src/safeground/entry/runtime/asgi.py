@@ -18,10 +18,12 @@ docs/adr/0005-turnstile-decisions.md has the measurements.
 """
 
 import asyncio
+import functools
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -30,6 +32,7 @@ from django.db import connection
 from django.http import HttpRequest
 from django.http.cookie import parse_cookie
 from django.utils import translation
+from django.utils.translation import gettext
 
 from safeground.accounts.devices import PROFILES
 from safeground.errors import ARRIVED, TooLarge, Unavailable, error_body
@@ -49,31 +52,83 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+
 # The API's one error shape (safeground.errors), written here because this route bypasses ninja.
-UNAUTHORIZED = (401, json.dumps(error_body("unauthorized", "", "Unauthorized")).encode())
-FAILED = (
-    500,
-    json.dumps(error_body("failed", "", "The scan could not be decided: scan again.")).encode(),
-)
-# The database did not answer within the scan's deadline (SAFEGROUND_SCAN_DEADLINE_SECONDS), or
-# is down: the turnstile scans again after Retry-After, with the same nonce, so a scan that was
-# stored meanwhile is answered once and never stored twice.
-UNAVAILABLE = (
-    503,
-    json.dumps(
-        Unavailable("", "The gates' database did not answer in time: scan again.").to_json()
-    ).encode(),
-)
-TOO_LARGE = (
-    413,
-    json.dumps(TooLarge("body", f"a scan is at most {MAX_BODY} bytes").to_json()).encode(),
-)
+# The fixed answers are built once per language of settings.LANGUAGES (the first time one is
+# needed, when the catalogues are loaded), not per scan: a scan's answer picks its language's.
+@dataclass(frozen=True)
+class FixedAnswers:
+    unauthorized: tuple[int, bytes]
+    # A fault of ours: the scanner scans again.
+    failed: tuple[int, bytes]
+    # The database did not answer within the scan's deadline (SAFEGROUND_SCAN_DEADLINE_SECONDS),
+    # or is down: the turnstile scans again after Retry-After, with the same nonce, so a scan that
+    # was stored meanwhile is answered once and never stored twice.
+    unavailable: tuple[int, bytes]
+    too_large: tuple[int, bytes]
+
+
+def _answer_bytes(error: dict[str, Any]) -> bytes:
+    return json.dumps(error).encode()
+
+
+def _fixed_answers() -> FixedAnswers:
+    """The fixed answers in the active language."""
+    return FixedAnswers(
+        unauthorized=(401, _answer_bytes(error_body("unauthorized", "", gettext("Unauthorized")))),
+        failed=(
+            500,
+            _answer_bytes(
+                error_body("failed", "", gettext("The scan could not be decided: scan again."))
+            ),
+        ),
+        unavailable=(
+            503,
+            _answer_bytes(
+                Unavailable(
+                    "", gettext("The gates' database did not answer in time: scan again.")
+                ).to_json()
+            ),
+        ),
+        too_large=(
+            413,
+            _answer_bytes(
+                TooLarge(
+                    "body", gettext("a scan is at most %(limit)s bytes") % {"limit": MAX_BODY}
+                ).to_json()
+            ),
+        ),
+    )
+
+
+@functools.cache
+def _fixed_by_language() -> dict[str, FixedAnswers]:
+    built = {}
+    for language, _name in settings.LANGUAGES:
+        with translation.override(language):
+            built[language] = _fixed_answers()
+    return built
+
+
+def fixed(language: str | None) -> FixedAnswers:
+    """The fixed answers in `language` (one of settings.LANGUAGES; else the source language's)."""
+    answers = _fixed_by_language()
+    return answers.get(language or "") or answers[settings.LANGUAGE_CODE]
+
+
+def _in_this_language() -> FixedAnswers:
+    """The fixed answers in the language the scan is being answered in (scan_in_language, or the
+    router's override on the loop): read only when a scan fails or is refused."""
+    return fixed(translation.get_language())
 
 
 def _forbidden(device: lookups.DeviceInfo) -> tuple[int, bytes] | None:
     if ROUTE in PROFILES.get(device.profile, frozenset()):
         return None
-    detail = f"A {device.profile_label} device may not call {ROUTE}."
+    detail = gettext("A %(profile)s device may not call %(route)s.") % {
+        "profile": device.profile_label,
+        "route": ROUTE,
+    }
     return 403, json.dumps(error_body("forbidden", "", detail)).encode()
 
 
@@ -85,15 +140,15 @@ def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:
     try:
         device = lookups.device_for_key(key) if key else None
         if device is None:
-            return UNAUTHORIZED
+            return _in_this_language().unauthorized
         return _forbidden(device) or scan_answer(device, body)
     except Exception as error:
         connection.close()
         if isinstance(error, loop.DATABASE_DOWN):
             outage.refused(error)  # one line for the outage, not one per scan
-            return UNAVAILABLE
+            return _in_this_language().unavailable
         logger.exception("scan failed")
-        return FAILED
+        return _in_this_language().failed
 
 
 def scan_language(cookie: str, accept: str) -> str:
@@ -117,23 +172,27 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
     try:
         device = lookups.device_for_key(key, cached_only=True) if key else None
         if device is None:
-            return UNAUTHORIZED
+            return _in_this_language().unauthorized
         return _forbidden(device) or await scan_answer_async(device, body)
     except lookups.NotCached:
         return None
     except loop.DATABASE_DOWN as error:
         outage.refused(error)  # one line for the outage, not one per scan
-        return UNAVAILABLE
+        return _in_this_language().unavailable
     except Exception:
         logger.exception("scan failed")
-        return FAILED
+        return _in_this_language().failed
     finally:
         for reload in lookups.reloads_due():
             threads.in_scan_thread_soon(reload)
 
 
-async def _read_body(receive: Receive) -> bytes | None:
-    """The body, or None when the client hung up; TOO_LARGE's body past MAX_BODY bytes (a client
+class OverTheLimit:
+    """What _read_body returns for a body past MAX_BODY bytes."""
+
+
+async def _read_body(receive: Receive) -> bytes | OverTheLimit | None:
+    """The body, or None when the client hung up; OverTheLimit past MAX_BODY bytes (a client
     that sends no Content-Length is cut off there too, so memory stays bounded)."""
     chunks, size = [], 0
     while True:
@@ -143,7 +202,7 @@ async def _read_body(receive: Receive) -> bytes | None:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY:
-            return TOO_LARGE[1]
+            return OverTheLimit()
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
@@ -176,6 +235,7 @@ def gates_router(app: ASGIApp) -> ASGIApp:
             return
         key = None
         cookie = accept = ""
+        declared_too_large = False
         for name, value in scope["headers"]:
             if name == b"x-device-key":
                 key = value.decode("latin-1")
@@ -184,31 +244,32 @@ def gates_router(app: ASGIApp) -> ASGIApp:
             elif name == b"accept-language":
                 accept = value.decode("latin-1")
             elif name == b"content-length" and value.isdigit() and int(value) > MAX_BODY:
-                # Refused before it is read (a 50 MB body is not received at all).
-                await _answer(send, *TOO_LARGE, retry_after)
-                return
+                declared_too_large = True
+        language = scan_language(cookie, accept)
+        if declared_too_large:  # refused before it is read (a 50 MB body is not received at all)
+            await _answer(send, *fixed(language).too_large, retry_after)
+            return
         body = await _read_body(receive)
         if body is None:
             return
-        if body is TOO_LARGE[1]:
-            await _answer(send, *TOO_LARGE, retry_after)
+        if isinstance(body, OverTheLimit):
+            await _answer(send, *fixed(language).too_large, retry_after)
             return
         if outage.refusing:  # known or found to be away: refused at once (safeground.outage)
             outage.refused("database away")
-            await _answer(send, *UNAVAILABLE, retry_after)
+            await _answer(send, *fixed(language).unavailable, retry_after)
             return
         # From the request's arrival (live.serving stamps it): the time it waited for the loop
         # before this ran counts too (bench_faults: refusals at 2.10-2.25 s against 2 s).
         waited = time.monotonic() - scope.get(ARRIVED, time.monotonic())
         try:
-            language = scan_language(cookie, accept)
             async with asyncio.timeout(max(0.0, deadline - waited)):
                 with translation.override(language):
                     answered = await scan_on_loop(key, body) if loop.on_loop() else None
                 if answered is None:
                     answered = await threads.in_scan_thread(scan_in_language, language, key, body)
         except TimeoutError:
-            answered = UNAVAILABLE
+            answered = fixed(language).unavailable
         await _answer(send, *answered, retry_after)
 
     return router
