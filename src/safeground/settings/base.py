@@ -201,9 +201,10 @@ if not re.fullmatch(r"[1-9][0-9]*/[smh]", SAFEGROUND_API_RATE):
 SAFEGROUND_HEADER_TIMEOUT_SECONDS = env.float("SAFEGROUND_HEADER_TIMEOUT_SECONDS", default=10.0)
 SAFEGROUND_KEEP_ALIVE_SECONDS = env.int("SAFEGROUND_KEEP_ALIVE_SECONDS", default=5)
 SAFEGROUND_MAX_CONNECTIONS = env.int("SAFEGROUND_MAX_CONNECTIONS", default=4096)
-# Live sockets (live/admission.py): each process keeps a fixture's ground and shares this many
-# seconds for the sockets it admits, so a reconnect storm reads them once; a withdrawn share
-# refuses new sockets within this bound (memberships, users and sessions are read every time).
+# Live sockets and reports to the log (matches/kept.py): each process keeps a fixture's ground and
+# shares this many seconds, so a reconnect storm or a crisis minute's reports read them once; a
+# withdrawn share refuses new sockets and reports within this bound (memberships, users and
+# sessions are read every time).
 # The catch-up's zone map is re-read at most this often too (incidents/catch_up.py).
 SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = env.float(
     "SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS", default=5.0
