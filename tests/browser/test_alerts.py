@@ -30,6 +30,10 @@ from tests.browser.test_steward import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+# Seconds for a pushed message to show as a notification: the service worker is woken first, and
+# on a loaded machine (CI, two suites at once) that took over 10 s.
+NOTIFICATION_WAIT = 30.0
+
 
 def until(check, page: Page, timeout: float = 10.0):
     """check() once it is truthy; waiting through the page, so Playwright's events come in."""
@@ -136,7 +140,7 @@ def test_a_locked_phone_shows_an_urgent_broadcast_and_acknowledges_it(site, new_
         assert message.urgency == "high"
         locked.deliver(message.payload)
 
-        [shown] = until(locked.notifications, phone)
+        [shown] = until(locked.notifications, phone, timeout=NOTIFICATION_WAIT)
         assert shown["body"] == "Hold the away fans in the concourse"
         assert shown["actions"] == ["Acknowledge"]
         copy = AlertRecipient.objects.get(alert__broadcast=sent, user__username="steward")
@@ -182,7 +186,7 @@ def test_a_tap_brings_back_the_steward_page_and_an_unacknowledged_one_is_raised(
         )  # fmt: skip
         push.settle()
         locked.deliver(receiver.wait_for(1)[0].payload)
-        [shown] = until(locked.notifications, phone)
+        [shown] = until(locked.notifications, phone, timeout=NOTIFICATION_WAIT)
         # A tap brings the open steward page forward rather than opening a second one (the
         # worker's own choice of window; focus() itself needs a real tap, which no test makes).
         page_url = f"{site}/fixtures/{fixture.pk}/steward/"
