@@ -90,6 +90,30 @@ def test_a_steward_checks_in_and_does_checks_and_the_control_room_sees_it(
     assert results == [("pass", "", "steward"), ("fail", "Gangway 12 blocked by a bin", "steward")]
 
 
+def test_a_note_being_typed_survives_a_live_refresh_of_the_checks(site, new_page, log_in) -> None:
+    """A result recorded elsewhere refreshes the panel while the steward types why a check fails:
+    the note is still there (and the field still focused) when they press Fail, and goes with it."""
+    fixture = cup_tie()
+    mine = posted_with_checks(fixture)
+    phone = log_in(new_page(PHONE), "steward")
+    phone.goto(f"{site}/fixtures/{fixture.pk}/steward/")
+    expect(phone.locator("[data-freshness]")).to_contain_text("connected")
+    checks = phone.locator("[data-checks] li")
+    expect(checks).to_have_count(len(mine))
+    typing = checks.nth(1)
+    note = typing.get_by_label("Note (say what is wrong if it fails)")
+    note.fill("Exit gate 4 padlocked")
+
+    first = mine[0]
+    check_record(check=first, by=user("steward"), outcome="pass")  # its event refreshes the panel
+    expect(phone.locator(f'[data-check="{first.pk}"]')).to_have_attribute("data-state", "pass")
+    expect(note).to_have_value("Exit gate 4 padlocked")
+    expect(note).to_be_focused()
+    typing.get_by_role("button", name="Fail").click()
+    expect(phone.locator(f'[data-check="{mine[1].pk}"]')).to_have_attribute("data-state", "fail")
+    assert CheckResult.objects.get(match_check=mine[1]).note == "Exit gate 4 padlocked"
+
+
 def test_the_safety_officer_overrides_a_failed_critical_check_with_a_reason(
     site, new_page, log_in
 ) -> None:

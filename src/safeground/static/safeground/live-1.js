@@ -134,6 +134,35 @@ export function refreshPanels(frame = null) {
   }
 }
 
+// A live refresh must not wipe what someone is typing in a panel (a steward's note on a failing
+// check; the form would then go without it): the fields they changed keep their value, and the
+// focus stays, across the refresh's swap. A form's own answer swaps as the server says.
+function changed(field) {
+  if (field.type === "file") return field.files.length > 0;
+  if (field.type === "checkbox" || field.type === "radio") return field.checked !== field.defaultChecked;
+  if (field.tagName === "SELECT") return !field.options[field.selectedIndex]?.defaultSelected;
+  return field.value !== field.defaultValue;
+}
+
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const panel = event.detail.target;
+  if (!event.detail.shouldSwap || !panel.matches("[data-live-panel]")) return;
+  if (event.detail.requestConfig?.verb !== "get") return;
+  const typed = [...panel.querySelectorAll("input[id], textarea[id], select[id]")].filter(changed);
+  const focused = panel.contains(document.activeElement) ? document.activeElement.id : "";
+  if (!typed.length && !focused) return;
+  panel.addEventListener("htmx:afterSwap", () => {
+    for (const old of typed) {
+      const field = document.getElementById(old.id);
+      if (!field || !panel.contains(field) || field.type !== old.type) continue;
+      if (old.type === "file") field.files = old.files;
+      else if (old.type === "checkbox" || old.type === "radio") field.checked = old.checked;
+      else field.value = old.value;
+    }
+    if (focused) document.getElementById(focused)?.focus();
+  }, { once: true });
+});
+
 // A panel is fetched again at most once every REFRESH_GAP_MS: the first frame at once, the last
 // of a burst at the end of the gap. A flood of frames (a stand's supporters reporting) would
 // otherwise have every control room re-read its fragment as fast as the server can render it.
