@@ -105,6 +105,25 @@ def test_a_network_address_over_its_bound_is_refused(tonight, settings) -> None:
     send(tonight, 4, sender=Sender("web", "device-token-0004-abcdefghij", "10.9.9.9"))
 
 
+def test_an_address_is_counted_up_to_its_bound_and_each_address_apart(tonight, settings) -> None:
+    """What decides a refusal is read, and no more: a flood's thousands of reports from one
+    address are not counted again at every batch."""
+    from safeground.supporters import queue_rows
+
+    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "1000/10m"
+    for n in range(5):
+        send(tonight, n)
+    other = Sender("web", "device-token-0099-abcdefghij", "10.9.9.9")
+    send(tonight, 99, sender=other)
+    networks = sorted(set(SupporterReport.objects.values_list("network", flat=True)))
+    since = timezone.now() - timedelta(minutes=10)
+    _known, _by_reporter, by_network = queue_rows.reporters_and_sent(
+        keys=["no-such-device"], networks=networks, reporters_since=since, networks_since=since,
+        network_bound=3,
+    )  # fmt: skip
+    assert sorted(by_network.values()) == [1, 3]
+
+
 def test_a_row_the_block_does_not_have_stays_in_the_words(tonight) -> None:
     report = send(tonight, row="ZZ", text="by the stairs")
     assert (report.row, report.text) == ("", "by the stairs (row ZZ?)")

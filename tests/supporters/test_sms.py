@@ -319,3 +319,28 @@ def test_a_stopped_phone_is_not_told_its_incident_was_dealt_with(
     report.item.refresh_from_db()
     assert report.item.dealt_with_told_at is not None  # heard of, and the phone left out
     assert TextMessage.objects.count() == before
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_a_report_merged_into_an_incident_already_resolved_hears_it_was_dealt_with(
+    tonight, django_capture_on_commit_callbacks
+) -> None:
+    from safeground.supporters.services import item_merge
+    from tests import factories
+
+    loggist = tonight.cast["loggist"]
+    entry = factories.report(tonight.fixture, category="disorder")
+    with django_capture_on_commit_callbacks(execute=True):
+        resolve(entry, loggist)
+    post(tonight.fixture.ground.code, message("VIOLENCE block S-L2", "+447700900004"))
+    report = SupporterReport.objects.get()
+    before = TextMessage.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        item_merge(fixture=tonight.fixture, item_id=report.item_id, by=loggist, seq=entry.seq)
+    bodies = list(TextMessage.objects.order_by("pk")[before:].values_list("body", flat=True))
+    assert bodies == [f"Your report {report.reference} has been dealt with. Thank you."]
+    # Closed later: told once already, so not again.
+    with django_capture_on_commit_callbacks(execute=True):
+        resolve(entry, loggist, "closed")
+    assert TextMessage.objects.count() == before + 1

@@ -88,9 +88,10 @@ def reporters_and_sent(
     networks: Iterable[str],
     reporters_since: datetime,
     networks_since: datetime,
+    network_bound: int,
 ) -> tuple[dict[str, Reporter], Counter[str], Counter[str]]:
     """The reporters known by these keys, and how many reports each of them and each of these
-    network addresses sent since then: one statement."""
+    network addresses sent since then (an address's up to its bound): one statement."""
     keys, networks = sorted(set(keys)), sorted(set(networks) - {""})
     report, reporter = _table(SupporterReport), _table(Reporter)
     sql = (
@@ -99,13 +100,14 @@ def reporters_and_sent(
         f" FROM {reporter} r WHERE r.key IN ({_placeholders(len(keys))})"
     )
     params: list[Any] = [_when(reporters_since), *keys]
-    if networks:
+    for network in networks:
+        # Counted up to the bound only: a stand's flood from one address would otherwise count
+        # its thousands of reports again at every batch.
         sql += (
-            f" UNION ALL SELECT 'network', s.network, NULL, NULL, NULL, NULL, COUNT(*)"
-            f" FROM {report} s WHERE s.network IN ({_placeholders(len(networks))})"
-            f" AND s.received_at >= %s GROUP BY s.network"
+            f" UNION ALL SELECT 'network', %s, NULL, NULL, NULL, NULL, COUNT(*) FROM"
+            f" (SELECT 1 FROM {report} s WHERE s.network = %s AND s.received_at >= %s LIMIT %s) n"
         )
-        params += [*networks, _when(networks_since)]
+        params += [network, network, _when(networks_since), network_bound]
     known: dict[str, Reporter] = {}
     by_reporter: Counter[str] = Counter()
     by_network: Counter[str] = Counter()

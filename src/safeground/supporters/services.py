@@ -23,6 +23,7 @@ from safeground.accounts.models import User
 from safeground.errors import SafegroundError, at_most
 from safeground.incidents.chain_lock import one_sqlite_writer
 from safeground.incidents.models import LogEntry
+from safeground.incidents.selectors import incident_state
 from safeground.incidents.services import Place, log_entry_append, log_entry_assign
 from safeground.live.catalogue import SUPPORTERS_ITEM
 from safeground.live.events import Audience, publish
@@ -30,7 +31,7 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
 from . import queue_rows
-from .abuse import Sent, TooManyReports, bounds_since, keyed
+from .abuse import Sent, TooManyReports, bounds, bounds_since, keyed
 from .categories import BY_CODE
 from .group_commit import GroupCommit
 from .models import Reporter, SupporterReport, TriageItem
@@ -151,6 +152,7 @@ def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
             networks=[i.report.network for i in batch],
             reporters_since=reporters_since,
             networks_since=networks_since,
+            network_bound=bounds()["network"].reports,
         )
         sent = Sent(reporters=reporters, by_reporter=by_reporter, by_network=by_network, now=now)
         results: list[SupporterReport | Exception] = []
@@ -338,7 +340,13 @@ def item_merge(*, fixture: Fixture, item_id: int, by: User, seq: int) -> TriageI
             raise SupporterReportError(
                 "seq", _("no incident #%(seq)s in this match's log") % {"seq": seq}, status=404
             )
-        _decided(item, TriageItem.Status.MERGED, by, log_entry=entry)
+        # An incident already resolved or closed: its reporters hear it has been dealt with, now
+        # (its resolution, before they reported, told only the reporters it had then).
+        if incident_state(entry).status in (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED):
+            _decided(item, TriageItem.Status.MERGED, by, log_entry=entry,
+                     dealt_with_told_at=timezone.now())  # fmt: skip
+        else:
+            _decided(item, TriageItem.Status.MERGED, by, log_entry=entry)
         _trust_move(item, TRUST_ACCEPTED)
     return item
 
@@ -367,16 +375,19 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
     item_publish(item)
     # The text line's reporters hear by text, as the seat page's read it on their status page;
     # once the decision is committed (a text cannot be taken back if it rolls back).
-    transaction.on_commit(lambda: _reporters_tell(item.pk, status), robust=True)
+    dealt_with = item.dealt_with_told_at is not None
+    transaction.on_commit(lambda: _reporters_tell(item.pk, status, dealt_with), robust=True)
 
 
-def _reporters_tell(item_id: int, status: str) -> None:
+def _reporters_tell(item_id: int, status: str, dealt_with: bool) -> None:
     """One text to each of the item's reporters on the text line: what the control room made of
     their report."""
     if status == TriageItem.Status.DISMISSED:
         words = _(
             "Your report %(reference)s has been looked at by the control room: no further action."
         )
+    elif dealt_with:
+        words = _dealt_with_words()
     else:
         words = _("Your report %(reference)s is being dealt with by the control room.")
     _reporters_text([item_id], words)
@@ -395,7 +406,11 @@ def reporters_tell_dealt_with(status_entry: LogEntry) -> None:
         )
         TriageItem.objects.filter(pk__in=untold).update(dealt_with_told_at=timezone.now())
     # Texted once marked as told: a text that fails is not sent again at the next resolution.
-    _reporters_text(untold, _("Your report %(reference)s has been dealt with. Thank you."))
+    _reporters_text(untold, _dealt_with_words())
+
+
+def _dealt_with_words() -> str:
+    return _("Your report %(reference)s has been dealt with. Thank you.")
 
 
 def _reporters_text(item_ids: list[int], words: str) -> None:
