@@ -344,3 +344,22 @@ def test_a_report_merged_into_an_incident_already_resolved_hears_it_was_dealt_wi
     with django_capture_on_commit_callbacks(execute=True):
         resolve(entry, loggist, "closed")
     assert TextMessage.objects.count() == before + 1
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("line")
+def test_the_text_line_is_told_in_its_own_language_not_the_loggists(
+    tonight, django_capture_on_commit_callbacks
+) -> None:
+    """A Welsh loggist's decision texts the reporter in the language the line answered them in."""
+    from django.utils import translation
+
+    from safeground.supporters.services import item_accept
+
+    post(tonight.fixture.ground.code, message("MEDICAL block N-L1", "+447700900005"))
+    report = SupporterReport.objects.get()
+    before = TextMessage.objects.count()
+    with translation.override("cy"), django_capture_on_commit_callbacks(execute=True):
+        item_accept(fixture=tonight.fixture, item_id=report.item_id, by=tonight.cast["loggist"])
+    body = TextMessage.objects.order_by("pk")[before:].get().body
+    assert body == f"Your report {report.reference} is being dealt with by the control room."

@@ -16,8 +16,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from safeground.accounts.models import User
 from safeground.errors import SafegroundError, at_most
@@ -379,17 +381,24 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
     transaction.on_commit(lambda: _reporters_tell(item.pk, status, dealt_with), robust=True)
 
 
+# What the text line's reporters are told, in the text line's language (the one its webhook
+# answers in): never the language of the control room's user whose decision sends the text.
+TOLD_DISMISSED = gettext_lazy(
+    "Your report %(reference)s has been looked at by the control room: no further action."
+)
+TOLD_BEING_DEALT_WITH = gettext_lazy(
+    "Your report %(reference)s is being dealt with by the control room."
+)
+TOLD_DEALT_WITH = gettext_lazy("Your report %(reference)s has been dealt with. Thank you.")
+
+
 def _reporters_tell(item_id: int, status: str, dealt_with: bool) -> None:
     """One text to each of the item's reporters on the text line: what the control room made of
     their report."""
     if status == TriageItem.Status.DISMISSED:
-        words = _(
-            "Your report %(reference)s has been looked at by the control room: no further action."
-        )
-    elif dealt_with:
-        words = _dealt_with_words()
+        words = TOLD_DISMISSED
     else:
-        words = _("Your report %(reference)s is being dealt with by the control room.")
+        words = TOLD_DEALT_WITH if dealt_with else TOLD_BEING_DEALT_WITH
     _reporters_text([item_id], words)
 
 
@@ -406,14 +415,10 @@ def reporters_tell_dealt_with(status_entry: LogEntry) -> None:
         )
         TriageItem.objects.filter(pk__in=untold).update(dealt_with_told_at=timezone.now())
     # Texted once marked as told: a text that fails is not sent again at the next resolution.
-    _reporters_text(untold, _dealt_with_words())
+    _reporters_text(untold, TOLD_DEALT_WITH)
 
 
-def _dealt_with_words() -> str:
-    return _("Your report %(reference)s has been dealt with. Thank you.")
-
-
-def _reporters_text(item_ids: list[int], words: str) -> None:
+def _reporters_text(item_ids: list[int], words: Promise) -> None:
     """One text (`words` with the reference of their first report) to each reporter on the
     text line of these items (texts.text_send leaves out a phone that texted STOP, or one
     erased)."""
@@ -424,7 +429,9 @@ def _reporters_text(item_ids: list[int], words: str) -> None:
     for report in reports.select_related("reporter").order_by("received_at"):
         if report.reporter_id not in told:  # several reports of one item: one text
             told.add(report.reporter_id)
-            text_send(reporter=report.reporter, body=words % {"reference": report.reference})
+            with translation.override(settings.LANGUAGE_CODE):
+                body = str(words) % {"reference": report.reference}
+            text_send(reporter=report.reporter, body=body)
 
 
 def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None = None) -> User:
