@@ -5,6 +5,7 @@ async_to_sync cannot share a thread (STACK.md).
 """
 
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -47,7 +48,29 @@ def site(server, transactional_db, settings, request):
     settings.SAFEGROUND_REQUIRE_2FA = False
     settings.SAFEGROUND_DEMO_HISTORY = request.node.get_closest_marker("demo_history") is not None
     demo_load()
-    return server
+    yield server
+    _server_quiet()
+
+
+def _server_quiet(timeout: float = 10.0) -> None:
+    """PostgreSQL: wait (the test's pages closed) until no other session of the test database is
+    in a statement or a transaction for 150 ms: a request of a page just closed, or a push
+    batch, racing the flush's TRUNCATE after the test deadlocks with it, and the next test
+    then finds this one's rows."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    deadline, quiet = time.monotonic() + timeout, 0
+    while quiet < 3 and time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                " AND state <> 'idle'"
+            )
+            quiet = quiet + 1 if cursor.fetchone()[0] == 0 else 0
+        time.sleep(0.05)
 
 
 def _new_page(browser: Browser, viewport: dict[str, int] | None = None) -> Page:
