@@ -84,3 +84,32 @@ def test_a_seat_reports_the_control_room_groups_accepts_tasks_and_the_reporter_s
     phone.goto(status_url)
     expect(phone.locator("[data-status]")).to_have_attribute("data-status", "dealt_with")
     expect(phone.locator("[data-status-label]")).to_have_text("Dealt with")
+
+
+def test_a_dismissal_being_typed_survives_the_queue_refreshing_under_it(site, new_page, log_in):
+    """A flood refreshes the queue while the loggist types why an item is dismissed: the reason
+    is still there when they press Dismiss, and the item is dismissed with it."""
+    from safeground.supporters.services import Sender, report_receive
+
+    rerun = rerun_load()
+    block = rerun.ground.blocks.get(code="E-L1")
+
+    def report(n: int) -> None:
+        device = Sender("web", f"device-{n:04d}-abcdefghijkl", "10.0.0.9")
+        report_receive(fixture=rerun, sender=device, block=block, category="standing")
+
+    report(1)
+    room = log_in(new_page(DESK), "loggist")
+    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
+    item = room.locator("[data-supporters-queue] li[data-item]")
+    expect(item).to_have_attribute("data-item-count", "1")
+    reason = item.get_by_label("Reason")
+    reason.fill("Standing in the safe-standing rows")
+    report(2)  # its frame refreshes the queue
+    expect(item).to_have_attribute("data-item-count", "2")
+    expect(reason).to_have_value("Standing in the safe-standing rows")
+    item.locator("[data-dismiss]").click()
+    expect(room.locator("[data-supporters-decided] li")).to_contain_text(
+        "(Standing in the safe-standing rows)"
+    )
+    assert TriageItem.objects.get().reason == "Standing in the safe-standing rows"
