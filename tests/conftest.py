@@ -100,13 +100,11 @@ def _api_calls_counted_afresh() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _log_scored_and_forgotten() -> Iterator[None]:
-    """The flashpoint thread has scored every report of a test before its database is emptied,
-    and nothing the log keeps in the process (scores, zone maps) outlives the test: ids come
-    round again."""
+    """Nothing the log keeps in the process (scores, zone maps) outlives the test: ids come
+    round again. (The flashpoint thread has finished scoring by then: _log_scored_before_flush.)"""
     from safeground.incidents import places, services
 
     yield
-    assert services.flashpoint_watcher.settle(30), "the flashpoint thread did not finish scoring"
     services.flashpoint_watcher.forget()
     places.forget()
 
@@ -149,8 +147,8 @@ def _log_triggers_around_flush(request):
 def _log_scored_before_flush() -> None:
     """Here, torn down before the test's database fixture: the flashpoint thread's read of the
     log and zones (a server's, in browser tests) would otherwise race the flush's TRUNCATE,
-    which deadlocks on PostgreSQL and leaves the rows for the next test. (The autouse fixture
-    above settles too, but only after the flush: it is set up before the database.)"""
+    which deadlocks on PostgreSQL and leaves the rows for the next test. (An autouse fixture
+    without the database would settle only after the flush: it is set up before the database.)"""
     from safeground.incidents import services
 
     assert services.flashpoint_watcher.settle(30), "the flashpoint thread did not finish scoring"

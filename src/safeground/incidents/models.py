@@ -126,6 +126,11 @@ class LogEntry(AppendOnlyModel):
         return f"#{self.seq} {self.get_kind_display()}"
 
 
+# An incident dealt with: resolved, or closed after it. Its reporters hear so (hooks), the
+# reports count it resolved.
+DEALT_WITH_STATUSES = (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED)
+
+
 class StewardPost(models.Model):
     """Where the control room has put a steward for a match: a zone, a gate or a concourse.
 

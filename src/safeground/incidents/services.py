@@ -29,7 +29,7 @@ from .chain_lock import chain_head, log_chain_lock, one_sqlite_writer
 from .checkpoints import checkpoint_at_head, checkpoint_due
 from .flashpoint import WarningDue, warned_zone_ids, warnings_due, warnings_write
 from .flashpoint_watch import Watcher
-from .models import Category, LogCheckpoint, LogEntry
+from .models import DEALT_WITH_STATUSES, Category, LogCheckpoint, LogEntry
 from .selectors import (
     INCIDENT_KINDS,
     RECORD_KINDS,
@@ -439,7 +439,7 @@ def log_entry_set_status(
     report = _report_of(entry)
     _move(report, status)
     change = _action(report, author, note, observed_at, kind=LogEntry.Kind.STATUS, status=status)
-    if status in (Status.RESOLVED, Status.CLOSED):
+    if status in DEALT_WITH_STATUSES:
         hooks.incident_dealt_with(change)
     return change
 

@@ -32,14 +32,13 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from safeground.casework.models import Outcome
-from safeground.incidents.models import Category, LogEntry
+from safeground.incidents.models import DEALT_WITH_STATUSES, Category, LogEntry
 from safeground.matches.models import Fixture
 
 ARREST = "arrest"
 EJECTION = "ejection"
 NOT_INCIDENTS = ("decision",)  # the control room's decisions and debrief: records, not incidents
 OUTCOMES = (ARREST, EJECTION)  # counted apart from the incidents by category, with the cases'
-RESOLVED = (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED)
 
 
 def counted_reports(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[LogEntry]:
@@ -173,7 +172,9 @@ def response_times(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet
             ),
             first_resolved=Min(
                 "actions__observed_at",
-                filter=Q(actions__kind=LogEntry.Kind.STATUS, actions__status__in=RESOLVED),
+                filter=Q(
+                    actions__kind=LogEntry.Kind.STATUS, actions__status__in=DEALT_WITH_STATUSES
+                ),
             ),
         )
         .filter(

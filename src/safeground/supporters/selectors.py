@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from safeground import clock
 from safeground.accounts.models import User
 from safeground.incidents.flashpoint import zone_neighbours
-from safeground.incidents.models import LogEntry
+from safeground.incidents.models import DEALT_WITH_STATUSES, LogEntry
 from safeground.incidents.places import Kept
 from safeground.incidents.selectors import current_posts, incident_state, post_zone_ids, zone_map
 from safeground.matches.models import Fixture
@@ -128,7 +128,7 @@ def report_status(report: SupporterReport) -> str:
     if item.log_entry is None:
         return RECEIVED
     state = incident_state(item.log_entry)
-    if state.status in (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED):
+    if state.status in DEALT_WITH_STATUSES:
         return DEALT_WITH
     return BEING_DEALT_WITH
 

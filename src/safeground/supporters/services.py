@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy
 from safeground.accounts.models import User
 from safeground.errors import SafegroundError, at_most
 from safeground.incidents.chain_lock import one_sqlite_writer
-from safeground.incidents.models import LogEntry
+from safeground.incidents.models import DEALT_WITH_STATUSES, LogEntry
 from safeground.incidents.selectors import incident_state
 from safeground.incidents.services import Place, log_entry_append, log_entry_assign
 from safeground.live.catalogue import SUPPORTERS_ITEM
@@ -344,11 +344,9 @@ def item_merge(*, fixture: Fixture, item_id: int, by: User, seq: int) -> TriageI
             )
         # An incident already resolved or closed: its reporters hear it has been dealt with, now
         # (its resolution, before they reported, told only the reporters it had then).
-        if incident_state(entry).status in (LogEntry.Status.RESOLVED, LogEntry.Status.CLOSED):
-            _decided(item, TriageItem.Status.MERGED, by, log_entry=entry,
-                     dealt_with_told_at=timezone.now())  # fmt: skip
-        else:
-            _decided(item, TriageItem.Status.MERGED, by, log_entry=entry)
+        dealt_with = incident_state(entry).status in DEALT_WITH_STATUSES
+        told = {"dealt_with_told_at": timezone.now()} if dealt_with else {}
+        _decided(item, TriageItem.Status.MERGED, by, log_entry=entry, **told)
         _trust_move(item, TRUST_ACCEPTED)
     return item
 
