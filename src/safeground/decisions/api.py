@@ -8,11 +8,13 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
+from pydantic import create_model
 
 from safeground.accounts.models import User
 from safeground.errors import WITHOUT_NUL, NotFound, answers, said
 
 from . import services
+from .parts import KEYS, PARTS, Part, english
 from .selectors import (
     decision_json,
     decision_log,
@@ -31,17 +33,24 @@ def _text(description: str = "") -> Any:
     return Field("", max_length=services.MAX_TEXT, pattern=WITHOUT_NUL, description=description)
 
 
-class DecisionIn(Schema):
+def _part(part: Part) -> Any:
+    """A part of a decision (decisions.parts): free text, no NUL; a required one says
+    something."""
+    description = english(part.label) + (f": {english(part.help)}" if part.help else "")
+    if part.required:
+        return Field(max_length=services.MAX_TEXT, pattern=said(), description=description)
+    return _text(description)
+
+
+# The decision's parts as the schema's fields, from the table.
+_PART_FIELDS: dict[str, Any] = {part.key: (str, _part(part)) for part in PARTS}
+DecisionPartsIn = create_model("DecisionPartsIn", __base__=Schema, **_PART_FIELDS)
+
+
+class DecisionIn(DecisionPartsIn):  # type: ignore[misc,valid-type]
     decision_maker: str = Field(
         min_length=1, max_length=150, description="username of the commander who decided"
     )
-    decision: str = Field(max_length=services.MAX_TEXT, pattern=said())
-    rationale: str = Field(max_length=services.MAX_TEXT, pattern=said())
-    information: str = _text()
-    threat_assessment: str = _text()
-    powers_policy: str = _text()
-    options_considered: str = _text()
-    options_rejected: str = _text("each rejected option, and why")
     review_at: datetime | None = Field(None, description="after the time decided")
     decided_at: datetime | None = Field(None, description="the time decided; empty: now")
     retrospective_reason: str = _text("needed when logged over 5 minutes after it was decided")
@@ -71,14 +80,9 @@ def _commander(username: str) -> User:
 
 
 def _parts(payload: DecisionIn) -> services.DecisionParts:
+    texts: dict[str, Any] = {key: getattr(payload, key) for key in KEYS}
     return services.DecisionParts(
-        decision=payload.decision,
-        rationale=payload.rationale,
-        information=payload.information,
-        threat_assessment=payload.threat_assessment,
-        powers_policy=payload.powers_policy,
-        options_considered=payload.options_considered,
-        options_rejected=payload.options_rejected,
+        **texts,
         review_at=payload.review_at,
         links=tuple(payload.links),
         home_only=payload.home_only,

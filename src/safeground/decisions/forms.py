@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from safeground.matches.models import Fixture
 
+from .parts import KEYS, PARTS
 from .selectors import commanders
 from .services import DecisionParts
 
@@ -38,18 +39,21 @@ class PlainForm(forms.Form):
         super().__init__(*args, **kwargs)
 
 
-class DecisionForm(PlainForm):
+class DecisionPartsForm(PlainForm):
+    """A field for each of the decision's parts, from the table (decisions.parts)."""
+
+
+# Declared after the class, so a form built on it has them as if written in its body.
+DecisionPartsForm.declared_fields.update(
+    {part.key: _area(part.label, part.help, part.required) for part in PARTS}
+)
+
+
+class DecisionForm(DecisionPartsForm):
     decision_maker = CommanderField(queryset=None, label=_("Decision-maker (commander)"))
     decided_at = forms.DateTimeField(
         label=_("Time decided"), required=False, widget=WHEN, help_text=_("empty: now")
     )
-    decision = _area(_("Decision"), required=True)
-    rationale = _area(_("Rationale"), required=True)
-    information = _area(_("Information and intelligence it rests on"))
-    threat_assessment = _area(_("Threat and risk assessment"))
-    powers_policy = _area(_("Powers, policy or procedure"))
-    options_considered = _area(_("Options considered"))
-    options_rejected = _area(_("Options rejected, and why"))
     review_at = forms.DateTimeField(label=_("Review at"), required=False, widget=WHEN)
     links = forms.CharField(
         label=_("Linked log entries"),
@@ -61,6 +65,16 @@ class DecisionForm(PlainForm):
         _("Why logged late (retrospective)"), _("needed when logged over 5 minutes after")
     )
     home_only = forms.BooleanField(label=_("Home club's staff only"), required=False)
+
+    field_order = [
+        "decision_maker",
+        "decided_at",
+        *KEYS,
+        "review_at",
+        "links",
+        "retrospective_reason",
+        "home_only",
+    ]
 
     def __init__(self, *args: Any, fixture: Fixture, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -82,14 +96,9 @@ class DecisionForm(PlainForm):
 
     def parts(self) -> DecisionParts:
         data = self.cleaned_data
+        texts: dict[str, Any] = {key: data[key] for key in KEYS}
         return DecisionParts(
-            decision=data["decision"],
-            rationale=data["rationale"],
-            information=data["information"],
-            threat_assessment=data["threat_assessment"],
-            powers_policy=data["powers_policy"],
-            options_considered=data["options_considered"],
-            options_rejected=data["options_rejected"],
+            **texts,
             review_at=data["review_at"],
             links=data["links"],
             home_only=data["home_only"],
@@ -99,7 +108,7 @@ class DecisionForm(PlainForm):
 class AmendForm(DecisionForm):
     reason = _area(_("Why it is amended"), required=True)
 
-    field_order = ["reason"]
+    field_order = ["reason", *DecisionForm.field_order]
 
 
 class ReviewForm(PlainForm):

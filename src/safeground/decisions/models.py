@@ -14,6 +14,8 @@ from safeground.append_only import AppendOnlyModel
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.matches.models import Fixture
 
+from .parts import part
+
 
 class Decision(AppendOnlyModel):
     """One commander's decision as the loggist recorded it (JESIP joint decision log, National
@@ -21,13 +23,14 @@ class Decision(AppendOnlyModel):
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="decisions")
     entry = models.OneToOneField(LogEntry, on_delete=models.PROTECT, related_name="decision")
-    decision = models.TextField()
-    rationale = models.TextField()
-    information = models.TextField(blank=True)  # the information and intelligence it rested on
-    threat_assessment = models.TextField(blank=True)
-    powers_policy = models.TextField(blank=True)  # the powers, policy or procedure used
-    options_considered = models.TextField(blank=True)
-    options_rejected = models.TextField(blank=True)  # each rejected option, and why
+    # Its parts, in decisions.parts' order, named and labelled by it (one column each).
+    decision = models.TextField(part("decision").label)
+    rationale = models.TextField(part("rationale").label)
+    information = models.TextField(part("information").label, blank=True)
+    threat_assessment = models.TextField(part("threat_assessment").label, blank=True)
+    powers_policy = models.TextField(part("powers_policy").label, blank=True)
+    options_considered = models.TextField(part("options_considered").label, blank=True)
+    options_rejected = models.TextField(part("options_rejected").label, blank=True)
     review_at = models.DateTimeField(null=True, blank=True)
     # The commander who made it, named as they were then; the loggist is the entry's author.
     decision_maker = models.ForeignKey(

@@ -24,6 +24,7 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for, plan_current
 
 from .models import Decision, DecisionReview, RadioSwitch
+from .parts import KEYS, PARTS
 
 # When the match plan has no fallback written: the Green Guide's back-up to the radio (the
 # control point's landline to each post since Taylor, loudhailers when the speakers fail).
@@ -101,6 +102,13 @@ class DecisionRow:
     def seq(self) -> int:
         return self.decision.entry.seq
 
+    @property
+    def parts_said(self) -> list[tuple[Any, str]]:
+        """(label, text) of each part it says, in the table's order, but the decision itself
+        (the page's heading): what the page, its PDF and the report list."""
+        said = [(part.label, getattr(self.decision, part.key)) for part in PARTS]
+        return [(label, text) for label, text in said[1:] if text]
+
 
 def decision_log(user: Any, fixture: Fixture, now: datetime | None = None) -> list[DecisionRow]:
     """The decision log in the order it was written, each row struck through once amended."""
@@ -130,13 +138,7 @@ def decision_json(row: DecisionRow) -> dict[str, Any]:
     return {
         "id": d.pk,
         "seq": row.seq,
-        "decision": d.decision,
-        "rationale": d.rationale,
-        "information": d.information,
-        "threat_assessment": d.threat_assessment,
-        "powers_policy": d.powers_policy,
-        "options_considered": d.options_considered,
-        "options_rejected": d.options_rejected,
+        **{key: getattr(d, key) for key in KEYS},
         "decision_maker": d.decision_maker_name,
         "decision_maker_role": d.decision_maker_role,
         "loggist": d.entry.author_name,

@@ -32,6 +32,7 @@ from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 
 from .models import Decision, DecisionReview, RadioSwitch
+from .parts import KEYS, REQUIRED
 from .selectors import decision_current, fallback_instructions, radio_is_down, review_due_at
 
 # JESIP: a decision is logged as it is made; one logged later than this says why (retrospective).
@@ -61,15 +62,9 @@ class DecisionParts:
     home_only: bool = False
 
 
-TEXT_PARTS = (
-    "decision",
-    "rationale",
-    "information",
-    "threat_assessment",
-    "powers_policy",
-    "options_considered",
-    "options_rejected",
-)
+# The text parts, from the table (decisions.parts); DecisionParts has a field for each
+# (tests/decisions/test_parts.py).
+TEXT_PARTS = KEYS
 
 
 def _time(value: datetime | None) -> str | None:
@@ -102,7 +97,7 @@ def decision_fields(decision: Decision) -> dict[str, Any]:
 
 def _clean(parts: DecisionParts) -> dict[str, str]:
     texts = {name: str(getattr(parts, name)).strip() for name in TEXT_PARTS}
-    for name in ("decision", "rationale"):
+    for name in REQUIRED:
         if not texts[name]:
             raise DecisionError(name, _("must not be empty"))
     for name, text in texts.items():

@@ -28,6 +28,7 @@ from safeground.matches.selectors import fixture_for
 
 from . import services
 from .forms import AmendForm, DecisionForm, RadioForm, ReviewForm
+from .parts import KEYS
 from .selectors import (
     decision_log,
     decision_seen_by,
@@ -106,8 +107,7 @@ def decision_log_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 
 def _amend_initial(decision: Any) -> dict[str, Any]:
-    names = ["decision", "rationale", "information", "threat_assessment", "powers_policy"]
-    names += ["options_considered", "options_rejected", "review_at", "home_only"]
+    names = [*KEYS, "review_at", "home_only"]
     initial = {name: getattr(decision, name) for name in names}
     initial["decision_maker"] = decision.decision_maker_id
     initial["links"] = ", ".join(str(seq) for seq in decision.links)
