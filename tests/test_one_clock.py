@@ -6,12 +6,14 @@ local offset."""
 import csv
 import io
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 from pypdf import PdfReader
 
+from safeground import clock
 from safeground.incidents.models import LogEntry
 from safeground.incidents.selectors import entry_event_data, incident_state
 from safeground.incidents.services import Place, log_entry_append
@@ -98,3 +100,34 @@ def test_the_case_page_says_the_local_time(debriefed, client_for, no_second_fact
     case = factories.case(entry.fixture, entries=[entry])
     page = client_for("banofficer").get(f"/cases/{case.pk}/").content.decode()
     assert f"{entry.fixture.kickoff:%d/%m/%Y} 21:50" in page
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "safeground"
+
+
+def test_every_time_leaves_through_the_clock() -> None:
+    # Issue 36: a time written by hand elsewhere is a time in whatever zone it happened to hold.
+    found = [
+        f"{path.relative_to(SRC.parent)}:{n}: {line.strip()}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "clock.py" or path.parent != SRC
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if ".isoformat(" in line
+    ]
+    assert not found, (
+        "write times through safeground.clock: iso (JSON, CSV), day_iso (a day), utc_iso (only"
+        " what is signed or hashed), not .isoformat():\n" + "\n".join(found)
+    )
+
+
+def test_the_clock_writes_a_signed_time_as_it_always_has() -> None:
+    # What the chain, checkpoints, decisions and bundles were signed over: UTC, to the microsecond
+    # where asked; a change here fails every record already signed.
+    evening = datetime(2024, 8, 21, 21, 50, 7, tzinfo=LONDON)
+    assert clock.utc_iso(evening, "microseconds") == "2024-08-21T20:50:07.000000+00:00"
+    assert clock.utc_iso(evening) == "2024-08-21T20:50:07+00:00"
+    assert clock.iso(evening) == "2024-08-21T21:50:07+01:00"
+    # A moment's day is its day on the ground's clock: 23:30 UTC in summer is the next day.
+    assert clock.day_iso(datetime(2024, 8, 21, 23, 30, tzinfo=UTC)) == "2024-08-22"
+    assert clock.iso_or_none(date(2024, 8, 21)) == "2024-08-21"
+    assert clock.iso_or_none(None) is None

@@ -40,9 +40,34 @@ def stored_time(value: datetime | str) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def iso(moment: datetime) -> str:
-    """ISO 8601 with the local offset, for JSON and CSV: 2016-10-26T21:50:00+01:00."""
-    return local(moment).isoformat()
+def iso(moment: datetime, timespec: str = "auto") -> str:
+    """ISO 8601 with the local offset, for JSON and CSV: 2016-10-26T21:50:00+01:00. Every time
+    leaves through here, `day_iso` or `utc_iso` (tests/test_one_clock.py finds any other
+    `.isoformat()` under src/)."""
+    return local(moment).isoformat(timespec=timespec)
+
+
+def day_iso(day: date | datetime) -> str:
+    """A day as ISO 8601, 2016-10-26 (a moment's day on the ground's clock)."""
+    if isinstance(day, datetime):
+        day = local(day).date()
+    return day.isoformat()
+
+
+def iso_or_none(value: date | datetime | None) -> str | None:
+    """A moment (`iso`) or a day (`day_iso`) that may be missing, as a subject-access export
+    writes it."""
+    if value is None:
+        return None
+    return iso(value) if isinstance(value, datetime) else day_iso(value)
+
+
+def utc_iso(moment: datetime, timespec: str = "auto") -> str:
+    """ISO 8601 in UTC, 2016-10-26T20:50:00+00:00: only in what is signed or hashed and checked
+    again later (the log's chain and checkpoints, a decision's parts, case and offline bundles,
+    backups' manifests). Their text is what was signed: never change how this writes it, or
+    every record already signed fails its check."""
+    return moment.astimezone(UTC).isoformat(timespec=timespec)
 
 
 @register.filter

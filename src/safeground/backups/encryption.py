@@ -18,6 +18,8 @@ from typing import BinaryIO
 import pyrage
 from pyrage import x25519
 
+from safeground import clock
+
 from .manifest import BackupError
 
 SUFFIX = ".age"
@@ -97,7 +99,7 @@ def identity_new(path: Path) -> str:
     age-keygen's format; answers its public key."""
     identity = x25519.Identity.generate()
     public = str(identity.to_public())
-    created = datetime.now(UTC).isoformat(timespec="seconds")
+    created = clock.utc_iso(datetime.now(UTC), "seconds")
     text = f"# created: {created}\n# public key: {public}\n{identity}\n"
     try:
         # O_EXCL: never overwrite a key that may be the only one that opens old backups.

@@ -21,6 +21,7 @@ from typing import Any
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from pyrage import x25519
 
+from safeground import clock
 from safeground.casework.models import evidence_storage
 from safeground.incidents.checkpoints import checkpoint_storage
 
@@ -147,7 +148,7 @@ def _manifest(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "safeground_version": _version(),
-        "created_at": created.isoformat(timespec="seconds"),
+        "created_at": clock.utc_iso(created, "seconds"),
         "database": database,
         "sources": {
             s.name: {

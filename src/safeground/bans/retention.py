@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from safeground import clock
 from safeground.retention import Holds, cutoff
 
 from .models import ENDED, AccessRecord, Ban, BanStep, Person
@@ -53,7 +54,9 @@ def people_retention_apply(today: date, holds: Holds, *, days: int | None = None
         access_record_write(
             user=None, action=AccessRecord.Action.ERASE, organisation=person.organisation_id,
             person=person,
-            reason=f"retention: every ban ended on or before {last_day.isoformat()} ({days} days)",
+            reason=(
+                f"retention: every ban ended on or before {clock.day_iso(last_day)} ({days} days)"
+            ),
         )  # fmt: skip
         erased += 1
     kept = Person.objects.filter(erased_at__isnull=True).count()

@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.permissions import (
     access_record_organisation_ids,
     can_export_subject_access,
@@ -174,7 +175,7 @@ def access_records_search(
 
 
 def _at(value: date | datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    return clock.iso_or_none(value)
 
 
 def subject_access_open(*, user: Any, person_id: int, reason: str) -> tuple[Person, AccessRecord]:

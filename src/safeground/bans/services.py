@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.models import Organisation, User
 from safeground.errors import SafegroundError, one_of, too_long
 from safeground.venues.models import Ground
@@ -195,7 +196,7 @@ def _birth_date_check(date_of_birth: date | None, today: date) -> date:
     if date_of_birth > today or date_of_birth.year < 1900:
         raise BanError(
             "date_of_birth",
-            _("%(date)s is not a plausible birth date") % {"date": date_of_birth.isoformat()},
+            _("%(date)s is not a plausible birth date") % {"date": clock.day_iso(date_of_birth)},
         )
     return date_of_birth
 

@@ -25,7 +25,6 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +32,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from safeground import clock
 from safeground.decisions.selectors import decisions_citing
 from safeground.errors import SafegroundError
 from safeground.incidents.chain import canonical
@@ -58,7 +58,7 @@ def _sha256(data: bytes) -> str:
 
 
 def _time(value: Any) -> str | None:
-    return value.astimezone(UTC).isoformat() if value else None
+    return clock.utc_iso(value) if value else None
 
 
 def evidence_path(evidence: Evidence) -> str:

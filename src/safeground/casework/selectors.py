@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.permissions import (
     can_identify,
     can_work_cases,
@@ -267,7 +268,7 @@ def ban_grounds_sources(ban_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
 
 
 def _at(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
+    return clock.iso_or_none(value)
 
 
 def subject_access_cases(person: Any) -> dict[str, Any]:

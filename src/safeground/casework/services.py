@@ -383,7 +383,7 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
         seen.setdefault(row.reference, row.where)
         if row.time is not None and abs(row.time - fixture.kickoff) > ARREST_WINDOW:
             said = _("%(time)s is not within %(hours)s hours of kick-off (%(kickoff)s)") % {
-                "time": row.time.isoformat(timespec="minutes"),
+                "time": clock.iso(row.time, "minutes"),
                 "hours": ARREST_WINDOW.seconds // 3600,
                 "kickoff": f"{kickoff:%d/%m/%Y %H:%M}",
             }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
     can_log_decisions,
@@ -68,7 +69,7 @@ TEXT_PARTS = KEYS
 
 
 def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
+    return None if value is None else clock.utc_iso(value, "microseconds")
 
 
 def digest(fields: dict[str, Any]) -> str:
@@ -178,8 +179,8 @@ def _publish(decision: Decision, action: str, seq: int) -> None:
             "action": action,
             "amends": decision.amends_id,
             "decision_maker": decision.decision_maker_name,
-            "decided_at": decision.decided_at.isoformat(),
-            "review_at": decision.review_at.isoformat() if decision.review_at else None,
+            "decided_at": clock.iso(decision.decided_at),
+            "review_at": clock.iso(decision.review_at) if decision.review_at else None,
         },
         # The log's rule for an entry with no zone: everyone working the match but stewards,
         # and a home-only decision for the home club's staff alone.
@@ -396,7 +397,7 @@ def _radio_switch(
         type=RADIO_STATUS,
         data={
             "down": down,
-            "at": switch.at.isoformat(),
+            "at": clock.iso(switch.at),
             "by": str(by),
             "instructions": instructions,
         },

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
     can_check_in,
@@ -73,7 +74,7 @@ def steward_check_in(*, fixture: Fixture, steward: User) -> CheckIn:
             "steward": steward.username,
             "name": str(steward),
             "post": post_label(post),
-            "at": check_in.checked_in_at.isoformat(),
+            "at": clock.iso(check_in.checked_in_at),
         },
         # The control room (home staff), and the steward's own devices.
         audience=Audience(home_only=True, user_ids=frozenset({steward.pk})),
@@ -143,7 +144,7 @@ def _publish_result(result: CheckResult) -> None:
             "critical": check.critical,
             "outcome": result.outcome,
             "by": str(result.by),
-            "at": result.at.isoformat(),
+            "at": clock.iso(result.at),
             "note": result.note,
             "done": done.done,
             "total": done.total,

@@ -22,6 +22,7 @@ from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.errors import NotFound
 from safeground.matches.models import Fixture
 from safeground.signing import (  # noqa: F401 (the scanner's key, as entry has always offered it)
@@ -165,7 +166,7 @@ def bundle_payload(
         "fixture": {
             "id": fixture.pk,
             "title": f"{fixture.home_club.name} v {fixture.away_club.name}",
-            "kickoff": fixture.kickoff.isoformat(),
+            "kickoff": clock.utc_iso(fixture.kickoff),
         },
         "turnstile": {
             "code": turnstile.code,
@@ -174,8 +175,8 @@ def bundle_payload(
         },
         "ends": {"home": ends.home, "away": ends.away},
         "reentry": ends.reentry,
-        "issued_at": now.isoformat(),
-        "expires_at": expires.isoformat(),
+        "issued_at": clock.utc_iso(now),
+        "expires_at": clock.utc_iso(expires),
         "hash": {"alg": "HMAC-SHA256", "key": b64url(key), "bytes": HASH_BYTES},
         "tickets": tickets,
         "gates_for_block": {

@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.errors import SafegroundError
 from safeground.live.catalogue import ENTRY_BANNED_ADMITTED, ENTRY_CONFLICT, ENTRY_DENIED
 from safeground.live.events import Audience, publish
@@ -234,7 +235,7 @@ def _publish_banned(
             "reason": outcome.reason,
             "gate": place.gate_name,
             "turnstile": place.code,
-            "scanned_at": scanned_at.isoformat(),
+            "scanned_at": clock.iso(scanned_at),
             "ticket": ticket,
             "flag": outcome.flag_id,
         },
@@ -561,7 +562,7 @@ def _offline_frame(scan: OfflineScan, ticket_id: int, flag_id: int | None) -> di
     return {
         "gate": scan.place.gate_name,
         "turnstile": scan.place.code,
-        "scanned_at": scan.scanned_at.isoformat(),
+        "scanned_at": clock.iso(scan.scanned_at),
         "ticket": ticket_seat(ticket_id),
         "flag": flag_id,
         "offline": True,

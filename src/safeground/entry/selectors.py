@@ -17,6 +17,7 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.permissions import (
     can_open_control_room,
     can_review_flags,
@@ -235,7 +236,7 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
     prevented = prevented_from_attending([fixture.pk])[fixture.pk]
     return {
         "fixture": fixture.pk,
-        "at": timezone.now().isoformat(),
+        "at": clock.iso(timezone.now()),
         "admitted": admitted,
         "capacity": sum(zone["capacity"] for zone in zones if zone["use"] != "buffer"),
         "warning_share": warn_at,
@@ -321,7 +322,7 @@ def entry_conflicts(
     return [
         {
             "id": pk,
-            "raised_at": raised_at.isoformat(),
+            "raised_at": clock.iso(raised_at),
             "ticket": {"block": block, "row": row, "seat": seat, "area": area, "end": end},
             "first": _scan_json(*scans[:4]),
             "second": _scan_json(*scans[4:]),
@@ -334,7 +335,7 @@ def _scan_json(gate: str, turnstile: str, scanned_at: datetime, offline: bool) -
     return {
         "gate": gate,
         "turnstile": turnstile,
-        "scanned_at": scanned_at.isoformat(),
+        "scanned_at": clock.iso(scanned_at),
         "offline": offline,
     }
 
@@ -427,7 +428,7 @@ def flags_awaiting(user: Any) -> int:
 
 
 def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
+    return clock.iso_or_none(value)
 
 
 def subject_ticket_ids(person: Any) -> set[int]:

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from safeground import clock
 from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.services import access_record_write
 
@@ -104,7 +105,7 @@ def league_publish(*, client: ExchangeClient | None = None) -> Published:
             "reference": reference(ban),
             "kind": ban.type,
             "is_life": ban.is_life,
-            "ends_on": ban.ends_on.isoformat() if ban.ends_on else None,
+            "ends_on": clock.day_iso(ban.ends_on) if ban.ends_on else None,
             "tokens": [next(made) for _ in inputs_of[ban.pk]],
         }
         for ban in bans

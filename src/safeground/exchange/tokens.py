@@ -8,6 +8,7 @@ holder gives one. Pure functions; the OPRF (exchange/oprf.py) turns inputs into 
 
 from datetime import date
 
+from safeground import clock
 from safeground.bans.matching import name_key, swapped
 
 # Changing it changes every token: every club publishes again (docs/adr/0015).
@@ -20,7 +21,7 @@ def letters(name: str) -> str:
 
 
 def identity(name: str, date_of_birth: date) -> bytes:
-    return f"{DOMAIN}|{letters(name)}|{date_of_birth.isoformat()}".encode()
+    return f"{DOMAIN}|{letters(name)}|{clock.day_iso(date_of_birth)}".encode()
 
 
 def holder_input(name: str, date_of_birth: date) -> bytes:

@@ -2,8 +2,9 @@
 
 import hashlib
 import json
-from datetime import UTC
 from typing import Any
+
+from safeground import clock
 
 from .models import LogEntry
 
@@ -11,7 +12,7 @@ GENESIS = "0" * 64
 
 
 def _time(value: Any) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
+    return clock.utc_iso(value, "microseconds")
 
 
 def canonical(entry: LogEntry) -> bytes:

@@ -24,7 +24,7 @@ signed bytes from the parsed statement.
 import json
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
-from safeground import signing
+from safeground import clock, signing
 from safeground.errors import SafegroundError
 from safeground.matches.models import FULL_TIME_MINUTES, Fixture
 
@@ -98,7 +98,7 @@ class Checkpoint:
 
 
 def _time(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
+    return clock.utc_iso(value, "microseconds")
 
 
 def checkpoint_due(*, seq: int, now: datetime, previous_logged_at: datetime | None) -> bool:

@@ -28,6 +28,8 @@ from django.conf import settings
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from safeground import clock
+
 from . import providers
 from .admission import (
     CLOSE_FORBIDDEN,
@@ -183,7 +185,7 @@ def control_frame(type: str, fixture_id: int) -> str:
         fixture_id=fixture_id,
         type=type,
         seq=None,
-        data={"server_time": datetime.now(UTC).isoformat()},
+        data={"server_time": clock.iso(datetime.now(UTC))},
     )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from safeground import clock
 from safeground.bans.selectors import (
     subject_access_open,
     subject_access_records,
@@ -26,7 +27,7 @@ def subject_access_export(*, user: Any, person_id: int, reason: str) -> dict[str
     person, record = subject_access_open(user=user, person_id=person_id, reason=reason)
     export: dict[str, Any] = {
         "format": SUBJECT_ACCESS_FORMAT,
-        "exported_at": timezone.now().isoformat(),
+        "exported_at": clock.iso(timezone.now()),
         "exported_by": user.get_username(),
         "reason": record.reason,
         "access_record": record.pk,

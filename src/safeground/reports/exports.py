@@ -152,8 +152,8 @@ def ban_rows(*, user: Any, ground: Ground, reason: str = "") -> tuple[tuple[str,
             "status": ban.status,
             "scope": ban.scope,
             "issued_by": ban.issued_by,
-            "starts_on": ban.starts_on.isoformat(),
-            "ends_on": ban.ends_on.isoformat() if ban.ends_on else None,
+            "starts_on": clock.day_iso(ban.starts_on),
+            "ends_on": clock.day_iso(ban.ends_on) if ban.ends_on else None,
             "is_life": ban.is_life,
             "created_at": clock.iso(ban.created_at),
         }
@@ -164,7 +164,7 @@ def ban_rows(*, user: Any, ground: Ground, reason: str = "") -> tuple[tuple[str,
                 "first_names": "" if erased else person.first_names,
                 "last_name": "" if erased else person.last_name,
                 "date_of_birth": (
-                    person.date_of_birth.isoformat()
+                    clock.day_iso(person.date_of_birth)
                     if person.date_of_birth and not erased
                     else None
                 ),

@@ -12,6 +12,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from safeground import clock
 from safeground.accounts.permissions import can_read_season, require
 from safeground.bans.models import Ban
 from safeground.entry.models import Scan
@@ -109,7 +110,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         matches.append(
             {
                 "id": f.pk,
-                "date": timezone.localtime(f.kickoff).date().isoformat(),
+                "date": clock.day_iso(f.kickoff),
                 "label": f"{timezone.localtime(f.kickoff):%d %b} v {opponent.short_name}",
                 "opponent": opponent.name,
                 "competition": f.competition.name,
@@ -262,7 +263,7 @@ def bans_over_time(ground: Ground, days: Sequence[date]) -> list[dict[str, Any]]
         )
     row = took_effect.aggregate(**counts)
     return [
-        {"date": day.isoformat(), "issued": row[f"issued_{n}"], "in_force": row[f"in_force_{n}"]}
+        {"date": clock.day_iso(day), "issued": row[f"issued_{n}"], "in_force": row[f"in_force_{n}"]}
         for n, day in enumerate(days)
     ]
 

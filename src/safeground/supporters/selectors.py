@@ -51,8 +51,8 @@ def item_json(item: TriageItem) -> dict[str, Any]:
         "count": item.count,
         "status": item.status,
         "trust": item.trust,
-        "first_at": item.first_at.isoformat(),
-        "last_at": item.last_at.isoformat(),
+        "first_at": clock.iso(item.first_at),
+        "last_at": clock.iso(item.last_at),
         "seq": item.log_entry.seq if item.log_entry_id and item.log_entry else None,
     }
 

@@ -10,6 +10,7 @@ from django.tasks.signals import task_finished
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
 from django_tasks_db.management.commands.db_worker import valid_backend_name
 
+from safeground import clock
 from safeground.live.schedule import daily_tasks_schedule, periodic_tasks_start
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class Command(DatabaseWorker):
         except ArgumentTypeError as error:
             raise CommandError(f"--backend: {error}") from None
         for path, when in daily_tasks_schedule():
-            self.stdout.write(f"Scheduled {path} for {when.isoformat(timespec='minutes')}")
+            self.stdout.write(f"Scheduled {path} for {clock.iso(when, 'minutes')}")
         task_finished.connect(_schedule_the_next_day, weak=False)
         stop = threading.Event()
         periodic_stop = None
