@@ -10,4 +10,6 @@ def safeground(request: HttpRequest) -> dict[str, object]:
         "language_choices": settings.LANGUAGES,
         # A club in the league: the register's pages link the exchange's record (/league/).
         "league_exchange": bool(settings.SAFEGROUND_EXCHANGE_URL),
+        # Pages' scripts read the CSRF token from its cookie (static/safeground/api-1.js).
+        "csrf_cookie_name": settings.CSRF_COOKIE_NAME,
     }

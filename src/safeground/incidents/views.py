@@ -111,6 +111,7 @@ STEWARD_ASSETS = [
     "safeground/steward-1.js",
     "safeground/outbox-1.js",
     "safeground/live-1.js",
+    "safeground/api-1.js",
 ]
 
 
@@ -142,7 +143,6 @@ def steward_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "apiBase": f"/api/fixtures/{fixture.pk}",
         "serviceWorker": reverse("steward_service_worker", args=[fixture.pk]),
         "scope": reverse("steward_page", args=[fixture.pk]),
-        "csrfCookie": settings.CSRF_COOKIE_NAME,
         "tasks": mine.tasks,
         "reports": mine.reports,
         "lastSeq": since,

@@ -1,5 +1,6 @@
 // The control room: the live log (newest first), quick entry, actions, and the map with markers
 // and heat. Everything on screen is drawn from live frames; the server is the only source.
+import { post as apiPost } from "./api-1.js";
 import { connectLive, refreshPanels } from "./live-1.js";
 
 {
@@ -21,25 +22,8 @@ import { connectLive, refreshPanels } from "./live-1.js";
   let lastUpdate = null;
   let connected = false;
 
-  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
-  async function post(url, body) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(errorText(data, response.status));
-    return data;
-  }
-  function errorText(data, status) {
-    if (data.field) return `${data.field}: ${data.detail}`;
-    if (Array.isArray(data.detail)) {
-      return data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ");
-    }
-    return data.detail || say(WORDS.refused, { status });
-  }
+  // The API's refusals in the loggist's words (api-1.js).
+  const post = (url, body) => apiPost(url, body, { refused: WORDS.refused });
   // Reports and flashpoint warnings are incidents of their own; other entries act on one.
   const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
   const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;

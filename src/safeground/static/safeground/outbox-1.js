@@ -11,6 +11,7 @@
 // the item to the "refused" store with the server's reason: it is shown, never dropped. Network
 // errors, 5xx, 401 (logged out), 408 and 429 stop the flush and keep the item and its place in
 // the queue, so reports always go out in the order they were made.
+import { reasonOf } from "./api-1.js";
 
 const DB_NAME = "safeground-steward";
 const DB_VERSION = 1;
@@ -40,17 +41,6 @@ function openDb() {
 
 // The outbox's own words, in the steward's language (the page's config gives them).
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
-
-// A server answer the steward can read: {"field","detail"}, pydantic's detail list, or a text.
-export function reasonOf(data, status, words) {
-  if (data && data.field) return `${data.field}: ${data.detail}`;
-  if (data && Array.isArray(data.detail)) {
-    return data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ");
-  }
-  if (data && typeof data.detail === "string") return data.detail;
-  if (status === 403) return words.notAllowed;
-  return say(words.refusedHttp, { status });
-}
 
 // Worth trying again later: the report may yet be stored as it is.
 const transient = (status) => status >= 500 || status === 401 || status === 408 || status === 429;
@@ -208,7 +198,7 @@ export class Outbox {
       await this._put(item);
       return answer.status === 0 ? "offline" : answer.status === 401 ? "logged-out" : "server";
     }
-    await this._refuse(item, explain(reasonOf(answer.data, answer.status, this.words)));
+    await this._refuse(item, explain(reasonOf(answer.data, answer.status, { refused: this.words.refusedHttp, notAllowed: this.words.notAllowed })));
     return "refused";
   }
 }

@@ -1,8 +1,9 @@
 // A steward's phone page: quick reports through the outbox (they survive no network) and what
 // became of each, the tasks the control room gives them, and its broadcasts shown over
 // everything with a sound.
+import { csrfToken, post as apiPost } from "./api-1.js";
 import { connectLive, refreshPanels } from "./live-1.js";
-import { Outbox, reasonOf } from "./outbox-1.js";
+import { Outbox } from "./outbox-1.js";
 
 {
   const config = JSON.parse(document.getElementById("steward-config").textContent);
@@ -17,23 +18,8 @@ import { Outbox, reasonOf } from "./outbox-1.js";
   const categoryName = (name) => WORDS.categories[name] || name;
 
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
-  function csrfToken() {
-    // The cookie is fresher than a page kept by the service worker (the token rotates at login).
-    const cookie = document.cookie.split("; ").find((c) => c.startsWith(`${config.csrfCookie}=`));
-    if (cookie) return decodeURIComponent(cookie.slice(config.csrfCookie.length + 1));
-    return document.querySelector('meta[name="csrf-token"]').content;
-  }
-  async function post(url, body) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(reasonOf(data, response.status, WORDS));
-    return data;
-  }
+  // The API's refusals in the steward's words (api-1.js).
+  const post = (url, body) => apiPost(url, body, { refused: WORDS.refusedHttp, notAllowed: WORDS.notAllowed });
   const noNetwork = (err) => err instanceof TypeError; // fetch's own failure, not a refusal
 
   // ---- Offline: the service worker keeps the page; the outbox keeps the reports. ----------

@@ -3,26 +3,11 @@
 // data attributes give the server's key, the URLs and the words to show); and the page tells
 // the server when it shows a broadcast ("seen"). The service worker steward-1.js registers
 // takes the pushes (alerts/push-sw-1.js).
+import { post } from "../safeground/api-1.js";
+
 {
   const config = JSON.parse(document.getElementById("steward-config").textContent);
   const panel = () => document.querySelector("[data-alerts-phone]");
-
-  function csrfToken() {
-    const cookie = document.cookie.split("; ").find((c) => c.startsWith(`${config.csrfCookie}=`));
-    if (cookie) return decodeURIComponent(cookie.slice(config.csrfCookie.length + 1));
-    return document.querySelector('meta[name="csrf-token"]').content;
-  }
-
-  async function post(url, body) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-    });
-    if (!response.ok) throw new Error(`${url}: ${response.status}`);
-    return response.json();
-  }
 
   function say(word) {
     const here = panel();

@@ -1,0 +1,45 @@
+// Calling the API from a page, one way for every script (issue 36): Django's CSRF token, a JSON
+// POST, and the words of a refusal.
+//   import { csrfToken, post, reasonOf } from "./api-1.js";
+
+// A `{name}` slot filled.
+const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
+
+// Django's CSRF token. Its cookie, which base.html's meta tag names: the cookie is set with every
+// page, and is fresher than the token in a page a service worker kept (it rotates at login). The
+// meta tag's own token when there is no cookie.
+export function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const name = meta?.dataset.cookie;
+  const cookie = name && document.cookie.split("; ").find((c) => c.startsWith(`${name}=`));
+  if (cookie) return decodeURIComponent(cookie.slice(name.length + 1));
+  return meta ? meta.content : "";
+}
+
+// A refusal the person can read: the API's {"code","field","detail"} (the field named), a list
+// of what a form's fields lack (pydantic's detail list: each field and its message), or a text;
+// else the page's words for a refusal, `refused` with its `{status}` slot and `notAllowed` for a
+// 403 (each page says them in its reader's language).
+export function reasonOf(data, status, words = {}) {
+  if (data && data.field) return `${data.field}: ${data.detail}`;
+  if (data && Array.isArray(data.detail)) {
+    return data.detail.map((d) => `${(d.loc || []).slice(-1)[0]}: ${d.msg}`).join("; ");
+  }
+  if (data && typeof data.detail === "string" && data.detail) return data.detail;
+  if (status === 403 && words.notAllowed) return words.notAllowed;
+  return say(words.refused || "HTTP {status}", { status });
+}
+
+// POST a JSON body; answers the JSON answer, or throws an Error with the refusal's words (a
+// TypeError, fetch's own, when there is no network).
+export async function post(url, body, words = {}) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(reasonOf(data, response.status, words));
+  return data;
+}
