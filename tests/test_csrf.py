@@ -15,7 +15,9 @@ import secrets
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import Client
+from django.urls import reverse
 
 from safeground.accounts.models import User
 from tests.rows import rows_written
@@ -155,3 +157,13 @@ def test_htmx_requests_carry_the_token_from_the_page() -> None:
             assert (
                 "{% extends" in text or template.name.startswith("_") or "panel" in str(template)
             ), f"{template}: an htmx write outside a page built on base.html"
+
+
+@pytest.mark.django_db
+def test_the_page_names_the_cookie_its_scripts_read_the_token_from(client) -> None:
+    """static/safeground/api-1.js reads the token from the cookie (fresher than a page a service
+    worker kept), by the name this meta tag gives; the cookie comes with the page."""
+    response = client.get(reverse("login"))
+    page = response.content.decode()
+    assert f'<meta name="csrf-cookie" content="{settings.CSRF_COOKIE_NAME}">' in page
+    assert response.cookies[settings.CSRF_COOKIE_NAME].value

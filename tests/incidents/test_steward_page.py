@@ -131,3 +131,5 @@ def test_the_service_worker_keeps_the_page_and_its_files(match_day, client_for, 
     assert f'const CACHE = "safeground-steward-{cup_tie.pk}-v1-' in body
     assets = json.loads(body.split("const ASSETS = ")[1].split(";\n")[0])
     assert {"/static/safeground/steward-1.js", "/static/safeground/live-1.js"} <= set(assets)
+    # Its scripts' imports too: an import missing offline stops the page's script.
+    assert {"/static/safeground/outbox-1.js", "/static/safeground/api-1.js"} <= set(assets)

@@ -5,15 +5,15 @@
 // A `{name}` slot filled.
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
 
-// Django's CSRF token. Its cookie, which base.html's meta tag names: the cookie is set with every
-// page, and is fresher than the token in a page a service worker kept (it rotates at login). The
-// meta tag's own token when there is no cookie.
+// Django's CSRF token. Its cookie, which base.html's "csrf-cookie" meta tag names: the cookie
+// is set with every page, and is fresher than the token in a page a service worker kept (it
+// rotates at login). The "csrf-token" meta tag's when there is no cookie.
+const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content;
 export function csrfToken() {
-  const meta = document.querySelector('meta[name="csrf-token"]');
-  const name = meta?.dataset.cookie;
+  const name = meta("csrf-cookie");
   const cookie = name && document.cookie.split("; ").find((c) => c.startsWith(`${name}=`));
   if (cookie) return decodeURIComponent(cookie.slice(name.length + 1));
-  return meta ? meta.content : "";
+  return meta("csrf-token") || "";
 }
 
 // A refusal the person can read: the API's {"code","field","detail"} (the field named), a list
