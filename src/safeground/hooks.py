@@ -145,9 +145,10 @@ class _Run:
     done: bool = False
 
 
-def after_commit_once(callback: Callable[[], object], *, robust: bool) -> None:
+def after_commit_once(callback: Callable[[], object]) -> None:
     """Run `callback` once after the caller's transaction commits, however often it is asked for
-    in that transaction (a bulk change), and not at all if it rolls back.
+    in that transaction (a bulk change), and not at all if it rolls back; robust, as every
+    after-commit hook is.
 
     Each request queues its own on_commit, so Django drops exactly the requests of a rolled-back
     transaction or savepoint; the requests share one run, which the first of them to be called
@@ -157,7 +158,7 @@ def after_commit_once(callback: Callable[[], object], *, robust: bool) -> None:
         pending = _pending.runs = {}
     key = hook_id(callback)
     run = pending.setdefault(key, _Run(callback))
-    transaction.on_commit(partial(_run_once, pending, key, run), robust=robust)
+    transaction.on_commit(partial(_run_once, pending, key, run), robust=True)
 
 
 def _run_once(pending: dict[str, _Run], key: str, run: _Run) -> None:

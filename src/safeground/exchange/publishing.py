@@ -192,4 +192,4 @@ def ban_changed(ban: Ban) -> None:
         ban.scope == Ban.Scope.REGISTER or ban.type == Ban.Type.BANNING_ORDER
     ):
         # Once per transaction: the nightly roll-forward changes many bans in one.
-        after_commit_once(publication_wanted, robust=False)
+        after_commit_once(publication_wanted)
