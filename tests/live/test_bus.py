@@ -338,8 +338,6 @@ def test_a_frame_never_published_is_read_from_the_database(settings, monkeypatch
 
     from safeground.live import providers
 
-    monkeypatch.setattr(providers, "_catch_ups", [catch_up])
-
     async def scenario() -> None:
         hub = Hub()
         first, second = await connected(hub), await connected(hub)
@@ -360,7 +358,8 @@ def test_a_frame_never_published_is_read_from_the_database(settings, monkeypatch
         assert [frame_seq(f) for f in first.frames] == [5, 6, 7, 8]  # never twice (issue 25)
         await hub.close()
 
-    asyncio.run(scenario())
+    with providers.catch_up_sources.replaced(catch_up):
+        asyncio.run(scenario())
 
 
 def test_a_frame_the_catch_up_had_that_comes_after_it_is_not_sent_again(settings) -> None:

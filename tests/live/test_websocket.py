@@ -164,7 +164,6 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
     # The catch-up provider is replaced so that frames commit while it runs, at a chosen moment.
     from safeground.live import providers
 
-    monkeypatch.setattr(providers, "_catch_ups", [live_catch_up])
     session = session_of("loggist")
 
     async def scenario() -> None:
@@ -175,7 +174,8 @@ def test_catch_up_then_live_frames_with_nothing_missed_and_nothing_twice(
             await asyncio.to_thread(publish_committed, fixture_id, seq=5)
             assert (await next_frame(ws))["seq"] == 5
 
-    asyncio.run(scenario())
+    with providers.catch_up_sources.replaced(live_catch_up):
+        asyncio.run(scenario())
 
 
 def test_a_reconnecting_socket_gets_only_the_entries_it_missed_each_once(

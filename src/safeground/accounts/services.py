@@ -2,12 +2,12 @@
 
 import hashlib
 import secrets
-from collections.abc import Callable
-from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
+
+from safeground.hooks import Kind, Timing, ignored
 
 from .models import Device, Membership, Organisation, Role, User
 
@@ -56,12 +56,9 @@ def device_create(*, organisation: Organisation, name: str, profile: str) -> tup
 # Called with a revoked key's hash once the revocation is committed: entry registers its cache
 # of device keys (EntryConfig.ready), so this process refuses the key at once; other processes
 # refuse it when their cache entry expires (SAFEGROUND_ENTRY_CACHE_SECONDS).
-_revoked_listeners: list[Callable[[str], None]] = []
-
-
-def on_device_revoked(listener: Callable[[str], None]) -> None:
-    if listener not in _revoked_listeners:
-        _revoked_listeners.append(listener)
+device_revoked: Kind[[str], None, None] = Kind(
+    "accounts.device_revoked", Timing.AFTER_COMMIT, ignored
+)
 
 
 @transaction.atomic
@@ -71,7 +68,5 @@ def device_revoke(*, device: Device, by: User | None = None) -> Device:
         revoked_at=timezone.now(), revoked_by=by
     )
     device.refresh_from_db()
-    key_hash = device.key_hash
-    for listener in _revoked_listeners:
-        transaction.on_commit(partial(listener, key_hash), robust=True)
+    device_revoked(device.key_hash)
     return device

@@ -13,9 +13,9 @@ class AlertsConfig(AppConfig):
         from .services import alert_broadcast, alert_task, alert_warning
         from .views import control_room_alarm_for, control_room_panel_for, steward_panel_for
 
-        hooks.on_broadcast_sent(alert_broadcast)
-        hooks.on_task_given(alert_task)
-        hooks.on_warning_written(alert_warning)
-        panels.register_steward_panel(steward_panel_for)
-        panels.register_control_room_panel(control_room_panel_for)
-        panels.register_control_room_panel(control_room_alarm_for)
+        hooks.broadcast_sent.register(alert_broadcast)
+        hooks.task_given.register(alert_task)
+        hooks.warning_written.register(alert_warning)
+        panels.steward_panels.register(steward_panel_for)
+        panels.control_room_panels.register(control_room_panel_for)
+        panels.control_room_panels.register(control_room_alarm_for)

@@ -12,4 +12,4 @@ class CaseworkConfig(AppConfig):
 
         from .selectors import ban_grounds_sources
 
-        hooks.on_grounds_sources(ban_grounds_sources)
+        hooks.grounds_sources.register(ban_grounds_sources)

@@ -12,5 +12,5 @@ class DecisionsConfig(AppConfig):
 
         from .views import control_room_banner_for, steward_banner_for
 
-        panels.register_control_room_banner(control_room_banner_for)
-        panels.register_steward_banner(steward_banner_for)
+        panels.control_room_banners.register(control_room_banner_for)
+        panels.steward_banners.register(steward_banner_for)

@@ -12,5 +12,5 @@ class DeploymentConfig(AppConfig):
 
         from .views import control_room_panel_for, steward_panel_for
 
-        panels.register_steward_panel(steward_panel_for)
-        panels.register_control_room_panel(control_room_panel_for)
+        panels.steward_panels.register(steward_panel_for)
+        panels.control_room_panels.register(control_room_panel_for)

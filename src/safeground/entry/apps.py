@@ -11,18 +11,18 @@ class EntryConfig(AppConfig):
 
         from . import flagging, selectors, services
 
-        hooks.on_ban_in_force(flagging.ban_in_force)
-        hooks.on_ban_revoked(services.flags_clear_revoked)
-        hooks.on_flags_awaiting(selectors.flags_awaiting)
+        hooks.ban_in_force.register(flagging.ban_in_force)
+        hooks.ban_revoked.register(services.flags_clear_revoked)
+        hooks.flags_awaiting.register(selectors.flags_awaiting)
         # Risk assessment (matches) reads the history through a registered source.
-        from safeground.matches.risk import register_history
+        from safeground.matches.risk import history_sources
 
         from .risk_history import banned_denials
 
-        register_history(banned_denials)
+        history_sources.register(banned_denials)
         # A key revoked in this process is refused here at once, not after the cache's time.
-        from safeground.accounts.services import on_device_revoked
+        from safeground.accounts.services import device_revoked
 
         from .runtime.lookups import device_forget
 
-        on_device_revoked(device_forget)
+        device_revoked.register(device_forget)

@@ -12,4 +12,4 @@ class ExchangeConfig(AppConfig):
 
         from . import publishing
 
-        hooks.on_ban_changed(publishing.ban_changed)
+        hooks.ban_changed.register(publishing.ban_changed)

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from safeground import clock
 from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.services import access_record_write
+from safeground.hooks import after_commit_once
 
 from . import blinding, oprf, tokens
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
@@ -192,6 +192,5 @@ def ban_changed(ban: Ban) -> None:
     if settings.SAFEGROUND_EXCHANGE_URL and (
         ban.scope == Ban.Scope.REGISTER or ban.type == Ban.Type.BANNING_ORDER
     ):
-        queued = transaction.get_connection().run_on_commit
-        if not any(callback is publication_wanted for _, callback, _ in queued):
-            transaction.on_commit(publication_wanted)  # once per transaction
+        # Once per transaction: the nightly roll-forward changes many bans in one.
+        after_commit_once(publication_wanted)

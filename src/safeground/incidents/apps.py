@@ -13,11 +13,11 @@ class IncidentsConfig(AppConfig):
         from .catch_up import live_catch_up
         from .selectors import viewer_zone_ids
 
-        providers.register_catch_up(live_catch_up)
-        providers.register_viewer_zones(viewer_zone_ids)
+        providers.catch_up_sources.register(live_catch_up)
+        providers.viewer_zones.register(viewer_zone_ids)
         # Risk assessment (matches) reads the history through a registered source.
-        from safeground.matches.risk import register_history
+        from safeground.matches.risk import history_sources
 
         from .risk_history import log_history
 
-        register_history(log_history)
+        history_sources.register(log_history)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from safeground import clock
+from safeground.hooks import Kind, Timing
 
 from .models import Fixture
 from .policy import Policy
@@ -53,13 +54,14 @@ class PastRecord:
     max_severity: int = 0  # highest severity among the entries (0: not graded)
 
 
-HistorySource = Callable[[HistoryWindow], Iterable[PastRecord]]
-_sources: dict[str, HistorySource] = {}
+def _records_joined(answers: list[Iterable[PastRecord]]) -> list[PastRecord]:
+    return [record for answer in answers for record in answer]
 
 
-def register_history(source: HistorySource) -> None:
-    """Called from an app's ready(): its records count in every assessment from now on."""
-    _sources[f"{source.__module__}.{source.__qualname__}"] = source
+# Registered from an app's ready() (safeground.hooks): its records count in every assessment.
+history_sources: Kind[[HistoryWindow], Iterable[PastRecord], list[PastRecord]] = Kind(
+    "matches.history_sources", Timing.AT_RENDER, _records_joined
+)
 
 
 def past_fixtures(window: HistoryWindow) -> QuerySet[Fixture]:
@@ -140,7 +142,7 @@ def history_window(fixture: Fixture, policy: Policy) -> HistoryWindow:
 
 def history_for(fixture: Fixture, policy: Policy) -> list[PastRecord]:
     window = history_window(fixture, policy)
-    records = [record for source in _sources.values() for record in source(window)]
+    records = history_sources(window)
     return sorted(records, key=lambda r: (r.kickoff, r.kind, r.label))
 
 

@@ -13,6 +13,6 @@ class SupportersConfig(AppConfig):
         from .services import reporters_tell_dealt_with
         from .triage_views import control_room_panel_for
 
-        panels.register_control_room_map_panel(control_room_panel_for)
+        panels.control_room_map_panels.register(control_room_panel_for)
         # The text line's reporters hear when their report's incident is dealt with.
-        hooks.on_incident_dealt_with(reporters_tell_dealt_with)
+        hooks.incident_dealt_with.register(reporters_tell_dealt_with)

@@ -206,7 +206,7 @@ def caches_clear() -> None:
 
 
 def device_forget(key_hash: str) -> None:
-    """A revoked key leaves this process's cache at once (accounts.services.on_device_revoked)."""
+    """A revoked key leaves this process's cache at once (accounts.services.device_revoked)."""
     _devices.forget(key_hash)
 
 
