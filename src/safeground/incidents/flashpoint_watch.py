@@ -327,10 +327,9 @@ class Watcher:
         with self._lock:
             first, last = self._due.get(fixture_id, (entry_id, entry_id))
             self._due[fixture_id] = (min(first, entry_id), max(last, entry_id))
-            if self._scoring:
-                return
-            self._scoring = True
-        self._gather()
+            if not self._scoring:
+                self._scoring = True
+                self._gather()  # under the lock: settle() never sees it told and not yet due
 
     def _gather(self) -> None:
         # The reports of the next moment are scored with this one, in one read of the log.
@@ -355,8 +354,8 @@ class Watcher:
         finally:
             with self._lock:
                 self._scoring = bool(self._due)  # told of more meanwhile: score them next
-            if self._scoring:
-                self._gather()
+                if self._scoring:
+                    self._gather()
 
     def _score(self, fixture_id: int, first_id: int, last_id: int) -> None:
         try:
