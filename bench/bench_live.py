@@ -1302,9 +1302,9 @@ def append_rate(entries: int) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from safeground import background
     from safeground.accounts.models import User
     from safeground.incidents.services import Place, log_entry_append
-    from safeground.incidents.services import flashpoint_watcher as watcher
     from safeground.matches.selectors import fixture_with_shares
 
     author = User.objects.get(username=DEMO_USER)
@@ -1332,7 +1332,7 @@ def append_rate(entries: int) -> None:
         if i % 100 == 0:
             marks.append(time.perf_counter())
         append(i)
-    watcher.settle(60)
+    background.settle(60)
     finished, cpu = time.perf_counter(), time.process_time() - cpu
     elapsed = finished - started
     steps = [*marks, finished]

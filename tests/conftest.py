@@ -101,7 +101,7 @@ def _api_calls_counted_afresh() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _log_scored_and_forgotten() -> Iterator[None]:
     """Nothing the log keeps in the process (scores, zone maps) outlives the test: ids come
-    round again. (The flashpoint thread has finished scoring by then: _log_scored_before_flush.)"""
+    round again. (The background work has finished by then: _log_scored_before_flush.)"""
     from safeground.incidents import places, services
 
     yield
@@ -145,13 +145,15 @@ def _log_triggers_around_flush(request):
 
 
 def _log_scored_before_flush() -> None:
-    """Here, torn down before the test's database fixture: the flashpoint thread's read of the
-    log and zones (a server's, in browser tests) would otherwise race the flush's TRUNCATE,
-    which deadlocks on PostgreSQL and leaves the rows for the next test. (An autouse fixture
-    without the database would settle only after the flush: it is set up before the database.)"""
-    from safeground.incidents import services
+    """Here, torn down before the test's database fixture: the background work's reads and
+    writes (the flashpoint scoring of the log and zones, a server's in browser tests; push
+    alerts' outcomes) would otherwise race the flush's TRUNCATE, which deadlocks on PostgreSQL
+    and leaves the rows for the next test. (An autouse fixture without the database would settle
+    only after the flush: it is set up before the database.) 30 s bounds it; it returns as soon
+    as the work is done."""
+    from safeground import background
 
-    assert services.flashpoint_watcher.settle(30), "the flashpoint thread did not finish scoring"
+    assert background.settle(30), "the background work did not finish"
 
 
 def _free_port() -> int:

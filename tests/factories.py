@@ -70,6 +70,7 @@ import yaml
 from django.test import Client
 from django.utils import timezone
 
+from safeground import background
 from safeground.accounts.models import Device, Organisation, Role, User
 from safeground.accounts.services import device_create, organisation_create, user_create
 from safeground.bans.models import Ban, Person
@@ -94,7 +95,6 @@ from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import (
     Place,
     categories_seed,
-    flashpoint_watcher,
     log_entry_append,
 )
 from safeground.matches.models import (
@@ -824,7 +824,7 @@ def report(
     entry = log_entry_append(
         fixture=fixture_, author=author, category=category, text=text, place=place, **fields
     )
-    flashpoint_watcher.settle()  # its flashpoint warning, if any, is in the log too
+    background.settle()  # its flashpoint warning, if any, is in the log too
     return entry
 
 

@@ -20,11 +20,11 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
+from safeground import background
 from safeground.entry.models import Scan
 from safeground.entry.runtime import asgi, lookups, loop
 from safeground.entry.scans import scan_check
 from safeground.incidents.models import LogEntry
-from safeground.incidents.services import flashpoint_watcher
 from tests import factories
 
 # --- the log API, on either database -----------------------------------------------------------
@@ -382,7 +382,7 @@ def test_an_outage_is_logged_as_a_few_lines_not_a_traceback_per_request(proxied,
     try:
         assert client.post(url, {"category": "missile", "text": "before", "block": "S-L2"},
                            content_type="application/json").status_code == 201  # fmt: skip
-        assert flashpoint_watcher.settle(10)  # the report's scoring is done before the cut
+        assert background.settle(10)  # the report's scoring is done before the cut
         proxied.stop()
         connection.close()
         refused = [client.get(url).status_code for _ in range(3)]

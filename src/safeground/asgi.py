@@ -76,31 +76,29 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 async def lifespan(receive: Receive, send: Send) -> None:
-    """A worker starting warms the scans' caches and pools first (entry.runtime.warm), then runs
-    the periodic jobs (the log's anchoring) in a thread, when no `safeground worker` does
+    """A worker starting warms the scans' caches and pools first (entry.runtime.warm), then puts
+    the periodic jobs (the log's anchoring) on the one scheduler, when no `safeground worker` does
     (SAFEGROUND_PERIODIC_TASKS_IN_SERVER). Shutting down, it stops them and closes the database
     connections it holds open (the scans' async pool, the scan threads' own, Django's pool), so
     PostgreSQL sees them go at once, and its live relay (no Redis)."""
-    from django.conf import settings
     from django.db import connections
 
     from safeground.entry.runtime.loop import scan_pool_close
     from safeground.entry.runtime.threads import scan_threads_close
     from safeground.entry.runtime.warm import warm_up
     from safeground.live.bus import relays_close
-    from safeground.live.schedule import periodic_tasks_start
+    from safeground.live.schedule import scheduled_jobs_start
 
     periodic_stop = None
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await warm_up()  # before uvicorn listens: a restart under load starts warm
-            if settings.SAFEGROUND_PERIODIC_TASKS_IN_SERVER:
-                periodic_stop = periodic_tasks_start()
+            periodic_stop = scheduled_jobs_start(worker=False)  # as `safeground worker` does
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             if periodic_stop is not None:
-                periodic_stop()  # joins the thread; a run under way ends first (a second or so)
+                periodic_stop()  # a run under way ends first (a second or so)
             relays_close()
             await scan_pool_close()
             await scan_threads_close()

@@ -9,18 +9,22 @@ each process logs instead:
     database still down after 10 s: 1,234 requests refused so far
     database back after 25.3 s: 5,012 requests refused
 
-`refused(error)` counts a refusal; the first one starts a thread that tries a connection of its
-own: if that fails too the outage has begun, and the thread tries again every PROBE_EVERY seconds
-and logs the return (so the line comes even if no request arrives). While `down`, requests are
-refused at once (safeground.errors.RequestChecks, the scans' route) instead of each waiting for a
-pool's connection: the return is noticed within PROBE_EVERY. `OutageFilter` (settings.LOGGING)
-drops the per-request records Django and psycopg's pools write while an outage is logged here.
+`refused(error)` counts a refusal; the first one has a background thread (safeground.background)
+try a connection of its own: if that fails too the outage has begun, and a probe tries again
+every PROBE_EVERY seconds and logs the return (so the line comes even if no request arrives).
+While `down`, requests are refused at once (safeground.errors.RequestChecks, the scans' route)
+instead of each waiting for a pool's connection: the return is noticed within PROBE_EVERY.
+`OutageFilter` (settings.LOGGING) drops the per-request records Django and psycopg's pools write
+while an outage is logged here.
 """
 
 import logging
 import threading
 import time
+from functools import partial
 from typing import Any
+
+from safeground import background
 
 logger = logging.getLogger("safeground.outage")
 
@@ -62,9 +66,9 @@ class Outage:
                 if not self._checking:
                     self._checking = True
                     self.refused_count = 1
-                    threading.Thread(
-                        target=self._watch, args=(_first_line(error),), daemon=True
-                    ).start()
+                    background.submit(
+                        partial(self._watch, _first_line(error)), name="database outage check"
+                    )
             elif now - self._said_at >= STILL_DOWN_EVERY:
                 self._said_at = now
                 logger.error(
@@ -99,10 +103,19 @@ class Outage:
         finally:
             with self._lock:
                 self._checking = False
-        while self.down:
-            time.sleep(PROBE_EVERY)
-            if _database_answers():
-                self.back()
+        self._probe_later()
+
+    def _probe_later(self) -> None:
+        background.later(PROBE_EVERY, self._probe, name="database outage probe")
+
+    def _probe(self) -> None:
+        """While down, one connection attempt every PROBE_EVERY; no thread waits between."""
+        if not self.down:
+            return
+        if _database_answers():
+            self.back()
+        else:
+            self._probe_later()
 
 
 def _first_line(error: BaseException | str) -> str:

@@ -7,7 +7,8 @@ import pytest
 from bench.push_receiver import PushReceiver
 from django.test import Client
 
-from safeground.alerts import push, vapid
+from safeground import background
+from safeground.alerts import vapid
 from safeground.reports.match_report import match_report
 from tests import factories
 from tests.alerts.test_push import broadcast, receipt, subscribe, user
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 def receiver() -> Iterator[PushReceiver]:
     made = PushReceiver(server_key=vapid.public_key())
     yield made
-    push.settle()
+    background.settle()
     made.close()
 
 

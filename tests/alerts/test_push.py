@@ -10,6 +10,7 @@ import pytest
 from bench.push_receiver import PushReceiver
 from django.utils import timezone
 
+from safeground import background
 from safeground.accounts.models import User
 from safeground.alerts import push, vapid
 from safeground.alerts.models import Alert, AlertRecipient, PushSubscription
@@ -32,7 +33,7 @@ def user(username: str) -> User:
 def receiver() -> Iterator[PushReceiver]:
     made = PushReceiver(server_key=vapid.public_key())
     yield made
-    push.settle()
+    background.settle()
     made.close()
 
 
@@ -61,7 +62,7 @@ def broadcast(client_for, fixture, text: str = "Hold the away fans in the concou
         content_type="application/json",
     )
     assert response.status_code == 201, response.content
-    push.settle()
+    background.settle()
     return response.json()["id"]
 
 
@@ -194,13 +195,13 @@ def test_a_task_and_a_flashpoint_warning_in_the_zone_reach_the_steward(
         place=Place(block="S-L1"),
     )  # fmt: skip
     log_entry_assign(entry=report, author=user("loggist"), assignee=user("steward"))
-    push.settle()
+    background.settle()
     log_entry_warn(
         fixture=cup_tie, zone_id=post.zone_id, at=timezone.now(), severity=4,
         text="Flashpoint building in the away section", links=[report.seq],
         quiet_since=timezone.now() - timedelta(minutes=10),
     )  # fmt: skip
-    push.settle()
+    background.settle()
     task, warning = (m.json() for m in receiver.wait_for(2))
     assert task["kind"] == "task" and f"#{report.seq}" in task["title"] and not task["acknowledge"]
     assert (
@@ -227,7 +228,7 @@ def test_each_phone_reads_its_alerts_in_the_language_it_subscribed_in(
         headers={"Accept-Language": "cy"},  # a Welsh control room
     )
     assert response.status_code == 201, response.content
-    push.settle()
+    background.settle()
     said = {m.phone.token: m.json() for m in receiver.wait_for(2)}
     assert said[welsh.token]["title"] == "Ystafell reoli"
     assert said[welsh.token]["body"] == "Daliwch wrth y gatiau"
@@ -244,7 +245,7 @@ def test_each_phone_reads_its_alerts_in_the_language_it_subscribed_in(
         place=Place(block="S-L1"),
     )  # fmt: skip
     log_entry_assign(entry=report, author=user("loggist"), assignee=user("steward"))
-    push.settle()
+    background.settle()
     task = receiver.wait_for(3)[-1].json()
     assert task["title"] == f"Tasg i chi: #{report.seq}"
     assert task["body"] == "Taflegryn wedi'i daflu"  # the seeded category's Welsh name
@@ -265,7 +266,7 @@ def test_an_urgent_broadcast_not_acknowledged_in_time_is_raised_once(
     [event] = [e for e in events if e.type == catalogue.ALERT_OVERDUE]
     assert event.data["unacknowledged"] == ["steward"] and event.data["broadcast"] == sent
     assert event.audience.home_only and user("supervisor").pk in event.audience.user_ids
-    push.settle()
+    background.settle()
     [message] = receiver.wait_for(1)
     assert message.phone is supervisor_phone and message.json()["kind"] == "overdue"
     assert overdue_raise(now=later + timedelta(seconds=30)) == []  # once

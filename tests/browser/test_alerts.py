@@ -14,8 +14,9 @@ from bench.push_receiver import PushReceiver
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from safeground import background
 from safeground.accounts.models import User
-from safeground.alerts import push, vapid
+from safeground.alerts import vapid
 from safeground.alerts.models import AlertRecipient
 from safeground.alerts.services import overdue_raise
 from safeground.incidents.broadcasting import broadcast_send
@@ -135,7 +136,7 @@ def test_a_locked_phone_shows_an_urgent_broadcast_and_acknowledges_it(site, new_
             fixture=fixture, sent_by=User.objects.get(username="safety"), script="hold",
             text="Hold the away fans in the concourse",
         )  # fmt: skip
-        push.settle()
+        background.settle()
         [message] = receiver.wait_for(1)
         assert message.urgency == "high"
         locked.deliver(message.payload)
@@ -184,7 +185,7 @@ def test_a_tap_brings_back_the_steward_page_and_an_unacknowledged_one_is_raised(
         sent = broadcast_send(
             fixture=fixture, sent_by=User.objects.get(username="safety"), script="lockdown",
         )  # fmt: skip
-        push.settle()
+        background.settle()
         locked.deliver(receiver.wait_for(1)[0].payload)
         [shown] = until(locked.notifications, phone, timeout=NOTIFICATION_WAIT)
         # A tap brings the open steward page forward rather than opening a second one (the

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 
+from safeground import background
 from safeground.accounts.models import User
 from safeground.incidents.models import LogEntry
 from safeground.incidents.services import Place, log_entry_append
@@ -71,7 +72,7 @@ def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
     cup_tie = match_day.cup_tie
     # The scoring is held on the flashpoint thread: every report still returns and goes out;
     # the warning follows once the scoring runs.
-    from safeground.incidents import flashpoint_watch, services
+    from safeground.incidents import flashpoint_watch
     from safeground.live.events import capture_events
 
     release = threading.Event()
@@ -94,7 +95,7 @@ def test_a_report_returns_and_goes_out_live_before_its_flashpoint_check(
             )
         assert [e.data["entry"]["text"] for e in events] == [f"Coins {n}" for n in range(5)]
         release.set()
-        assert services.flashpoint_watcher.settle(10)
+        assert background.settle(10)
     kinds = [e.data["entry"]["kind"] for e in events]
     assert kinds[:5] == ["report"] * 5
     assert set(kinds[5:]) == {"warning"}
@@ -295,12 +296,12 @@ def test_a_process_starting_afresh_scores_on_from_the_reports_before_it(
         )
 
     missile(1), missile(2)
-    assert services.flashpoint_watcher.settle(10)
+    assert background.settle(10)
     assert warnings(cup_tie) == []
     restarted = flashpoint_watch.Watcher(services.flashpoint_warning_write)
     monkeypatch.setattr(services, "flashpoint_watcher", restarted)
     third = missile(3)
-    assert restarted.settle(10)
+    assert background.settle(10)
     (warning,) = warnings(cup_tie)
     assert warning.text.startswith("Flashpoint building in ")
     assert "reached the threshold 12" in warning.text

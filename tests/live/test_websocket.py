@@ -184,8 +184,9 @@ def test_a_reconnecting_socket_gets_only_the_entries_it_missed_each_once(
     cup_tie = match_day.cup_tie
     """The real catch-up (the log folded once per process, extended as it grows): a socket that
     comes back with `after` gets the entries after it, in order, none twice, then live ones."""
+    from safeground import background
     from safeground.incidents.selectors import shown_entries
-    from safeground.incidents.services import Place, flashpoint_watcher, log_entry_append
+    from safeground.incidents.services import Place, log_entry_append
 
     settings.SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = 5.0  # as served: the fold is kept
     loggist = User.objects.get(username="loggist")
@@ -199,7 +200,7 @@ def test_a_reconnecting_socket_gets_only_the_entries_it_missed_each_once(
             text=text,
             place=Place(block="S-L1"),
         )
-        assert flashpoint_watcher.settle()  # its flashpoint warning, if any, is in the log too
+        assert background.settle()  # its flashpoint warning, if any, is in the log too
         return entry.seq
 
     first = [report(f"before {i}") for i in range(3)]

@@ -1,5 +1,5 @@
 """`safeground worker`: background tasks from the database queue, and the daily jobs kept scheduled
-(SAFEGROUND_TASKS=database; live/schedule.py)."""
+(SAFEGROUND_TASKS=database; live/schedule.py on the one scheduler, safeground.background)."""
 
 from datetime import UTC, date, datetime, time, timedelta
 from io import StringIO
@@ -114,27 +114,41 @@ def test_the_worker_refuses_to_start_without_the_database_queue(settings) -> Non
 
 
 @commits
-def test_a_running_worker_looks_again_so_a_killed_workers_job_is_not_lost(queue, monkeypatch):
-    import threading
+def test_a_running_worker_looks_again_so_a_killed_workers_job_is_not_lost(
+    queue, monkeypatch, settings
+):
     import time as clock
 
-    from safeground.live.management.commands import worker
+    from safeground.live import schedule
 
     [(path, _when)] = daily_tasks_schedule()
     # The job was claimed by a worker killed two hours ago: the next look schedules it again.
     DBTaskResult.objects.filter(task_path=path).update(
         status=TaskResultStatus.RUNNING, started_at=timezone.now() - timedelta(hours=2)
     )
-    monkeypatch.setattr(worker, "SCHEDULE_CHECK_SECONDS", 0.05)
-    stop = threading.Event()
-    looking = threading.Thread(target=worker._keep_scheduled, args=(stop,))
-    looking.start()
+    monkeypatch.setattr(schedule, "SCHEDULE_CHECK_SECONDS", 0.05)
+    settings.SAFEGROUND_PERIODIC_TASKS = {}  # only the look at the daily jobs, as a worker has
+    halt = schedule.scheduled_jobs_start(worker=True)
     try:
         deadline = clock.monotonic() + 10
         while not DBTaskResult.objects.filter(status=TaskResultStatus.READY).exists():
             assert clock.monotonic() < deadline, "the daily job was not scheduled again"
             clock.sleep(0.05)
     finally:
-        stop.set()
-        looking.join()
+        halt()
     assert DBTaskResult.objects.filter(task_path=path, status=TaskResultStatus.READY).count() == 1
+
+
+def test_serve_and_worker_start_the_same_scheduler_with_their_jobs(settings) -> None:
+    from safeground.live.schedule import scheduled_jobs
+
+    every = settings.SAFEGROUND_PERIODIC_TASKS
+    worker = {job.name: job.every for job in scheduled_jobs(worker=True)}
+    assert worker == {
+        **{path: float(s) for path, s in every.items()},
+        "daily jobs kept scheduled": 600,
+    }
+    settings.SAFEGROUND_PERIODIC_TASKS_IN_SERVER = False  # a worker runs them
+    assert scheduled_jobs(worker=False) == []
+    settings.SAFEGROUND_PERIODIC_TASKS_IN_SERVER = True  # the default install: the server does
+    assert {job.name for job in scheduled_jobs(worker=False)} == set(every)

@@ -5,26 +5,27 @@ phone's push service (RFC 8030) with `Urgency: high` and a short TTL; the VAPID 
 is py-vapid's (vapid.py). Nothing of the protocol is written here: only who gets what, and what
 the push service's answer means.
 
-A service hands a batch of pushes to `send` once its write has committed; a thread of this
-process takes the batch and posts its messages concurrently (aiohttp, on its own event loop, at
-most PUSH_CONCURRENCY at once), so a broadcast to 500 phones returns at once. The answers:
-2xx sent; 404 or 410 the subscription has expired (dropped); 429, 5xx or no answer tried again
-after a back-off, at most PUSH_ATTEMPTS times in all (a message is worth nothing after its TTL).
+A service hands a batch of pushes to `send` once its write has committed; one of the process's
+background threads (safeground.background) takes the batch and posts its messages concurrently
+(aiohttp, on its own event loop, at most PUSH_CONCURRENCY at once), so a broadcast to 500 phones
+returns at once. The answers: 2xx sent; 404 or 410 the subscription has expired (dropped); 429,
+5xx or no answer tried again after a back-off, at most PUSH_ATTEMPTS times in all (a message is
+worth nothing after its TTL); no thread waits out the back-off (background.later).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import aiohttp
 from django.conf import settings
-from django.db import connection
 from pywebpush import WebPusher, WebPushException
+
+from safeground import background
 
 from . import vapid
 
@@ -67,9 +68,6 @@ class Outcome:
 
 Record = Callable[[list[Outcome]], None]
 
-_running: set[threading.Thread] = set()
-_running_lock = threading.Lock()
-
 
 async def _post(session: aiohttp.ClientSession, gate: asyncio.Semaphore, push: Push) -> Outcome:
     """Encrypt and post one message; the push service's status, or why there was none."""
@@ -107,51 +105,31 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def deliver(pushes: list[Push], record: Record) -> None:
-    """Post every push, hand each round's outcomes to `record` (the database: outside the
-    event loop), and try the transient failures again after a back-off, at most
-    PUSH_ATTEMPTS times in all."""
-    pending = pushes
-    while pending:
-        outcomes = asyncio.run(_post_all(pending), loop_factory=_loop_factory())
-        record(outcomes)
-        again = [o.push for o in outcomes if o.retry]
-        attempt = again[0].attempt if again else 0
-        if not again or attempt >= settings.SAFEGROUND_PUSH_ATTEMPTS:
-            return
-        time.sleep(BACK_OFF_SECONDS[min(attempt - 1, len(BACK_OFF_SECONDS) - 1)])
-        pending = [replace(push, attempt=push.attempt + 1) for push in again]
+    """Post every push once and hand the outcomes to `record` (the database: outside the event
+    loop); the transient failures are posted again after a back-off, on the background threads,
+    at most PUSH_ATTEMPTS times in all."""
+    outcomes = asyncio.run(_post_all(pushes), loop_factory=_loop_factory())
+    record(outcomes)
+    again = [o.push for o in outcomes if o.retry]
+    attempt = again[0].attempt if again else 0
+    if not again or attempt >= settings.SAFEGROUND_PUSH_ATTEMPTS:
+        return
+    retries = [replace(push, attempt=push.attempt + 1) for push in again]
+    background.later(
+        BACK_OFF_SECONDS[min(attempt - 1, len(BACK_OFF_SECONDS) - 1)],
+        partial(_deliver_logged, retries, record),
+        name="push alerts, tried again",
+    )
+
+
+def _deliver_logged(pushes: list[Push], record: Record) -> None:
+    try:
+        deliver(pushes, record)
+    except Exception:
+        logger.exception("push alerts: a batch of %d failed", len(pushes))
 
 
 def send(pushes: list[Push], record: Record) -> None:
-    """Deliver the pushes in a thread of their own; the caller returns at once."""
-    if not pushes:
-        return
-
-    def run() -> None:
-        try:
-            deliver(pushes, record)
-        except Exception:
-            logger.exception("push alerts: a batch of %d failed", len(pushes))
-        finally:
-            connection.close()  # this thread's own database connection
-            with _running_lock:
-                _running.discard(threading.current_thread())
-
-    thread = threading.Thread(target=run, name="push-batch", daemon=True)
-    with _running_lock:
-        _running.add(thread)
-    thread.start()
-
-
-def settle(timeout: float = 30.0) -> None:
-    """Wait for the batches being sent (tests, and a command that sends before it exits)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with _running_lock:
-            threads = list(_running)
-        if not threads:
-            return
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        if time.monotonic() >= deadline:
-            return
+    """Deliver the pushes on a background thread; the caller returns at once."""
+    if pushes:
+        background.submit(partial(_deliver_logged, pushes, record), name="push alerts")

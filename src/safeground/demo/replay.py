@@ -17,10 +17,10 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from safeground import background
 from safeground.errors import SafegroundError
 from safeground.incidents import posts, services
 from safeground.incidents.models import LogEntry
-from safeground.incidents.services import flashpoint_watcher
 from safeground.matches.models import Fixture
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -130,7 +130,7 @@ def replay(
             refs[spec["ref"]] = entry
         written.append(entry)
         on_entry(spec, entry)
-    flashpoint_watcher.settle()  # the warnings the scenario raised are in the log when it ends
+    background.settle()  # the warnings the scenario raised are in the log when it ends
     return written
 
 

@@ -1,7 +1,7 @@
 """Flashpoint scoring as reports come, off the request's path (the rules: flashpoint.py).
 
-A report returns as soon as it has committed; this process's flashpoint thread then reads the
-entries after the last it scored (one query) and scores each new report's zones from the last
+A report returns as soon as it has committed; this process's background threads then read the
+entries after the last scored (one query) and score each new report's zones from the last
 score. A zone's score is a sum of contributions each halved every half-life, so it is kept
 scaled to a fixed origin (the sum of c * 2 ** (t / half_life)): bringing it to a later time is
 one multiplication, and a report leaving the window one subtraction. A correction of a report
@@ -14,7 +14,6 @@ warnings are written by the writer the log's services hand in (this module never
 
 import logging
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -22,6 +21,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection
 
+from safeground import background
 from safeground.clock import stored_time
 from safeground.matches.models import Fixture
 
@@ -311,33 +311,29 @@ GATHER_SECONDS = 0.05  # a warning may come this much later; in a storm, one rea
 
 
 class Watcher:
-    """This process's flashpoint thread: told of each report committed, it scores them in turn
-    (several at once when reports come faster than it scores), never on a request's thread."""
+    """This process's flashpoint scoring: told of each report committed, it scores them in turn
+    on the background threads (several at once when reports come faster than it scores), never
+    on a request's thread, one scoring at a time. `safeground.background.settle()` waits for it."""
 
     def __init__(self, write: WarningWrite) -> None:
         self._write = write
         # fixture id -> the first and the last report id told of since its scoring before
         self._due: dict[int, tuple[int, int]] = {}
-        self._busy = False
-        self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
+        self._scoring = False  # a scoring is on the clock or running: the next waits for it
+        self._lock = threading.Lock()
         self._watches: dict[int, MatchWatch] = {}
 
     def report_stored(self, fixture_id: int, entry_id: int) -> None:
-        with self._changed:
+        with self._lock:
             first, last = self._due.get(fixture_id, (entry_id, entry_id))
             self._due[fixture_id] = (min(first, entry_id), max(last, entry_id))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="safeground-flashpoint", daemon=True
-                )
-                self._thread.start()
-            self._changed.notify_all()
+            if not self._scoring:
+                self._scoring = True
+                self._gather()  # under the lock: settle() never sees it told and not yet due
 
-    def settle(self, timeout: float = 10.0) -> bool:
-        """Wait until every report told of has been scored; False if that took over `timeout`."""
-        with self._changed:
-            return self._changed.wait_for(lambda: not self._due and not self._busy, timeout)
+    def _gather(self) -> None:
+        # The reports of the next moment are scored with this one, in one read of the log.
+        background.later(GATHER_SECONDS, self._run, name="flashpoint scoring")
 
     def watch(self, fixture_id: int) -> MatchWatch:
         if fixture_id not in self._watches:
@@ -346,26 +342,20 @@ class Watcher:
 
     def forget(self) -> None:
         """Drop every match's scores (a test starting afresh)."""
-        self.settle()
+        background.settle()
         self._watches.clear()
 
     def _run(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: bool(self._due))
-                self._busy = True
-            # The reports of the next moment are scored with this one, in one read of the log.
-            time.sleep(GATHER_SECONDS)
-            with self._changed:
-                due, self._due = self._due, {}
-            try:
-                for fixture_id, (first_id, last_id) in due.items():
-                    self._score(fixture_id, first_id, last_id)
-            finally:
-                connection.close()  # back to the pool (at most one read per GATHER_SECONDS)
-                with self._changed:
-                    self._busy = False
-                    self._changed.notify_all()
+        with self._lock:
+            due, self._due = self._due, {}
+        try:
+            for fixture_id, (first_id, last_id) in due.items():
+                self._score(fixture_id, first_id, last_id)
+        finally:
+            with self._lock:
+                self._scoring = bool(self._due)  # told of more meanwhile: score them next
+                if self._scoring:
+                    self._gather()
 
     def _score(self, fixture_id: int, first_id: int, last_id: int) -> None:
         try:

@@ -4,7 +4,6 @@ Appends to one match are serialised by locking the fixture row (PostgreSQL) or b
 IMMEDIATE transactions, so the chain never forks (docs/adr/0003-log-chain.md).
 """
 
-import atexit
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -577,6 +576,6 @@ def flashpoint_check(
     return warnings_write(fixture, due, flashpoint_warning_write)
 
 
-# This process's flashpoint thread, writing through the log's own writer.
+# This process's flashpoint scoring, writing through the log's own writer. A command that
+# appends (a replay) waits for it before it exits: safeground.background's own atexit.
 flashpoint_watcher = Watcher(flashpoint_warning_write)
-atexit.register(flashpoint_watcher.settle)  # a command that appends (a replay) waits for it

@@ -7,30 +7,31 @@ never enqueued twice; if two workers start at the same instant and both enqueue 
 idempotent (the register's daily job started and expired today's bans already the second time).
 
 A periodic job (the log's anchoring, every minute) is not queued: a row a minute in the task
-table would outgrow everything else in it. A thread of the process that keeps the clock (each
-server in the default install, else each worker) calls the task itself; its jobs are idempotent.
+table would outgrow everything else in it. The process that keeps the clock (each server in the
+default install, else each worker) calls the task itself on the one scheduler
+(safeground.background): `scheduled_jobs_start` is how `serve` and `worker` alike start it. Its
+jobs are idempotent.
 """
 
-import logging
-import threading
-import time as clock
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import close_old_connections
 from django.db.models import Q
 from django.tasks import Task, TaskResultStatus
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-logger = logging.getLogger(__name__)
+from safeground import background
 
 # A task marked running for longer than this belongs to a worker that died (kill -9): the job is
 # scheduled again rather than waiting for it forever.
 ABANDONED_AFTER = timedelta(hours=1)
+# How often a worker looks again whether each daily job is scheduled: a job left running by a
+# worker that was killed is taken as abandoned after ABANDONED_AFTER.
+SCHEDULE_CHECK_SECONDS = 600
 
 
 def daily_time(path: str, at: str) -> time:
@@ -72,39 +73,25 @@ def daily_tasks_schedule(*, now: datetime | None = None) -> list[tuple[str, date
     return enqueued
 
 
-def periodic_tasks_run(stop: threading.Event) -> None:
-    """Call each periodic task every so many seconds (SAFEGROUND_PERIODIC_TASKS), first after one
-    period, until `stop` is set. A run that fails is logged and the next comes as planned."""
-    jobs: list[tuple[str, Task[Any, Any], float]] = [
-        (path, import_string(path), float(seconds))
-        for path, seconds in settings.SAFEGROUND_PERIODIC_TASKS.items()
-    ]
-    if not jobs:
-        return
-    due = {path: clock.monotonic() + seconds for path, _, seconds in jobs}
-    while not stop.wait(max(0.0, min(due.values()) - clock.monotonic())):
-        for path, job, seconds in jobs:
-            if clock.monotonic() < due[path]:
-                continue
-            due[path] = clock.monotonic() + seconds  # a slow run delays, never piles up
-            try:
-                job.call()
-            except Exception:
-                logger.exception("periodic job %s failed; it runs again in %s s", path, seconds)
-            finally:
-                close_old_connections()  # this thread's connection, between runs
+def scheduled_jobs(*, worker: bool) -> list[background.Job]:
+    """The periodic jobs of a server (`worker=False`) or of `safeground worker`: the periodic
+    tasks (SAFEGROUND_PERIODIC_TASKS) in a worker, and in a server too when no worker runs
+    them (SAFEGROUND_PERIODIC_TASKS_IN_SERVER); a worker also looks again every
+    SCHEDULE_CHECK_SECONDS that each daily job is scheduled."""
+    jobs = []
+    if worker or settings.SAFEGROUND_PERIODIC_TASKS_IN_SERVER:
+        for path, seconds in settings.SAFEGROUND_PERIODIC_TASKS.items():
+            task: Task[Any, Any] = import_string(path)
+            jobs.append(background.Job(path, float(seconds), task.call))
+    if worker:
+        jobs.append(
+            background.Job(
+                "daily jobs kept scheduled", SCHEDULE_CHECK_SECONDS, daily_tasks_schedule
+            )
+        )
+    return jobs
 
 
-def periodic_tasks_start() -> Callable[[], None]:
-    """Run the periodic tasks in a daemon thread of this process; returns what stops it."""
-    stop = threading.Event()
-    thread = threading.Thread(
-        target=periodic_tasks_run, args=(stop,), name="safeground-periodic", daemon=True
-    )
-    thread.start()
-
-    def halt() -> None:
-        stop.set()
-        thread.join(timeout=10)
-
-    return halt
+def scheduled_jobs_start(*, worker: bool) -> Callable[[], None]:
+    """Put this process's periodic jobs on the one scheduler; returns what takes them off."""
+    return background.schedule_start(scheduled_jobs(worker=worker))

@@ -4,6 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
+from safeground import background
 from safeground.accounts.models import Role
 from safeground.demo.season import (
     DEMO_PASSWORD,
@@ -14,7 +15,6 @@ from safeground.demo.season import (
     rerun_load,
     rerun_move_to_today,
 )
-from safeground.incidents.services import flashpoint_watcher
 from safeground.incidents.tasks import log_heads_anchor
 
 
@@ -41,7 +41,7 @@ class Command(BaseCommand):
             moved = rerun_load()
             # The season's past matches are over: their logs are signed at full time now, as
             # the anchoring job would a minute after `serve` starts (their warnings first).
-            flashpoint_watcher.settle()
+            background.settle()
             log_heads_anchor()
             self.stdout.write(
                 f"Loaded the demo: {ground.name}, {ground.fixtures.count()} fixtures."

@@ -1,39 +1,19 @@
-import logging
-import threading
 from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import DatabaseError, close_old_connections
 from django.tasks.signals import task_finished
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
 from django_tasks_db.management.commands.db_worker import valid_backend_name
 
 from safeground import clock
-from safeground.live.schedule import daily_tasks_schedule, periodic_tasks_start
-
-logger = logging.getLogger(__name__)
-
-
-# How often a worker looks again whether each daily job is scheduled: a job left running by a
-# worker that was killed is taken as abandoned after ABANDONED_AFTER (live/schedule.py).
-SCHEDULE_CHECK_SECONDS = 600
+from safeground.live.schedule import daily_tasks_schedule, scheduled_jobs_start
 
 
 def _schedule_the_next_day(sender: Any, task_result: Any, **kwargs: Any) -> None:
     if task_result.task.module_path in settings.SAFEGROUND_DAILY_TASKS:
         daily_tasks_schedule()
-
-
-def _keep_scheduled(stop: threading.Event) -> None:
-    while not stop.wait(SCHEDULE_CHECK_SECONDS):
-        try:
-            daily_tasks_schedule()
-        except DatabaseError:
-            logger.warning("worker: could not check the daily jobs; trying again", exc_info=True)
-        finally:
-            close_old_connections()
 
 
 class Command(DatabaseWorker):
@@ -64,17 +44,13 @@ class Command(DatabaseWorker):
         for path, when in daily_tasks_schedule():
             self.stdout.write(f"Scheduled {path} for {clock.iso(when, 'minutes')}")
         task_finished.connect(_schedule_the_next_day, weak=False)
-        stop = threading.Event()
-        periodic_stop = None
-        if not options["batch"]:
-            threading.Thread(target=_keep_scheduled, args=(stop,), daemon=True).start()
-            # The servers leave the periodic jobs (the log's anchoring) to the workers when
-            # tasks are queued in the database (SAFEGROUND_PERIODIC_TASKS_IN_SERVER).
-            periodic_stop = periodic_tasks_start()
+        # The servers leave the periodic jobs (the log's anchoring) to the workers when tasks
+        # are queued in the database (SAFEGROUND_PERIODIC_TASKS_IN_SERVER); a worker also looks
+        # again now and then that each daily job is scheduled (a killed worker's job).
+        periodic_stop = None if options["batch"] else scheduled_jobs_start(worker=True)
         try:
             super().handle(*args, **options)
         finally:
-            stop.set()
             if periodic_stop is not None:
                 periodic_stop()
             task_finished.disconnect(_schedule_the_next_day)
