@@ -52,3 +52,13 @@ def test_a_delivered_receipt_is_stored_once_and_refusals_are_the_apis(
     assert status == 422
     status, body = send(asgi_server, token, {"state": "acknowledged"})
     assert (status, body["field"]) == (409, "state")  # a task is not acknowledged here
+
+
+def test_a_body_too_large_for_a_receipt_is_refused_413_in_the_apis_shape(asgi_server) -> None:
+    status, body = send(asgi_server, "1.token", {"state": "delivered", "pad": "x" * 2000})
+    assert status == 413
+    assert body == {
+        "code": "too_large",
+        "field": "body",
+        "detail": "a receipt is at most 1024 bytes",
+    }

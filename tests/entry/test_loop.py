@@ -282,13 +282,13 @@ def test_the_scan_threads_prepare_the_statement_too(gates) -> None:
 def batch_sizes(monkeypatch) -> list[int]:
     """The size of every statement the loop sends."""
     sizes: list[int] = []
-    statement = loop._Batches.statement
+    statement = loop.statement
 
-    async def counted(self, batch):
+    async def counted(pool, batch):
         sizes.append(len(batch))
-        return await statement(self, batch)
+        return await statement(pool, batch)
 
-    monkeypatch.setattr(loop._Batches, "statement", counted)
+    monkeypatch.setattr(loop, "statement", counted)
     return sizes
 
 

@@ -1,12 +1,14 @@
 """Sockets' reads done together (live/batches.py): what arrives while a batch is read waits for
-the next; one alone goes at once; a failure reaches each socket of its batch."""
+the next; one alone goes at once; a bad knock fails alone, the database away fails the batch."""
 
 import asyncio
 import threading
 from collections.abc import Sequence
 
+import psycopg
 import pytest
 
+from safeground.group_commit import OnLoop
 from safeground.live.admission import (
     CLOSE_FORBIDDEN,
     CLOSE_NO_FIXTURE,
@@ -15,7 +17,7 @@ from safeground.live.admission import (
     admit,
     admit_many,
 )
-from safeground.live.batches import Batches
+from safeground.live.batches import reads_together
 from safeground.live.events import Viewer
 
 
@@ -33,10 +35,12 @@ class Reader:
         self.started.set()
         self.hold.wait(5)
         if -1 in items:
-            raise RuntimeError("the database went away")
+            raise psycopg.OperationalError("the database went away")
+        if -2 in items:
+            raise ValueError("a knock that cannot be read")
         return [item * 10 for item in items]
 
-    async def busy_with(self, batches: Batches[int, int], item: int) -> asyncio.Future[int]:
+    async def busy_with(self, batches: OnLoop[int, int], item: int) -> asyncio.Future[int]:
         """Start a read of `item` and hold it there: what is asked meanwhile waits behind it."""
         self.hold.clear()
         self.started.clear()
@@ -49,7 +53,7 @@ def test_items_that_arrive_during_a_read_go_together_in_the_next() -> None:
     reader = Reader()
 
     async def scenario() -> None:
-        batches = Batches(reader)
+        batches = reads_together(reader)
         assert await batches.ask(1) == 10  # alone: at once, no waiting for company
         first = await reader.busy_with(batches, 2)
         rest = [asyncio.ensure_future(batches.ask(n)) for n in range(3, 8)]
@@ -66,24 +70,41 @@ def test_a_failed_read_fails_each_of_its_batch_and_the_next_batch_goes_on() -> N
     reader = Reader()
 
     async def scenario() -> None:
-        batches = Batches(reader)
+        batches = reads_together(reader)
         held = await reader.busy_with(batches, 1)
         failing = [asyncio.ensure_future(batches.ask(n)) for n in (-1, 2)]
         await asyncio.sleep(0.05)
         reader.hold.set()
         assert await held == 10
         answers = await asyncio.gather(*failing, return_exceptions=True)
-        assert all(isinstance(a, RuntimeError) for a in answers)
+        assert all(isinstance(a, psycopg.OperationalError) for a in answers)
         assert await batches.ask(3) == 30
 
     asyncio.run(scenario())
+
+
+def test_a_bad_knock_fails_alone_and_the_others_of_its_batch_are_read() -> None:
+    reader = Reader()
+
+    async def scenario() -> list[object]:
+        batches = reads_together(reader)
+        held = await reader.busy_with(batches, 1)
+        asked = [asyncio.ensure_future(batches.ask(n)) for n in (2, -2, 3)]
+        await asyncio.sleep(0.05)
+        reader.hold.set()
+        assert await held == 10
+        return await asyncio.gather(*asked, return_exceptions=True)
+
+    two, bad, three = asyncio.run(scenario())
+    assert (two, three) == (20, 30) and isinstance(bad, ValueError)
+    assert reader.batches == [[1], [2, -2, 3], [2], [-2], [3]]
 
 
 def test_a_socket_that_left_while_it_waited_is_not_read() -> None:
     reader = Reader()
 
     async def scenario() -> None:
-        batches = Batches(reader)
+        batches = reads_together(reader)
         held = await reader.busy_with(batches, 1)
         gone = asyncio.ensure_future(batches.ask(2))
         stays = asyncio.ensure_future(batches.ask(3))

@@ -22,7 +22,6 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, cast
@@ -35,7 +34,19 @@ from django.utils import translation
 from django.utils.translation import gettext
 
 from safeground.accounts.devices import PROFILES
-from safeground.errors import ARRIVED, TooLarge, Unavailable, error_body
+from safeground.errors import ARRIVED, Unavailable, error_body
+from safeground.lean_route import (
+    ASGIApp,
+    OverTheLimit,
+    Receive,
+    Scope,
+    Send,
+    answer,
+    body_read,
+    declared_over,
+    is_post,
+    too_large,
+)
 from safeground.outage import outage
 
 from ..api import scan_answer, scan_answer_async
@@ -47,10 +58,7 @@ SCAN_PATH = "/api/entry/scan"
 ROUTE = "entry_scan"
 MAX_BODY = 4096  # a scan is ~200 bytes
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+__all__ = ["Receive", "Scope", "Send", "gates_router"]  # safeground.asgi takes its types here
 
 
 # The API's one error shape (safeground.errors), written here because this route bypasses ninja.
@@ -90,14 +98,7 @@ def _fixed_answers() -> FixedAnswers:
                 ).to_json()
             ),
         ),
-        too_large=(
-            413,
-            _answer_bytes(
-                TooLarge(
-                    "body", gettext("a scan is at most %(limit)s bytes") % {"limit": MAX_BODY}
-                ).to_json()
-            ),
-        ),
+        too_large=too_large(gettext("a scan is at most %(limit)s bytes") % {"limit": MAX_BODY}),
     )
 
 
@@ -187,50 +188,20 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
             threads.in_scan_thread_soon(reload)
 
 
-class OverTheLimit:
-    """What _read_body returns for a body past MAX_BODY bytes."""
-
-
-async def _read_body(receive: Receive) -> bytes | OverTheLimit | None:
-    """The body, or None when the client hung up; OverTheLimit past MAX_BODY bytes (a client
-    that sends no Content-Length is cut off there too, so memory stays bounded)."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return OverTheLimit()
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
-async def _answer(send: Send, status: int, answer: bytes, retry_after: bytes) -> None:
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(answer)).encode()),
-    ]
-    if status == 503:
-        headers.append((b"retry-after", retry_after))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": answer})
+async def _answer(send: Send, status: int, body: bytes, retry_after: bytes) -> None:
+    await answer(send, status, body, [(b"retry-after", retry_after)] if status == 503 else ())
 
 
 def gates_router(app: ASGIApp) -> ASGIApp:
     # Each scan has its own deadline, from its arrival: one that waits behind a stuck statement
     # or for a connection while the database is away is answered 503 at its deadline, and, if it
-    # was still waiting, is never decided (loop._Batches.take skips it; a scan thread never
+    # was still waiting, is never decided (the group commit leaves it out; a scan thread never
     # starts it). Read once: the router is made once per process.
     deadline = settings.SAFEGROUND_SCAN_DEADLINE_SECONDS
     retry_after = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS).encode()
 
     async def router(scope: Scope, receive: Receive, send: Send) -> None:
-        if not (
-            scope["type"] == "http" and scope["path"] == SCAN_PATH and scope["method"] == "POST"
-        ):
+        if not is_post(scope, SCAN_PATH):
             await app(scope, receive, send)
             return
         key = None
@@ -243,13 +214,13 @@ def gates_router(app: ASGIApp) -> ASGIApp:
                 cookie = value.decode("latin-1")
             elif name == b"accept-language":
                 accept = value.decode("latin-1")
-            elif name == b"content-length" and value.isdigit() and int(value) > MAX_BODY:
+            elif name == b"content-length" and declared_over(value, MAX_BODY):
                 declared_too_large = True
         language = scan_language(cookie, accept)
         if declared_too_large:  # refused before it is read (a 50 MB body is not received at all)
             await _answer(send, *fixed(language).too_large, retry_after)
             return
-        body = await _read_body(receive)
+        body = await body_read(receive, MAX_BODY)
         if body is None:
             return
         if isinstance(body, OverTheLimit):

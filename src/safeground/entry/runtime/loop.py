@@ -6,7 +6,6 @@ without Django's database access runs on the scan threads (runtime.threads).
 """
 
 import asyncio
-import collections
 import functools
 import os
 import weakref
@@ -20,6 +19,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 from psycopg_pool import AsyncConnectionPool
 
+from safeground.group_commit import OnLoop, Policy
 from safeground.prepared import ONLY_WHEN_ASKED
 
 from .. import decision, scans
@@ -39,106 +39,39 @@ BATCH_LIMIT = 64  # scans in one statement at most
 DATABASE_DOWN = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 
 
-@dataclass(eq=False)
-class _Waiting:
-    ctx: ScanContext
-    answer: asyncio.Future[Outcome | None]
+def _ticket_and_nonce(ctx: ScanContext) -> tuple[tuple[Any, ...], ...]:
+    """A second scan of a ticket (or a nonce sent again) waits for the next statement, so a
+    statement moves each ticket at most once."""
+    return (("ticket", ctx.fixture_id, ctx.barcode), ("nonce", ctx.device_id, ctx.nonce))
 
 
-class _Batches:
-    """Scans waiting on one event loop, and the statements deciding them."""
-
-    def __init__(self, pool: AsyncConnectionPool) -> None:
-        self.pool = pool
-        self.waiting: collections.deque[_Waiting] = collections.deque()
-        self.running: set[asyncio.Task[None]] = set()
-
-    def decide(self, ctx: ScanContext) -> asyncio.Future[Outcome | None]:
-        answer = asyncio.get_running_loop().create_future()
-        self.waiting.append(_Waiting(ctx, answer))
-        self.start()
-        return answer
-
-    def start(self) -> None:
-        while self.waiting and len(self.running) < CONNECTIONS:
-            batch = self.take()
-            if not batch:
-                continue
-            task = asyncio.create_task(self.run(batch))
-            self.running.add(task)
-            task.add_done_callback(self.done)
-
-    def done(self, task: asyncio.Task[None]) -> None:
-        self.running.discard(task)
-        self.start()
-
-    def take(self) -> list[_Waiting]:
-        """The next batch, in order of arrival; a second scan of a ticket (or a nonce sent
-        again) waits for the next, so a statement moves each ticket at most once."""
-        batch: list[_Waiting] = []
-        later: list[_Waiting] = []
-        seen: set[tuple[Any, ...]] = set()
-        while self.waiting and len(batch) < BATCH_LIMIT:
-            waiting = self.waiting.popleft()
-            if waiting.answer.done():
-                continue  # past its deadline and answered 503 (runtime/asgi.py): not decided
-            ctx = waiting.ctx
-            keys = (("ticket", ctx.fixture_id, ctx.barcode), ("nonce", ctx.device_id, ctx.nonce))
-            if seen.intersection(keys):
-                later.append(waiting)
-                continue
-            seen.update(keys)
-            batch.append(waiting)
-        self.waiting.extendleft(reversed(later))
-        return batch
-
-    async def run(self, batch: list[_Waiting]) -> None:
-        try:
-            try:
-                outcomes = await self.statement([waiting.ctx for waiting in batch])
-            except psycopg.Error as error:
-                # The server refused the statement (no sqlstate: the connection or the pool
-                # failed, and would fail each scan again). Nothing was written (one statement);
-                # one scan's fault must not be the others': each goes again on its own.
-                if len(batch) == 1 or error.sqlstate is None:
-                    raise
-                for waiting in batch:
-                    if waiting.answer.done():
-                        continue
-                    try:
-                        _answer(waiting, (await self.statement([waiting.ctx]))[0])
-                    except Exception as error:
-                        _fail(waiting, error)
-                return
-            for waiting, outcome in zip(batch, outcomes, strict=True):
-                _answer(waiting, outcome)
-        except BaseException as error:
-            for waiting in batch:
-                _fail(waiting, error)
-            if not isinstance(error, Exception):
-                raise
-
-    async def statement(self, batch: list[ScanContext]) -> list[Outcome | None]:
-        async with self.pool.connection() as conn:
-            cursor = _cursors.get(conn)
-            if cursor is None:
-                cursor = _cursors[conn] = conn.cursor()
-            await cursor.execute(DECIDE_SQL_BYTES, decision.params(batch), prepare=True)
-            rows = await cursor.fetchall()
-        return decision.outcomes(batch, rows)
+# A scan past its deadline is answered 503 (runtime/asgi.py) and never decided (its answer is
+# cancelled: the group commit leaves it out). A statement the server refused wrote nothing (one
+# statement): its scans go again one at a time, so one scan's fault is not the others'; one that
+# failed on the connection or the pool fails them all (each would fail again).
+POLICY = Policy(limit=BATCH_LIMIT, keys=_ticket_and_nonce)
 
 
-def _answer(waiting: _Waiting, outcome: Outcome | None) -> None:
-    if not waiting.answer.done():  # its request may have gone (the client hung up)
-        waiting.answer.set_result(outcome)
+@dataclass
+class _Scans:
+    """One event loop's connections and the scans waiting for them."""
+
+    pool: AsyncConnectionPool
+    batches: OnLoop[ScanContext, Outcome | None]
 
 
-def _fail(waiting: _Waiting, error: BaseException) -> None:
-    if not waiting.answer.done():
-        waiting.answer.set_exception(error)
+async def statement(pool: AsyncConnectionPool, batch: list[ScanContext]) -> list[Outcome | None]:
+    """The decision's one statement for `batch`, on one of the pool's connections."""
+    async with pool.connection() as conn:
+        cursor = _cursors.get(conn)
+        if cursor is None:
+            cursor = _cursors[conn] = conn.cursor()
+        await cursor.execute(DECIDE_SQL_BYTES, decision.params(batch), prepare=True)
+        rows = await cursor.fetchall()
+    return decision.outcomes(batch, rows)
 
 
-_batches: tuple[asyncio.AbstractEventLoop, _Batches] | None = None
+_batches: tuple[asyncio.AbstractEventLoop, _Scans] | None = None
 # One cursor kept per connection (it keeps the adapters it found for each parameter's type), and
 # the statement as bytes (not encoded again for every batch).
 _cursors: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], psycopg.AsyncCursor[Any]] = (
@@ -165,7 +98,7 @@ async def decide_async(ctx: ScanContext) -> Outcome:
     batches = (
         _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
     )
-    outcome = await (batches or await _batches_open()).decide(ctx)
+    outcome = await (batches or await _batches_open()).batches.submit(ctx)
     if outcome is not None:
         return outcome
     # The same nonce stored meanwhile by a concurrent request (see decision.decide).
@@ -173,7 +106,7 @@ async def decide_async(ctx: ScanContext) -> Outcome:
     return prior  # type: ignore[return-value]
 
 
-async def _batches_open() -> _Batches:
+async def _batches_open() -> _Scans:
     """The process's pool and batches, made on its event loop at the first scan (uvicorn has
     one loop per worker; tests run a loop each)."""
     global _batches
@@ -199,7 +132,10 @@ async def _batches_open() -> _Batches:
         open=False,
         name="entry-scans",
     )
-    batches = _Batches(pool)
+    # `statement` looked up at each batch (tests count the statements by replacing it).
+    batches = _Scans(
+        pool, OnLoop(lambda batch: statement(pool, batch), POLICY, in_flight=CONNECTIONS)
+    )
     _batches = (asyncio.get_running_loop(), batches)
     # Opening waits for no connection: a worker starting while the database is away still
     # answers (503) and connects when it returns.
