@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 
 from .models import Membership, Role
 
@@ -30,6 +31,18 @@ GROUND_ROLES = frozenset(
         Role.AUDITOR,
     }
 )
+
+
+def role_holders(organisation_id: int, *roles: str) -> QuerySet[Membership]:
+    """Who holds any of these roles at the organisation: their memberships, users read along."""
+    return Membership.objects.filter(
+        organisation_id=organisation_id, role__in=roles
+    ).select_related("user")
+
+
+def role_label(role: str) -> str:
+    """A role as people read it ("Safety officer"), in their language; never its stored value."""
+    return str(Role(role).label)
 
 
 def memberships(user: Any) -> frozenset[tuple[int, str]]:

@@ -17,7 +17,8 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.translation import gettext as _
 
 from safeground import clock
-from safeground.accounts.models import Membership, Role, User
+from safeground.accounts.models import Role, User
+from safeground.accounts.permissions import role_holders
 from safeground.errors import SafegroundError
 from safeground.incidents.broadcasting import broadcast_ack
 from safeground.incidents.models import Broadcast, BroadcastAck, LogEntry
@@ -345,9 +346,9 @@ def seen_record(*, broadcast: Broadcast, user: User) -> int:
 
 def _supervisors(fixture: Fixture) -> set[int]:
     return set(
-        Membership.objects.filter(
-            organisation_id=fixture.ground.organisation_id, role=Role.STEWARD_SUPERVISOR
-        ).values_list("user_id", flat=True)
+        role_holders(fixture.ground.organisation_id, Role.STEWARD_SUPERVISOR).values_list(
+            "user_id", flat=True
+        )
     )
 
 

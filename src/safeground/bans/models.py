@@ -7,8 +7,11 @@ A ban's history (BanStep) and the access records are append-only: the query sets
 delete, and only retention blanks what must be erased.
 """
 
+from datetime import date
+
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
@@ -41,6 +44,12 @@ class Person(models.Model):
     @property
     def full_name(self) -> str:
         return f"{self.first_names} {self.last_name}".strip()
+
+
+class BanQuerySet(models.QuerySet["Ban"]):
+    def in_force_on(self, day: date) -> "BanQuerySet":
+        """The bans in force on the day (today's, or a past match day's for the season)."""
+        return self.filter(in_force_q(day))
 
 
 class Ban(models.Model):
@@ -93,6 +102,8 @@ class Ban(models.Model):
     # The day the ban stopped having effect (expired, revoked, rejected): retention counts from it.
     ended_on = models.DateField(null=True, blank=True)
 
+    objects = BanQuerySet.as_manager()
+
     class Meta:
         ordering = ["-starts_on", "-pk"]
         indexes = [models.Index(fields=["status"])]
@@ -119,6 +130,35 @@ class Ban(models.Model):
 
 IN_FORCE = frozenset({Ban.Status.ACTIVE, Ban.Status.APPEALED, Ban.Status.UPHELD})
 ENDED = frozenset({Ban.Status.REJECTED, Ban.Status.REVOKED, Ban.Status.EXPIRED})
+# A ban in one of these is in force over its whole term (approved: from its start date, before
+# the daily roll-forward marks it active; expired: its term has passed); a revoked one was in force
+# until the day it was revoked. So a past day reads the same now as it did then.
+OVER_ITS_TERM = frozenset({*IN_FORCE, Ban.Status.APPROVED, Ban.Status.EXPIRED})
+
+
+def in_force_q(day: date | None, *, via: str = "") -> Q:
+    """The rule, once: a ban is in force on a day when it was approved, the day lies in its
+    term, and it was not revoked by then. `via` reaches a ban through a relation ("ban__").
+    The turnstile's statement reads the same rule in SQL: `in_force_sql`."""
+    return (
+        (
+            Q(**{f"{via}status__in": OVER_ITS_TERM})
+            | Q(**{f"{via}status": Ban.Status.REVOKED, f"{via}ended_on__gt": day})
+        )
+        & Q(**{f"{via}starts_on__lte": day})
+        & (Q(**{f"{via}ends_on__isnull": True}) | Q(**{f"{via}ends_on__gte": day}))
+    )
+
+
+def in_force_sql(ban: str, day: str) -> str:
+    """`in_force_q` as an SQL condition on the bans_ban row `ban` and the date expression `day`
+    (tests/bans/test_in_force.py holds the two to the same answers)."""
+    statuses = ", ".join(f"'{status}'" for status in sorted(OVER_ITS_TERM))
+    return (
+        f"({ban}.status IN ({statuses})"
+        f" OR ({ban}.status = '{Ban.Status.REVOKED}' AND {ban}.ended_on > {day}))"
+        f" AND {ban}.starts_on <= {day} AND ({ban}.ends_on IS NULL OR {ban}.ends_on >= {day})"
+    )
 
 
 class BanStep(AppendOnlyModel):

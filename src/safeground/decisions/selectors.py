@@ -17,6 +17,7 @@ from safeground.accounts.permissions import (
     can_read_decisions,
     can_switch_radio,
     require,
+    role_holders,
 )
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.incidents.selectors import entries_seen_by
@@ -261,15 +262,14 @@ def broadcast_times(fixture: Fixture) -> list[BroadcastTimes]:
 def commanders(fixture: Fixture) -> list[Any]:
     """Who may be named as the decision-maker: the home club's safety officers and the policing
     force's commanders."""
-    from safeground.accounts.models import Membership, Role
+    from safeground.accounts.models import Role
 
     orgs = {fixture.ground.organisation_id: Role.SAFETY_OFFICER}
     for share in fixture.shares.all():
         if share.purpose == "police":
             orgs[share.organisation_id] = Role.POLICE_COMMANDER
-    members = Membership.objects.filter(organisation_id__in=list(orgs)).select_related("user")
     return sorted(
-        {m.user for m in members if orgs.get(m.organisation_id) == m.role},
+        {m.user for org, role in orgs.items() for m in role_holders(org, role)},
         key=lambda u: (str(u), u.pk),
     )
 

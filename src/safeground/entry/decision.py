@@ -24,7 +24,7 @@ import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q, QuerySet
 
-from safeground.bans.models import IN_FORCE
+from safeground.bans.models import in_force_q, in_force_sql
 from safeground.prepared import prepared_cursor
 
 from . import rules
@@ -80,8 +80,6 @@ def decide(ctx: ScanContext) -> Outcome:
 
 
 # --- PostgreSQL: one statement ----------------------------------------------------------------
-
-IN_FORCE_SQL = ", ".join(f"'{status}'" for status in sorted(IN_FORCE))
 
 # The statement's reading of each reason over a scan's looked-up row `l` (one WHEN each; the last
 # reason without a ticket is the ELSE of the others). Their order is entry.rules'.
@@ -141,8 +139,7 @@ looked AS MATERIALIZED (
         FROM bans_ticketflag f LEFT JOIN bans_ban b ON b.id = f.ban_id
         LEFT JOIN bans_leagueban l ON l.id = f.league_ban_id
         WHERE f.ticket_id = t.id AND f.status IN ('confirmed', 'open')
-          AND ((b.status IN ({IN_FORCE_SQL}) AND b.starts_on <= s.day
-                AND (b.ends_on IS NULL OR b.ends_on >= s.day))
+          AND (({in_force_sql("b", "s.day")})
             OR (l.id IS NOT NULL AND l.withdrawn_at IS NULL
                 AND (l.ends_on IS NULL OR l.ends_on >= s.day)))
     ) f ON true
@@ -307,9 +304,7 @@ def flags_in_force(ticket_ids: Collection[int], day: date | None) -> QuerySet[Ti
 def in_force_on(day: date | None) -> Q:
     """A flag whose ban is in force on the day: one of the register's, or a league ban another
     club still publishes (safeground.exchange) that has not ended."""
-    own = Q(ban__status__in=IN_FORCE, ban__starts_on__lte=day) & (
-        Q(ban__ends_on__isnull=True) | Q(ban__ends_on__gte=day)
-    )
+    own = in_force_q(day, via="ban__")
     league = Q(league_ban__isnull=False, league_ban__withdrawn_at__isnull=True) & (
         Q(league_ban__ends_on__isnull=True) | Q(league_ban__ends_on__gte=day)
     )

@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from safeground.bans.matching import BanIndex, Banned, Candidate, Holder, swapped
-from safeground.bans.models import IN_FORCE, Ban, LeagueBan
+from safeground.bans.models import Ban, LeagueBan
 from safeground.matches.models import Fixture
 
 from .models import Ticket, TicketFlag
@@ -38,13 +38,7 @@ def bans_in_force_for(fixture: Fixture) -> QuerySet[Ban]:
         | Q(scope=Ban.Scope.GROUND, ground=fixture.ground_id)
         | Q(scope=Ban.Scope.CLUB, organisation__in=clubs)
     )
-    return Ban.objects.filter(
-        scope,
-        Q(ends_on__isnull=True) | Q(ends_on__gte=day),
-        status__in=IN_FORCE,
-        starts_on__lte=day,
-        person__date_of_birth__isnull=False,
-    )
+    return Ban.objects.in_force_on(day).filter(scope, person__date_of_birth__isnull=False)
 
 
 def _banned(bans: QuerySet[Ban]) -> list[Banned]:

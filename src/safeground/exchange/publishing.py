@@ -31,7 +31,6 @@ from .models import LeaguePublication
 logger = logging.getLogger(__name__)
 
 # In force and not under appeal: an appealed ban is withdrawn until the appeal is decided.
-PUBLISHED_STATUSES = (Ban.Status.ACTIVE, Ban.Status.UPHELD)
 # A pending publication is tried again this long after a failure; one with nothing pending is
 # made again this often anyway (bans that end by date are withdrawn without a change).
 RETRY_SECONDS = 60
@@ -40,14 +39,16 @@ REPUBLISH_SECONDS = 900
 
 def league_bans(today: date) -> QuerySet[Ban]:
     """The register's bans the league should enforce today."""
-    return Ban.objects.filter(
-        Q(scope=Ban.Scope.REGISTER) | Q(type=Ban.Type.BANNING_ORDER),
-        Q(ends_on__isnull=True) | Q(ends_on__gte=today),
-        status__in=PUBLISHED_STATUSES,
-        starts_on__lte=today,
-        person__erased_at__isnull=True,
-        person__date_of_birth__isnull=False,
-    ).select_related("person")
+    return (
+        Ban.objects.in_force_on(today)
+        .exclude(status=Ban.Status.APPEALED)
+        .filter(
+            Q(scope=Ban.Scope.REGISTER) | Q(type=Ban.Type.BANNING_ORDER),
+            person__erased_at__isnull=True,
+            person__date_of_birth__isnull=False,
+        )
+        .select_related("person")
+    )
 
 
 def reference(ban: Ban) -> str:

@@ -3,7 +3,8 @@
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from safeground.accounts.models import User
+from safeground.accounts.models import Role, User
+from safeground.accounts.permissions import role_holders
 from safeground.live.catalogue import STEWARD_POST
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
@@ -40,10 +41,8 @@ def steward_post_assign(
         raise LogEntryError(
             field_name, said % {"place": field_name, "code": code, "ground": fixture.ground.name}
         )
-    if not steward.memberships.filter(
-        organisation=fixture.ground.organisation_id,
-        role__in=["steward", "steward_supervisor"],
-    ).exists():
+    stewards = role_holders(fixture.ground.organisation_id, Role.STEWARD, Role.STEWARD_SUPERVISOR)
+    if not stewards.filter(user=steward).exists():
         raise LogEntryError(
             "steward",
             _("%(username)s is not a steward of the home club") % {"username": steward.username},

@@ -12,7 +12,12 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from safeground import clock
-from safeground.accounts.permissions import can_read_checkpoints, is_home_staff, require
+from safeground.accounts.permissions import (
+    can_read_checkpoints,
+    is_home_staff,
+    require,
+    role_holders,
+)
 from safeground.live.events import Audience
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
@@ -398,16 +403,11 @@ def categories() -> QuerySet[Category]:
 
 def assignable_people(fixture: Fixture) -> list[dict[str, str]]:
     """Stewards and supervisors of the home club, for the assign action."""
-    from safeground.accounts.models import Membership, Role
+    from safeground.accounts.models import Role
 
-    members = (
-        Membership.objects.filter(
-            organisation_id=fixture.ground.organisation_id,
-            role__in=[Role.STEWARD, Role.STEWARD_SUPERVISOR],
-        )
-        .select_related("user")
-        .order_by("role", "user__last_name")
-    )
+    members = role_holders(
+        fixture.ground.organisation_id, Role.STEWARD, Role.STEWARD_SUPERVISOR
+    ).order_by("role", "user__last_name")
     return [
         {"username": m.user.username, "label": f"{m.user} ({m.get_role_display()})"}
         for m in members

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from safeground import clock
 from safeground.accounts.permissions import can_read_season, require
-from safeground.bans.models import Ban
+from safeground.bans.models import OVER_ITS_TERM, Ban, in_force_q
 from safeground.entry.models import Scan
 from safeground.entry.selectors import prevented_from_attending
 from safeground.matches.models import Club, Competition, Fixture
@@ -230,17 +230,6 @@ def _season_totals(
     }
 
 
-# A ban that took effect: approved, and whatever became of it later (in force, ended).
-TOOK_EFFECT = (
-    Ban.Status.APPROVED,
-    Ban.Status.ACTIVE,
-    Ban.Status.APPEALED,
-    Ban.Status.UPHELD,
-    Ban.Status.REVOKED,
-    Ban.Status.EXPIRED,
-)
-
-
 def bans_over_time(ground: Ground, days: Sequence[date]) -> list[dict[str, Any]]:
     """On each match day: the bans of the ground's club issued this season so far (starting
     from the first of these days' season, 1 August), and the bans in force that day. One
@@ -249,19 +238,17 @@ def bans_over_time(ground: Ground, days: Sequence[date]) -> list[dict[str, Any]]
         return []
     first = days[0]
     season_start = date(first.year if first.month >= 8 else first.year - 1, 8, 1)
-    took_effect = Ban.objects.filter(organisation_id=ground.organisation_id, status__in=TOOK_EFFECT)
+    club = Ban.objects.filter(organisation_id=ground.organisation_id)
     counts: dict[str, Any] = {}
     for n, day in enumerate(days):
+        # Issued: approved, whatever became of it since (a ban revoked later was still issued).
         counts[f"issued_{n}"] = Count(
-            "pk", filter=Q(starts_on__gte=season_start, starts_on__lte=day)
-        )
-        counts[f"in_force_{n}"] = Count(
             "pk",
-            filter=Q(starts_on__lte=day)
-            & (Q(ends_on__isnull=True) | Q(ends_on__gte=day))
-            & (Q(ended_on__isnull=True) | Q(ended_on__gt=day)),
+            filter=Q(status__in=[*OVER_ITS_TERM, Ban.Status.REVOKED])
+            & Q(starts_on__gte=season_start, starts_on__lte=day),
         )
-    row = took_effect.aggregate(**counts)
+        counts[f"in_force_{n}"] = Count("pk", filter=in_force_q(day))
+    row = club.aggregate(**counts)
     return [
         {"date": clock.day_iso(day), "issued": row[f"issued_{n}"], "in_force": row[f"in_force_{n}"]}
         for n, day in enumerate(days)
