@@ -8,7 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from safeground.supporters.models import SupporterAccess, SupporterReport, TriageItem
+from safeground.bans.models import AccessRecord
+from safeground.supporters.models import SupporterReport, TriageItem
 from safeground.supporters.seats import Seat, seat_at, seat_code
 from tests import factories
 
@@ -182,10 +183,11 @@ def test_reading_a_contact_is_recorded(tonight, client_for) -> None:
     report = SupporterReport.objects.get()
     url = reverse("supporters_contact", args=[tonight.fixture.pk, report.pk])
     assert client_for("loggist").get(url).content.decode() == "07700 900123"
-    record = SupporterAccess.objects.get()
-    assert (record.user.username, record.action, record.report) == (
-        "loggist", "read_contact", report,
+    record = AccessRecord.objects.get()
+    assert (record.user.username, record.action, record.subject) == (
+        "loggist", "read_contact", f"report {report.reference}",
     )  # fmt: skip
+    assert record.organisation == tonight.cast.home  # the home club's data, on its auditor's page
 
 
 def test_a_blocks_qr_sheet_is_a_pdf(tonight, client_for) -> None:
@@ -211,7 +213,7 @@ def test_subject_access_for_a_phone_needs_a_reason_and_is_recorded(tonight, clie
     export = json.loads(response.content)
     assert export["phone"] == "+447700900123"
     assert [r["text"] for r in export["reports"]] == ["fight at the front"]
-    assert SupporterAccess.objects.filter(action="subject_access").count() == 1
+    assert AccessRecord.objects.filter(action="subject_access_phone").count() == 1
 
 
 def test_retention_erases_contacts_photos_and_phones_and_keeps_the_counts(tonight) -> None:

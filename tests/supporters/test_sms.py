@@ -133,11 +133,11 @@ def test_a_place_long_after_the_message_is_not_joined_to_it(tonight) -> None:
     from datetime import timedelta
 
     from safeground.supporters.models import Reporter
-    from safeground.supporters.selectors import subject_access_phone
+    from safeground.supporters.selectors import phone_held
     from safeground.supporters.sms import MAX_AGE
 
     post(tonight.fixture.ground.code, message("DRUNK man being sick"))
-    held = subject_access_phone(user=tonight.cast["loggist"], phone="+447700900001", reason="SAR")
+    held = phone_held(phone="+447700900001", organisation_id=tonight.fixture.ground.organisation_id)
     assert held["awaiting"]["text"] == "man being sick"  # what is held is exported
     Reporter.objects.update(awaiting_since=timezone.now() - MAX_AGE - timedelta(minutes=1))
     post(tonight.fixture.ground.code, message("block S-L1"))

@@ -90,6 +90,12 @@ class AccessSearchForm(forms.Form):
         label=_("Action"), required=False, choices=[("", _("any")), *AccessRecord.Action.choices]
     )
     person = forms.IntegerField(required=False, min_value=1, label=_("Person #"))
+    subject = forms.CharField(
+        label=_("Subject"),
+        required=False,
+        max_length=100,
+        help_text=_("Part of what was read, e.g. a report's reference or a phone's last digits"),
+    )
     since = forms.DateField(
         label=_("Since"), required=False, input_formats=["%Y-%m-%d", "%d/%m/%Y"]
     )

@@ -186,7 +186,10 @@ class BanStep(AppendOnlyModel):
 
 
 class AccessRecord(AppendOnlyModel):
-    """Who read or changed what in the register, when, and the reason they gave. Append-only."""
+    """The one access trail of personal data (docs/adr/0020-one-access-trail.md): who read,
+    exported or changed what about a supporter, for which organisation, when, and the reason they
+    gave; the register's, the gates', casework's and the supporters' reads alike. Written through
+    bans.services.access_record_write only. Append-only."""
 
     class Action(models.TextChoices):
         READ = "read", _("Read a person's record")
@@ -210,16 +213,26 @@ class AccessRecord(AppendOnlyModel):
             "league_publish",
             _("Published bans to the league's exchange (tokens only)"),
         )
+        READ_CONTACT = "read_contact", _("Read a supporter's contact details")
+        SUBJECT_ACCESS_PHONE = (
+            "subject_access_phone",
+            _("Exported everything held about a phone number"),
+        )
 
     at = models.DateTimeField(db_index=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     username = models.CharField(max_length=150, help_text="the user, or 'scheduled task'")
+    # Required of every new record (the writer takes no None); empty only on rows written
+    # before the trail was one.
     organisation = models.ForeignKey(
         Organisation, null=True, on_delete=models.PROTECT, related_name="+"
     )
     action = models.CharField(max_length=20, choices=Action.choices)
+    # What was read, in words an auditor can search ("report R-ABC12", "phone ending 1234"):
+    # never a full phone number or a name, the trail itself holding no more than it must.
+    subject = models.CharField(max_length=100, blank=True, default="", db_default="")
     person = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.PROTECT, related_name="access_records"
     )

@@ -36,14 +36,21 @@ def access_record_write(
     *,
     user: User | None,
     action: str,
-    organisation: Organisation | int | None,
+    organisation: Organisation | int,
     reason: str,
     person: Person | None = None,
     ban: Ban | None = None,
+    subject: str = "",
     detail: str = "",
 ) -> AccessRecord:
-    """The one way an access record is written."""
+    """The one way an access record is written: every read, export or change of a supporter's
+    personal data, for the organisation whose data it is (the auditor's page is scoped by it).
+    `subject` says what was read without naming anyone ("report R-ABC12", "phone ending 1234")."""
     org_id = organisation.pk if isinstance(organisation, Organisation) else organisation
+    if org_id is None:
+        raise ValueError("an access record needs the organisation whose data was read")
+    if not subject:  # the register's own records name the row, never the person's name
+        subject = f"ban #{ban.pk}" if ban else f"person #{person.pk}" if person else ""
     return AccessRecord.objects.create(
         at=timezone.now(),
         user=user,
@@ -52,6 +59,7 @@ def access_record_write(
         action=action,
         person=person,
         ban=ban,
+        subject=subject[:100],
         reason=reason,
         detail=detail[:300],
     )

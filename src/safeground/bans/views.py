@@ -265,7 +265,7 @@ def appeal_decide(request: HttpRequest, ban_id: int) -> HttpResponse:
 
 @login_required
 def access_records(request: HttpRequest) -> HttpResponse:
-    """The auditor's search of the access records."""
+    """The auditor's search of the one access trail of personal data."""
     form = AccessSearchForm(request.GET or None)
     filters: dict[str, Any] = {}
     status = 200
@@ -276,6 +276,7 @@ def access_records(request: HttpRequest) -> HttpResponse:
                 "username": data["username"],
                 "action": data["action"],
                 "person_id": data["person"],
+                "subject": data["subject"],
                 "since": data["since"],
                 "until": data["until"],
             }

@@ -9,4 +9,10 @@ urlpatterns = [
         views.subject_access,
         name="subject_access",
     ),
+    # A text-line phone's: the path it had under the supporters' pages, kept.
+    path(
+        "supporters/subject-access/",
+        views.phone_subject_access,
+        name="supporters_subject_access",
+    ),
 ]

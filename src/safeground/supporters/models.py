@@ -14,10 +14,10 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from safeground.append_only import AppendOnlyModel, ErasableQuerySet
+from safeground.append_only import ErasableQuerySet
 from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
-from safeground.venues.models import Block
+from safeground.venues.models import Block, Ground
 
 from .categories import BY_CODE, CATEGORY_CHOICES
 
@@ -44,6 +44,11 @@ class Reporter(models.Model):
     awaiting_text = models.CharField(max_length=1000, blank=True)
     awaiting_category = models.CharField(max_length=30, blank=True)
     awaiting_since = models.DateTimeField(null=True, blank=True)
+    # The ground whose line it was sent to: the message is that ground's club's data, exported
+    # to that organisation only (privacy: subject access for a phone).
+    awaiting_ground = models.ForeignKey(
+        Ground, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # When the phone texted STOP: no texts to it (not even a decision's) until it texts START.
     texts_stopped_at = models.DateTimeField(null=True, blank=True)
 
@@ -140,25 +145,6 @@ class SupporterReport(models.Model):
         return self.reference
 
 
-class SupporterAccess(AppendOnlyModel):
-    """Who read a supporter's contact details or exported what is held about a phone, and why."""
-
-    class Action(models.TextChoices):
-        READ_CONTACT = "read_contact", _("Read a reporter's contact details")
-        SUBJECT_ACCESS = "subject_access", _("Exported everything held about a phone number")
-
-    at = models.DateTimeField()
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    action = models.CharField(max_length=20, choices=Action.choices)
-    report = models.ForeignKey(
-        SupporterReport, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    reason = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["at"]
-
-
 class TextMessage(models.Model):
     """A text sent to a reporter's phone (through the configured provider)."""
 
@@ -166,6 +152,12 @@ class TextMessage(models.Model):
     objects: ClassVar[Any] = ErasableQuerySet.as_manager()
 
     reporter = models.ForeignKey(Reporter, on_delete=models.PROTECT, related_name="texts")
+    # The ground whose line sent it: whose data the text is (a phone may report at two clubs'
+    # grounds; each club's subject-access export holds its own texts only). Empty on texts sent
+    # before it was kept and not traced to one ground.
+    ground = models.ForeignKey(
+        Ground, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     to = models.CharField(max_length=20, blank=True)
     body = models.CharField(max_length=480)
     sent_at = models.DateTimeField()

@@ -1,16 +1,18 @@
 """Reads of supporters' reports: the match on now at a ground, the queue, a report's status as
-its reporter sees it, the steward nearest a block, and what is held about a phone."""
+its reporter sees it, the steward nearest a block, and what an organisation holds about a phone."""
 
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
 from safeground.accounts.models import User
+from safeground.bans.models import AccessRecord
+from safeground.bans.services import access_record_write
 from safeground.incidents.flashpoint import zone_neighbours
 from safeground.incidents.models import DEALT_WITH_STATUSES, LogEntry
 from safeground.incidents.places import Kept
@@ -18,7 +20,7 @@ from safeground.incidents.selectors import current_posts, incident_state, post_z
 from safeground.matches.models import Fixture
 from safeground.venues.models import Ground
 
-from .models import Reporter, SupporterAccess, SupporterReport, TriageItem
+from .models import Reporter, SupporterReport, TriageItem
 
 QUEUE_LIMIT = 50  # lines shown; a flood is one line with its count, so this is plenty
 # The match on now at each ground, kept a few seconds (SAFEGROUND_LOG_CACHE_SECONDS): every
@@ -141,32 +143,55 @@ def report_by_reference(reference: str) -> SupporterReport | None:
     )
 
 
+def report_organisation_id(report: SupporterReport) -> int:
+    """Whose data a report is: the home club's organisation, or the ground's owner when the
+    home club does not use Safeground."""
+    fixture = report.fixture
+    return fixture.home_club.organisation_id or fixture.ground.organisation_id
+
+
 def report_contact_read(*, user: User, report: SupporterReport) -> str:
     """A reporter's way to be contacted, for the control room: the read is recorded."""
-    SupporterAccess.objects.create(
-        at=timezone.now(),
+    access_record_write(
         user=user,
-        action=SupporterAccess.Action.READ_CONTACT,
-        report=report,
+        action=AccessRecord.Action.READ_CONTACT,
+        organisation=report_organisation_id(report),
+        subject=f"report {report.reference}",
         reason=f"triage of item {report.item_id}",
     )
     return report.contact
 
 
-def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, Any]:
-    """Everything held about a phone number (the text line's reporter): its reports and the
-    texts sent to it. The caller checks the user may export; the export is recorded here."""
+def phone_held(*, phone: str, organisation_id: int) -> dict[str, Any]:
+    """What the organisation holds about a phone number (the text line's reporter): its reports
+    at the organisation's matches (its home club's, or at its grounds), the texts its grounds'
+    lines sent the phone, and a message waiting at one of them for its place. Another club's
+    reports and texts of the same phone are not this organisation's to export. The caller
+    (privacy) checks the user may export for the organisation and records the export."""
     from .abuse import keyed
 
+    empty: dict[str, Any] = {"phone": phone, "reports": [], "texts": [], "awaiting": None}
     reporter = Reporter.objects.filter(key=keyed(phone.strip(), Reporter.Channel.SMS)).first()
-    SupporterAccess.objects.create(
-        at=timezone.now(),
-        user=user,
-        action=SupporterAccess.Action.SUBJECT_ACCESS,
-        reason=reason,
-    )
     if reporter is None:
-        return {"phone": phone, "reports": [], "texts": []}
+        return empty
+    ours = Q(fixture__home_club__organisation_id=organisation_id) | Q(
+        fixture__ground__organisation_id=organisation_id
+    )
+    reports = list(
+        reporter.reports.filter(ours)
+        .select_related("fixture__home_club", "fixture__away_club", "block")
+        .order_by("received_at")
+    )
+    texts = list(
+        reporter.texts.filter(ground__organisation_id=organisation_id).order_by("sent_at", "pk")
+    )
+    since = reporter.awaiting_since
+    awaiting = since is not None and (
+        reporter.awaiting_ground is not None
+        and reporter.awaiting_ground.organisation_id == organisation_id
+    )
+    if not reports and not texts and not awaiting:
+        return empty  # not even that the phone is known elsewhere
     return {
         "phone": reporter.phone,
         "erased_at": clock.iso(reporter.erased_at) if reporter.erased_at else None,
@@ -177,11 +202,11 @@ def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, An
         # A text that named no place, waiting for the next to give it (sms.py).
         "awaiting": (
             {
-                "since": clock.iso(reporter.awaiting_since),
+                "since": clock.iso(since),
                 "category": reporter.awaiting_category,
                 "text": reporter.awaiting_text,
             }
-            if reporter.awaiting_since
+            if awaiting and since is not None
             else None
         ),
         "reports": [
@@ -195,12 +220,9 @@ def subject_access_phone(*, user: User, phone: str, reason: str) -> dict[str, An
                 "contact": r.contact,
                 "photo_sha256": r.photo_sha256,
             }
-            for r in reporter.reports.select_related("fixture", "block").order_by("received_at")
+            for r in reports
         ],
-        "texts": [
-            {"sent_at": clock.iso(t.sent_at), "body": t.body}
-            for t in reporter.texts.order_by("sent_at")
-        ],
+        "texts": [{"sent_at": clock.iso(t.sent_at), "body": t.body} for t in texts],
     }
 
 

@@ -30,7 +30,7 @@ from safeground.incidents.services import Place, log_entry_append, log_entry_ass
 from safeground.live.catalogue import SUPPORTERS_ITEM
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
-from safeground.venues.models import Block
+from safeground.venues.models import Block, Ground
 
 from . import queue_rows
 from .abuse import Sent, TooManyReports, bounds, bounds_since, keyed
@@ -246,10 +246,13 @@ def _worth_telling(count: int) -> bool:
     return count <= 3 or count & (count - 1) == 0 or count % 100 == 0
 
 
-def text_awaiting_keep(*, reporter: Reporter, category: str, text: str) -> None:
+def text_awaiting_keep(*, reporter: Reporter, ground: Ground, category: str, text: str) -> None:
     """The text line's message that named no place, kept for the next text to give it."""
     Reporter.objects.filter(pk=reporter.pk).update(
-        awaiting_text=text[:MAX_TEXT], awaiting_category=category, awaiting_since=timezone.now()
+        awaiting_text=text[:MAX_TEXT],
+        awaiting_category=category,
+        awaiting_since=timezone.now(),
+        awaiting_ground=ground,
     )
 
 
@@ -259,7 +262,7 @@ def text_awaiting_take(*, reporter: Reporter, since: datetime) -> tuple[str, str
     if reporter.awaiting_since is None:
         return None
     Reporter.objects.filter(pk=reporter.pk).update(
-        awaiting_text="", awaiting_category="", awaiting_since=None
+        awaiting_text="", awaiting_category="", awaiting_since=None, awaiting_ground=None
     )
     if reporter.awaiting_since < since:
         return None
@@ -424,12 +427,12 @@ def _reporters_text(item_ids: list[int], words: Promise) -> None:
         return
     told = set()
     reports = SupporterReport.objects.filter(item_id__in=item_ids, channel=Reporter.Channel.SMS)
-    for report in reports.select_related("reporter").order_by("received_at"):
+    for report in reports.select_related("reporter", "fixture").order_by("received_at"):
         if report.reporter_id not in told:  # several reports of one item: one text
             told.add(report.reporter_id)
             with translation.override(settings.LANGUAGE_CODE):
                 body = str(words) % {"reference": report.reference}
-            text_send(reporter=report.reporter, body=body)
+            text_send(reporter=report.reporter, ground=report.fixture.ground_id, body=body)
 
 
 def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None = None) -> User:

@@ -160,19 +160,20 @@ def inbound(request: HttpRequest, ground_code: str) -> JsonResponse:
         return _refused("time", "sent too long ago (or in the future): not taken")
     choice = body.strip(" .!").upper()
     if choice in STOP_WORDS or choice in START_WORDS:
-        return JsonResponse({"reply": _choose(phone, texts=choice in START_WORDS), "reference": ""})
+        reply = _choose(ground, phone, texts=choice in START_WORDS)
+        return JsonResponse({"reply": reply, "reference": ""})
     reply, reference = _report(ground, phone, body)
     return JsonResponse({"reply": reply, "reference": reference})
 
 
-def _choose(phone: str, *, texts: bool) -> str:
+def _choose(ground: Ground, phone: str, *, texts: bool) -> str:
     """STOP: the phone asked not to be texted (the answer is the provider's to deliver, as its
     STOP handling does); START: texts again, and this one says so."""
     reporter = reporter_texts_choose(sender=Sender(Reporter.Channel.SMS, phone), texts=texts)
     if not texts:
         return _("You will get no more texts from us. Text START to hear how your reports end.")
     reply = _("You will get texts about your reports again. Text STOP to stop them.")
-    text_send(reporter=reporter, body=reply)
+    text_send(reporter=reporter, ground=ground, body=reply)
     return reply
 
 
@@ -227,8 +228,10 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
             key=sender.key, defaults={"channel": Reporter.Channel.SMS, "phone": phone}
         )
     if fixture is not None and not parsed.block:
-        text_awaiting_keep(reporter=reporter, category=parsed.category, text=parsed.text)
-    text_send(reporter=reporter, body=reply)
+        text_awaiting_keep(
+            reporter=reporter, ground=ground, category=parsed.category, text=parsed.text
+        )
+    text_send(reporter=reporter, ground=ground, body=reply)
     return reply, reference
 
 

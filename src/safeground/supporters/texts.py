@@ -11,6 +11,8 @@ from typing import Protocol
 from django.conf import settings
 from django.utils import timezone
 
+from safeground.venues.models import Ground
+
 from .models import Reporter, TextMessage
 
 MAX_BODY = 480  # three SMS segments
@@ -39,9 +41,9 @@ def provider() -> Provider:
     return BACKENDS[name]()
 
 
-def text_send(*, reporter: Reporter, body: str) -> TextMessage | None:
-    """Text a reporter on the text line (nothing for a seat page's reporter, one erased, or one
-    who texted STOP: they asked not to be contacted)."""
+def text_send(*, reporter: Reporter, ground: Ground | int, body: str) -> TextMessage | None:
+    """Text a reporter on the text line of the ground (nothing for a seat page's reporter, one
+    erased, or one who texted STOP: they asked not to be contacted)."""
     if (
         reporter.channel != Reporter.Channel.SMS
         or not reporter.phone
@@ -49,8 +51,9 @@ def text_send(*, reporter: Reporter, body: str) -> TextMessage | None:
     ):
         return None
     body = body[:MAX_BODY]
+    ground_id = ground.pk if isinstance(ground, Ground) else ground
     message = TextMessage.objects.create(
-        reporter=reporter, to=reporter.phone, body=body, sent_at=timezone.now()
+        reporter=reporter, ground_id=ground_id, to=reporter.phone, body=body, sent_at=timezone.now()
     )
     provider().send(reporter.phone, body)
     return message

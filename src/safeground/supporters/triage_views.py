@@ -17,7 +17,6 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseNotAllowed,
-    JsonResponse,
 )
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -26,7 +25,6 @@ from django.views.decorators.http import require_GET
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
-    can_export_subject_access,
     can_print_seat_codes,
     can_triage_supporter_reports,
     require,
@@ -46,7 +44,6 @@ from .selectors import (
     nearest_steward,
     queue,
     report_contact_read,
-    subject_access_phone,
 )
 from .services import item_accept, item_dismiss, item_merge, item_task
 
@@ -145,7 +142,11 @@ def item_action(request: HttpRequest, fixture_id: int, item_id: int, action: str
 def report_contact(request: HttpRequest, fixture_id: int, report_id: int) -> HttpResponse:
     """A way to contact the reporter, which they chose to give: each read is recorded."""
     fixture = _fixture(request, fixture_id)
-    report = get_object_or_404(SupporterReport, fixture=fixture, pk=report_id)
+    report = get_object_or_404(
+        SupporterReport.objects.select_related("fixture__home_club", "fixture__ground"),
+        fixture=fixture,
+        pk=report_id,
+    )
     contact = report_contact_read(user=_user(request), report=report)
     return HttpResponse(contact or _("(none given)"), content_type="text/plain; charset=utf-8")
 
@@ -192,24 +193,3 @@ def seat_sheet(request: HttpRequest, ground_code: str, block_code: str) -> HttpR
         f"seats {ground.code} {block.code}",
         request,
     )
-
-
-@login_required
-def subject_access(request: HttpRequest) -> HttpResponse:
-    """Everything held about a phone number, for its owner's request (Art. 15): needs a reason,
-    and is recorded."""
-    organisations = {g.organisation_id for g in Ground.objects.all()}
-    require(any(can_export_subject_access(request.user, o) for o in organisations))
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    phone = request.POST.get("phone", "").strip()
-    reason = request.POST.get("reason", "").strip()
-    if not phone or not reason:
-        missing = "phone" if not phone else "reason"
-        return JsonResponse(
-            {"code": "invalid", "field": missing, "detail": f"give the {missing}"}, status=400
-        )
-    export = subject_access_phone(user=_user(request), phone=phone, reason=reason)
-    response = JsonResponse(export, json_dumps_params={"indent": 1})
-    response["Content-Disposition"] = 'attachment; filename="subject-access-phone.json"'
-    return response

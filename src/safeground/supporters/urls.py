@@ -33,7 +33,4 @@ urlpatterns = [
         triage_views.seat_sheet,
         name="supporters_seat_sheet",
     ),
-    path(
-        "supporters/subject-access/", triage_views.subject_access, name="supporters_subject_access"
-    ),
 ]
