@@ -29,6 +29,22 @@ def test_settle_waits_for_work_submitted_and_work_on_the_clock() -> None:
     assert sorted(done) == ["later", "now"]
 
 
+def test_a_probe_not_waited_for_is_waited_for_only_while_it_runs() -> None:
+    ran = threading.Event()
+    release = threading.Event()
+
+    def probe() -> None:
+        ran.set()
+        release.wait(5)
+
+    background.later(0.3, probe, name="test: probe", waited_for=False)
+    assert background.settle(0.1)  # an outage's next probe does not hold an exit up
+    assert ran.wait(5)
+    assert background.settle(0.1) is False  # running: waited for
+    release.set()
+    assert background.settle(5)
+
+
 def test_work_runs_on_the_named_background_threads_and_a_failure_is_logged(caplog) -> None:
     seen: list[str] = []
 

@@ -38,6 +38,13 @@ EXIT_WAIT_SECONDS = 30.0
 Work = Callable[[], object]
 
 
+@dataclass(frozen=True, eq=False)
+class Delayed:
+    name: str
+    work: Work
+    waited_for: bool
+
+
 @dataclass(eq=False)
 class Job:
     """A periodic job: `run` every `every` seconds, first one period after it is scheduled."""
@@ -85,7 +92,7 @@ class Background:
         self._pending = 0  # submitted or on the clock, not yet finished
         self._idle = threading.Condition()
         # The clock: (due, order, what) where what is a delayed piece of work or a periodic job.
-        self._due: list[tuple[float, int, tuple[str, Work] | Job]] = []
+        self._due: list[tuple[float, int, Delayed | Job]] = []
         self._order = itertools.count()
         self._clock_changed = threading.Condition()
         self._clock: threading.Thread | None = None
@@ -98,11 +105,14 @@ class Background:
             self._pending += 1
         self._put(name, work)
 
-    def later(self, seconds: float, work: Work, *, name: str) -> None:
-        """Run `work()` on a background thread after `seconds`; no thread waits meanwhile."""
-        with self._idle:
-            self._pending += 1
-        self._on_clock(time.monotonic() + seconds, (name, work))
+    def later(self, seconds: float, work: Work, *, name: str, waited_for: bool = True) -> None:
+        """Run `work()` on a background thread after `seconds`; no thread waits meanwhile.
+        `waited_for=False`: settle() waits for it only once it runs (a probe that may come
+        again and again, and touches nothing a test or an exit must wait for)."""
+        if waited_for:
+            with self._idle:
+                self._pending += 1
+        self._on_clock(time.monotonic() + seconds, Delayed(name, work, waited_for))
 
     def settle(self, timeout: float = 30.0) -> bool:
         """Wait until all the work submitted (and all waiting on the clock) has run; False if
@@ -174,7 +184,7 @@ class Background:
 
         return halt
 
-    def _on_clock(self, due: float, what: tuple[str, Work] | Job) -> None:
+    def _on_clock(self, due: float, what: Delayed | Job) -> None:
         with self._clock_changed:
             heapq.heappush(self._due, (due, next(self._order), what))
             if self._clock is None:
@@ -199,8 +209,10 @@ class Background:
                     )
             if isinstance(what, Job):
                 self._job_submit(what)
+            elif what.waited_for:
+                self._put(what.name, what.work)  # counted as pending when put on the clock
             else:
-                self._put(*what)  # counted as pending when it was put on the clock
+                self.submit(what.work, name=what.name)
 
     def _job_submit(self, job: Job) -> None:
         with self._idle:

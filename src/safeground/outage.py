@@ -106,7 +106,9 @@ class Outage:
         self._probe_later()
 
     def _probe_later(self) -> None:
-        background.later(PROBE_EVERY, self._probe, name="database outage probe")
+        # Not waited for between probes: an exit (or a test's settle) during an outage would
+        # otherwise wait until the database returned.
+        background.later(PROBE_EVERY, self._probe, name="database outage probe", waited_for=False)
 
     def _probe(self) -> None:
         """While down, one connection attempt every PROBE_EVERY; no thread waits between."""
