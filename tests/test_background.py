@@ -184,7 +184,7 @@ STARTS_THREADS = {"Thread", "Timer", "ThreadPoolExecutor", "start_new_thread", "
 KNOWN = {
     "background.py": "the one owner of background threads",
     "entry/runtime/threads.py": "group commit, item 3: the scans' thread pool",
-    "alerts/receipts.py": "group commit, item 3: the receipts' writer thread",
+    "group_commit.py": "the one group commit's writer thread (its thread flavour, ADR 0019)",
     # Entry's runtime belongs to item 3's engineer: the live counts' throttle (a Timer a
     # match) is to move onto background.later when that work merges.
     "entry/runtime/live_counts.py": "entry's runtime, item 3: the live counts' throttle",
