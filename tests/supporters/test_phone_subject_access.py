@@ -106,3 +106,25 @@ def test_an_organisation_the_user_cannot_export_for_is_refused(
 def test_nobody_without_the_export_right_may_ask(reported, tonight) -> None:
     assert ask(tonight.cast["loggist"]).status_code == 403
     assert ask(tonight.cast["auditor"]).status_code == 403
+
+
+def test_a_phone_heard_at_both_clubs_grounds_is_exported_to_each_its_own(
+    reported, tonight, chelsea_officer
+) -> None:
+    chelsea = chelsea_officer.memberships.get().organisation
+    bridge = chelsea.grounds.get()
+    factories.fixture(
+        bridge,
+        home_club=factories.club("Chelsea", organisation=chelsea),
+        away_club=tonight.fixture.home_club,
+        kickoff=tonight.fixture.kickoff,
+        zones=factories.CUP_LAYOUT,
+    )
+    post(bridge.code, message("PYRO block S-L3 flare by the corner flag", phone=PHONE))
+    theirs = ask(chelsea_officer).json()
+    assert [r["text"] for r in theirs["reports"]] == ["flare by the corner flag"]
+    assert len(theirs["texts"]) == 1 and not theirs["awaiting"]
+    assert "red hat" not in str(theirs) and "someone collapsed" not in str(theirs)
+    home = ask(tonight.cast["banofficer"]).json()
+    assert [r["text"] for r in home["reports"]] == ["man in red hat", "fight at the front"]
+    assert "flare" not in str(home) and len(home["texts"]) == 2

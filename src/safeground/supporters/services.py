@@ -256,10 +256,13 @@ def text_awaiting_keep(*, reporter: Reporter, ground: Ground, category: str, tex
     )
 
 
-def text_awaiting_take(*, reporter: Reporter, since: datetime) -> tuple[str, str] | None:
-    """The category and words of the reporter's message awaiting its place, if sent after
-    `since`; taken (a place completes one message, once)."""
-    if reporter.awaiting_since is None:
+def text_awaiting_take(
+    *, reporter: Reporter, ground: Ground, since: datetime
+) -> tuple[str, str] | None:
+    """The category and words of the reporter's message awaiting its place at this ground, if
+    sent after `since`; taken (a place completes one message, once). A message sent to another
+    ground's line is that club's: it is not joined to a report here."""
+    if reporter.awaiting_since is None or reporter.awaiting_ground_id != ground.pk:
         return None
     Reporter.objects.filter(pk=reporter.pk).update(
         awaiting_text="", awaiting_category="", awaiting_since=None, awaiting_ground=None

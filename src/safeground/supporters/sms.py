@@ -189,7 +189,9 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
         else None
     )
     if block is not None and reporter is not None:
-        awaiting = text_awaiting_take(reporter=reporter, since=timezone.now() - MAX_AGE)
+        awaiting = text_awaiting_take(
+            reporter=reporter, ground=ground, since=timezone.now() - MAX_AGE
+        )
         parsed = _completed(parsed, awaiting)
     reference = ""
     if fixture is None:
