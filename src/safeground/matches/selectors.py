@@ -1,7 +1,9 @@
 """Reads about fixtures; a read of one fixture checks the reader may see it."""
 
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -15,7 +17,9 @@ from safeground.accounts.permissions import (
     organisation_ids,
     require,
 )
+from safeground.kept import Kept
 from safeground.venues.capacity import Capacity, zone_capacities
+from safeground.venues.models import Ground
 
 from .kept import fixture_kept
 from .models import Fixture, PlanSignOff, PlanVersion, RiskAssessment
@@ -125,3 +129,33 @@ def plan_signatures(version: PlanVersion) -> dict[str, PlanSignOff | None]:
 
 def plan_is_signed_off(version: PlanVersion) -> bool:
     return all(plan_signatures(version).values())
+
+
+def fixtures_open(now: datetime) -> QuerySet[Fixture]:
+    """The matches whose turnstiles are open at `now`: from SAFEGROUND_ENTRY_OPENS_HOURS before
+    kick-off to SAFEGROUND_ENTRY_CLOSES_HOURS after."""
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    return Fixture.objects.filter(kickoff__gte=now - closes, kickoff__lte=now + opens)
+
+
+# Kept a few seconds: every report of a supporters' flood asks it.
+_on_now = Kept("SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS")
+
+
+def match_on_now(ground: Ground) -> Fixture | None:
+    """The ground's open match (fixtures_open) whose kick-off is nearest now, if any."""
+    return _on_now.get(ground.pk, lambda: _match_on_now_read(ground))
+
+
+def _match_on_now_read(ground: Ground) -> Fixture | None:
+    now = timezone.now()
+    near = (
+        fixtures_open(now).filter(ground=ground).select_related("home_club", "away_club", "ground")
+    )
+    return min(near, key=lambda f: abs(f.kickoff - now), default=None)
+
+
+def match_on_now_forget() -> None:
+    """Drop the kept matches (tests; a fixture moved that must be seen at once)."""
+    _on_now.clear()
