@@ -1,5 +1,6 @@
 """Reads about fixtures; a read of one fixture checks the reader may see it."""
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -131,6 +132,21 @@ def plan_is_signed_off(version: PlanVersion) -> bool:
     return all(plan_signatures(version).values())
 
 
+def open_at(kickoffs: Iterable[tuple[int, datetime]], moment: datetime) -> int | None:
+    """Of these (match id, kick-off) pairs, the match whose kick-off is nearest `moment`, if
+    `moment` falls between SAFEGROUND_ENTRY_OPENS_HOURS before that kick-off and
+    SAFEGROUND_ENTRY_CLOSES_HOURS after: the match on at a ground (entry reads it per scan from
+    its kept kick-offs, entry.runtime.lookups.fixture_at)."""
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    candidates = [
+        (abs(kickoff - moment), fixture_id)
+        for fixture_id, kickoff in kickoffs
+        if kickoff - opens <= moment <= kickoff + closes
+    ]
+    return min(candidates)[1] if candidates else None
+
+
 def fixtures_open(now: datetime) -> QuerySet[Fixture]:
     """The matches whose turnstiles are open at `now`: from SAFEGROUND_ENTRY_OPENS_HOURS before
     kick-off to SAFEGROUND_ENTRY_CLOSES_HOURS after."""
@@ -144,16 +160,16 @@ _on_now = Kept("SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS")
 
 
 def match_on_now(ground: Ground) -> Fixture | None:
-    """The ground's open match (fixtures_open) whose kick-off is nearest now, if any."""
+    """The ground's match on now (open_at), if any."""
     return _on_now.get(ground.pk, lambda: _match_on_now_read(ground))
 
 
 def _match_on_now_read(ground: Ground) -> Fixture | None:
     now = timezone.now()
-    near = (
-        fixtures_open(now).filter(ground=ground).select_related("home_club", "away_club", "ground")
-    )
-    return min(near, key=lambda f: abs(f.kickoff - now), default=None)
+    near = fixtures_open(now).filter(ground=ground)
+    kept = {f.pk: f for f in near.select_related("home_club", "away_club", "ground")}
+    found = open_at(((pk, f.kickoff) for pk, f in kept.items()), now)
+    return None if found is None else kept[found]
 
 
 def match_on_now_forget() -> None:

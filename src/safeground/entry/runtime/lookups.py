@@ -25,9 +25,8 @@ entry answers on through it and for one cache time after it, each reloaded at it
 """
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
-from django.conf import settings
 from django.utils import timezone
 
 from safeground.accounts.models import Device
@@ -36,7 +35,7 @@ from safeground.kept import Kept
 from safeground.kept import NotCached as NotCached  # the loop and the scan routes catch it here
 from safeground.kept import reloads_due as reloads_due  # the loop asks for them here
 from safeground.matches.models import Fixture, FixtureZone
-from safeground.matches.selectors import fixtures_open
+from safeground.matches.selectors import fixtures_open, open_at
 from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
 
 CACHE_SECONDS = "SAFEGROUND_ENTRY_CACHE_SECONDS"
@@ -163,16 +162,9 @@ def ground_info(ground_id: int, *, cached_only: bool = False) -> GroundInfo:
 
 
 def fixture_at(ground_id: int, moment: datetime, *, cached_only: bool = False) -> int | None:
-    """The match at the ground whose kick-off is nearest `moment`, if `moment` falls between
-    SAFEGROUND_ENTRY_OPENS_HOURS before that kick-off and SAFEGROUND_ENTRY_CLOSES_HOURS after."""
-    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
-    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
-    candidates = [
-        (abs(kickoff - moment), fixture_id)
-        for fixture_id, kickoff in ground_info(ground_id, cached_only=cached_only).fixtures
-        if kickoff - opens <= moment <= kickoff + closes
-    ]
-    return min(candidates)[1] if candidates else None
+    """The match on at the ground at `moment` (matches.selectors.open_at), from the kept
+    kick-offs of its matches."""
+    return open_at(ground_info(ground_id, cached_only=cached_only).fixtures, moment)
 
 
 def gate_ends(fixture_id: int, gate_id: int, *, cached_only: bool = False) -> GateEnds:
