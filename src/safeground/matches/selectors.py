@@ -170,8 +170,3 @@ def _match_on_now_read(ground: Ground) -> Fixture | None:
     kept = {f.pk: f for f in near.select_related("home_club", "away_club", "ground")}
     found = open_at(((pk, f.kickoff) for pk, f in kept.items()), now)
     return None if found is None else kept[found]
-
-
-def match_on_now_forget() -> None:
-    """Drop the kept matches (tests; a fixture moved that must be seen at once)."""
-    _on_now.clear()
