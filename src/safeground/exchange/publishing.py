@@ -30,7 +30,6 @@ from .models import LeaguePublication
 
 logger = logging.getLogger(__name__)
 
-# In force and not under appeal: an appealed ban is withdrawn until the appeal is decided.
 # A pending publication is tried again this long after a failure; one with nothing pending is
 # made again this often anyway (bans that end by date are withdrawn without a change).
 RETRY_SECONDS = 60
@@ -38,7 +37,8 @@ REPUBLISH_SECONDS = 900
 
 
 def league_bans(today: date) -> QuerySet[Ban]:
-    """The register's bans the league should enforce today."""
+    """The register's bans the league should enforce today: in force and not under appeal (an
+    appealed ban is withdrawn until the appeal is decided)."""
     return (
         Ban.objects.in_force_on(today)
         .exclude(status=Ban.Status.APPEALED)

@@ -10,52 +10,17 @@ time, as the turnstiles' caches do (entry/runtime/lookups.py). Only found things
 unknown code is looked up again each time, so a category or block added a moment ago is found.
 """
 
-import threading
-import time
-from collections.abc import Callable, Hashable
-from typing import Any
-
-from django.conf import settings
-
+from safeground.kept import Kept
 from safeground.venues.models import Block, Concourse, Gate, Zone
 
 from .models import Category
 
-MAX_ENTRIES = 1_000  # per store; past it a store starts again (grounds and matches are few)
-
-
-class Kept:
-    """Values kept for SAFEGROUND_LOG_CACHE_SECONDS, shared by a process's threads (0: none)."""
-
-    def __init__(self) -> None:
-        self._data: dict[Hashable, tuple[float, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get[V](self, key: Hashable, load: Callable[[], V]) -> V:
-        lifetime = settings.SAFEGROUND_LOG_CACHE_SECONDS
-        now = time.monotonic()
-        hit = self._data.get(key)
-        if hit is not None and now - hit[0] < lifetime:
-            value: V = hit[1]
-            return value
-        loaded = load()
-        if lifetime > 0 and loaded is not None:
-            with self._lock:
-                if len(self._data) >= MAX_ENTRIES:
-                    self._data.clear()
-                self._data[key] = (now, loaded)
-        return loaded
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
-_categories = Kept()
-_places = Kept()
-zone_maps = Kept()  # fixture id -> selectors.ZoneMap
-zone_neighbours = Kept()  # fixture id -> flashpoint's zones that touch each zone
-fixtures = Kept()  # fixture id -> the fixture and its ground, for the flashpoint thread
+SECONDS = "SAFEGROUND_LOG_CACHE_SECONDS"
+_categories = Kept(SECONDS)
+_places = Kept(SECONDS)
+zone_maps = Kept(SECONDS)  # fixture id -> selectors.ZoneMap
+zone_neighbours = Kept(SECONDS)  # fixture id -> flashpoint's zones that touch each zone
+fixtures = Kept(SECONDS)  # fixture id -> the fixture and its ground, for the flashpoint thread
 STORES = (_categories, _places, zone_maps, zone_neighbours, fixtures)
 
 PLACE_MODELS: dict[str, type[Block | Zone | Gate | Concourse]] = {

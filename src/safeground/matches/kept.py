@@ -12,56 +12,25 @@ by the process's threads: read-only, except the per-fixture maps the log keeps o
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
-from django.conf import settings
 from django.http import Http404
 
-_kept: dict[int, tuple[float, Any]] = {}  # fixture id -> (monotonic time it expires, fixture)
-_kept_lock = threading.Lock()
-_load_lock = threading.Lock()  # a storm's first requests read the fixture once, not each
-KEPT_FIXTURES = 64  # bound on fixtures kept per process (a league's match day)
+from safeground.kept import Kept
+
+# A league's match day at most; a storm's first requests read the fixture once, not each.
+_fixtures = Kept("SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS", max_entries=64, one_first_load=True)
 
 
 def fixture_kept(fixture_id: int) -> Any:
     """The fixture with its ground and shares (None if there is none), read at most once per
     SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS per process."""
-    bound = settings.SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS
-    if bound <= 0:
-        return _fixture_read(fixture_id)
-    hit = _fixture_hit(fixture_id)
-    if hit is not None:
-        return hit
-    with _load_lock:
-        hit = _fixture_hit(fixture_id)  # another thread read it while this one waited
-        if hit is not None:
-            return hit
-        fixture = _fixture_read(fixture_id)
-        if fixture is not None:  # a fixture added a moment ago is never refused for a while
-            with _kept_lock:
-                now = time.monotonic()
-                for old in [k for k, (until, _) in _kept.items() if until <= now]:
-                    del _kept[old]
-                if len(_kept) >= KEPT_FIXTURES:
-                    _kept.clear()
-                _kept[fixture_id] = (now + bound, fixture)
-        return fixture
+    return _fixtures.get(fixture_id, lambda: _fixture_read(fixture_id))
 
 
 def fixtures_forget() -> None:
     """Drop every kept fixture (tests; a process that must honour a change at once)."""
-    with _kept_lock:
-        _kept.clear()
-
-
-def _fixture_hit(fixture_id: int) -> Any:
-    with _kept_lock:
-        found = _kept.get(fixture_id)
-    if found is not None and found[0] > time.monotonic():
-        return found[1]
-    return None
+    _fixtures.clear()
 
 
 def _fixture_read(fixture_id: int) -> Any:

@@ -12,7 +12,7 @@ register a history source here in their AppConfig.ready(): a function that, give
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -24,6 +24,7 @@ from safeground.hooks import Kind, Timing
 
 from .models import Fixture
 from .policy import Policy
+from .seasons import season_of
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,9 @@ def _day(moment: datetime) -> str:
 
 
 def season_start(policy: Policy, kickoff: datetime) -> datetime:
-    local = timezone.localtime(kickoff)
-    month, day = policy.season_starts
-    start = local.replace(month=month, day=day, hour=0, minute=0, second=0, microsecond=0)
-    return start if start <= local else start.replace(year=start.year - 1)
+    """Midnight (local) on the first day of the kick-off's season (matches.seasons)."""
+    start = season_of(timezone.localdate(kickoff), policy.season_starts).start
+    return timezone.make_aware(datetime.combine(start, time.min))
 
 
 def history_window(fixture: Fixture, policy: Policy) -> HistoryWindow:

@@ -1,7 +1,10 @@
 """Reads about fixtures; a read of one fixture checks the reader may see it."""
 
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -15,7 +18,9 @@ from safeground.accounts.permissions import (
     organisation_ids,
     require,
 )
+from safeground.kept import Kept
 from safeground.venues.capacity import Capacity, zone_capacities
+from safeground.venues.models import Ground
 
 from .kept import fixture_kept
 from .models import Fixture, PlanSignOff, PlanVersion, RiskAssessment
@@ -125,3 +130,43 @@ def plan_signatures(version: PlanVersion) -> dict[str, PlanSignOff | None]:
 
 def plan_is_signed_off(version: PlanVersion) -> bool:
     return all(plan_signatures(version).values())
+
+
+def open_at(kickoffs: Iterable[tuple[int, datetime]], moment: datetime) -> int | None:
+    """Of these (match id, kick-off) pairs, the match whose kick-off is nearest `moment`, if
+    `moment` falls between SAFEGROUND_ENTRY_OPENS_HOURS before that kick-off and
+    SAFEGROUND_ENTRY_CLOSES_HOURS after: the match on at a ground (entry reads it per scan from
+    its kept kick-offs, entry.runtime.lookups.fixture_at)."""
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    candidates = [
+        (abs(kickoff - moment), fixture_id)
+        for fixture_id, kickoff in kickoffs
+        if kickoff - opens <= moment <= kickoff + closes
+    ]
+    return min(candidates)[1] if candidates else None
+
+
+def fixtures_open(now: datetime) -> QuerySet[Fixture]:
+    """The matches whose turnstiles are open at `now`: from SAFEGROUND_ENTRY_OPENS_HOURS before
+    kick-off to SAFEGROUND_ENTRY_CLOSES_HOURS after."""
+    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
+    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
+    return Fixture.objects.filter(kickoff__gte=now - closes, kickoff__lte=now + opens)
+
+
+# Kept a few seconds: every report of a supporters' flood asks it.
+_on_now = Kept("SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS")
+
+
+def match_on_now(ground: Ground) -> Fixture | None:
+    """The ground's match on now (open_at), if any."""
+    return _on_now.get(ground.pk, lambda: _match_on_now_read(ground))
+
+
+def _match_on_now_read(ground: Ground) -> Fixture | None:
+    now = timezone.now()
+    near = fixtures_open(now).filter(ground=ground)
+    kept = {f.pk: f for f in near.select_related("home_club", "away_club", "ground")}
+    found = open_at(((pk, f.kickoff) for pk, f in kept.items()), now)
+    return None if found is None else kept[found]

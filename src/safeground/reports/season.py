@@ -9,14 +9,17 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground import clock
 from safeground.accounts.permissions import can_read_season, require
 from safeground.bans.models import OVER_ITS_TERM, Ban, in_force_q
 from safeground.entry.models import Scan
 from safeground.entry.selectors import prevented_from_attending
+from safeground.errors import NotFound
+from safeground.matches import seasons
 from safeground.matches.models import Club, Competition, Fixture
 from safeground.venues.models import Ground
 from safeground.venues.selectors import ground_for
@@ -38,12 +41,15 @@ BUSIEST_BLOCKS = 10
 class SeasonFilter:
     competition: int | None = None
     opponent: int | None = None  # a visiting club: its matches at the ground
+    season: int | None = None  # the year it starts; none: the latest season with a match played
 
 
 @dataclass
 class Season:
     ground: Ground
     filters: SeasonFilter
+    season: seasons.Season | None  # none: no match played at the ground yet
+    seasons: list[seasons.Season]  # those with a match played, the latest first
     matches: list[dict[str, Any]]
     categories: list[dict[str, str]]
     bans: list[dict[str, Any]]
@@ -57,6 +63,7 @@ class Season:
     def figures(self) -> dict[str, Any]:
         return {
             "ground": self.ground.code,
+            "season": self.season.label if self.season else None,
             "filters": {
                 "competition": self.filters.competition,
                 "opponent": self.filters.opponent,
@@ -77,18 +84,43 @@ def season_for(user: Any, code: str, filters: SeasonFilter) -> Season:
     return season(ground, filters)
 
 
-def season_fixtures(ground: Ground, filters: SeasonFilter) -> QuerySet[Fixture]:
-    """The ground's matches played so far, oldest first, as the filters narrow them."""
-    fixtures = Fixture.objects.filter(ground=ground, kickoff__lte=timezone.now())
-    if filters.competition:
-        fixtures = fixtures.filter(competition_id=filters.competition)
-    if filters.opponent:
-        fixtures = fixtures.filter(away_club_id=filters.opponent)
-    return fixtures.select_related("home_club", "away_club", "competition").order_by("kickoff")
+def played_fixtures(ground: Ground) -> list[Fixture]:
+    """Every match played at the ground so far, oldest first (one query: the seasons, the
+    season's matches and its filters' choices are all picked from these)."""
+    return list(
+        Fixture.objects.filter(ground=ground, kickoff__lte=timezone.now())
+        .select_related("home_club", "away_club", "competition")
+        .order_by("kickoff")
+    )
+
+
+def _narrowed(fixtures: list[Fixture], filters: SeasonFilter) -> list[Fixture]:
+    return [
+        f
+        for f in fixtures
+        if filters.competition in (None, f.competition_id)
+        and filters.opponent in (None, f.away_club_id)
+    ]
+
+
+def season_chosen(played: list[seasons.Season], filters: SeasonFilter) -> seasons.Season | None:
+    """The season asked for (one with a match played at the ground), or the latest."""
+    if filters.season is None:
+        return played[0] if played else None
+    for one in played:
+        if one.start.year == filters.season:
+            return one
+    raise NotFound("season", _("no match was played at this ground that season"))
 
 
 def season(ground: Ground, filters: SeasonFilter) -> Season:
-    fixtures = list(season_fixtures(ground, filters))
+    starts = seasons.season_starts()
+    every = played_fixtures(ground)
+    of_match = {f.pk: seasons.season_of(timezone.localdate(f.kickoff), starts) for f in every}
+    played = sorted(set(of_match.values()), key=lambda s: s.start, reverse=True)
+    within = season_chosen(played, filters)
+    of_season = [f for f in every if of_match[f.pk] == within]
+    fixtures = _narrowed(of_season, filters)
     ids = [f.pk for f in fixtures]
     names = category_names()
     by_category = _incidents_by_category(ids, names)
@@ -125,11 +157,14 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
             }
         )
     busiest = _busiest_blocks(ids)
-    bans = bans_over_time(ground, [timezone.localtime(f.kickoff).date() for f in fixtures])
+    days = [timezone.localtime(f.kickoff).date() for f in fixtures]
+    bans = bans_over_time(ground, days, within.start if within else None)
     totals = _season_totals(matches, bans, assigned, resolved)
     return Season(
         ground=ground,
         filters=filters,
+        season=within,
+        seasons=played,
         matches=matches,
         categories=categories,
         bans=bans,
@@ -137,12 +172,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         totals=totals,
         arrests_by_offence=arrests_by_offence(ids, totals["arrests"]),
         arrests_by_club=arrests_by_club(fixtures, totals["arrests"]),
-        competitions=list(
-            Competition.objects.filter(fixture__ground=ground).distinct().order_by("name")
-        ),
-        opponents=list(
-            Club.objects.filter(away_fixtures__ground=ground).distinct().order_by("name")
-        ),
+        competitions=sorted({f.competition for f in of_season}, key=lambda c: c.name),
+        opponents=sorted({f.away_club for f in of_season}, key=lambda c: c.name),
     )
 
 
@@ -230,14 +261,13 @@ def _season_totals(
     }
 
 
-def bans_over_time(ground: Ground, days: Sequence[date]) -> list[dict[str, Any]]:
-    """On each match day: the bans of the ground's club issued this season so far (starting
-    from the first of these days' season, 1 August), and the bans in force that day. One
-    query: a filtered count per day."""
-    if not days:
+def bans_over_time(
+    ground: Ground, days: Sequence[date], season_start: date | None
+) -> list[dict[str, Any]]:
+    """On each match day: the bans of the ground's club issued this season so far (from
+    `season_start`), and the bans in force that day. One query: a filtered count per day."""
+    if not days or season_start is None:
         return []
-    first = days[0]
-    season_start = date(first.year if first.month >= 8 else first.year - 1, 8, 1)
     club = Ban.objects.filter(organisation_id=ground.organisation_id)
     counts: dict[str, Any] = {}
     for n, day in enumerate(days):

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import can_export_people
 from safeground.decisions.selectors import decisions_report
-from safeground.errors import SafegroundError, error_body
+from safeground.errors import NotFound, SafegroundError, error_body, text_answer
 from safeground.printing import pdf_response
 
 from . import charts
@@ -40,6 +40,7 @@ def season_filter(request: HttpRequest) -> SeasonFilter:
     return SeasonFilter(
         competition=_int(request.GET.get("competition")),
         opponent=_int(request.GET.get("opponent")),
+        season=_int(request.GET.get("season")),
     )
 
 
@@ -209,7 +210,10 @@ def _svg(title: str, chart: dict[str, Any]) -> Any:
 
 @login_required
 def season(request: HttpRequest, code: str) -> HttpResponse:
-    found = season_for(request.user, code, season_filter(request))
+    try:
+        found = season_for(request.user, code, season_filter(request))
+    except NotFound as error:
+        return text_answer(error)
     return render(
         request,
         "reports/season.html",
@@ -225,7 +229,10 @@ def season(request: HttpRequest, code: str) -> HttpResponse:
 
 @login_required
 def season_pdf(request: HttpRequest, code: str) -> HttpResponse:
-    found = season_for(request.user, code, season_filter(request))
+    try:
+        found = season_for(request.user, code, season_filter(request))
+    except NotFound as error:
+        return text_answer(error)
     chart = _season_charts(found)
     titles = {
         "incidents": _("Incidents per match by category"),

@@ -126,6 +126,11 @@ SAFEGROUND_CHECKPOINT_STORAGE = {
 # it. Flashpoint scoring runs on a thread of its own after each report has committed
 # (incidents/flashpoint.py), never on the request's path.
 SAFEGROUND_LOG_CACHE_SECONDS = env.float("SAFEGROUND_LOG_CACHE_SECONDS", default=5.0)
+# The match on now at each ground (matches.selectors.match_on_now) is kept this many seconds in
+# each process: every report of a supporters' flood asks it.
+SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS = env.float(
+    "SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS", default=5.0
+)
 # The risk policy (YAML): category thresholds, factor weights, rivalries, the match plan per
 # category. A safety officer edits it; `safeground assess` checks it and re-assesses open fixtures.
 SAFEGROUND_RISK_POLICY = env.str(

@@ -41,6 +41,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # must not admit a socket. The tests of that cache set a bound of their own.
 SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = 0.0
 SAFEGROUND_LOG_CACHE_SECONDS = 0.0  # likewise the log's categories, places and zone maps
+SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS = 0.0  # and the match on now at a ground
 
 # pytest-xdist runs the suite in worker processes at once (scripts/run-tests). Each has its own
 # test database (pytest-django adds the worker's name) and its own Redis database number: Redis

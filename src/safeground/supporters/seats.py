@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from safeground.incidents.places import Kept
+from safeground.kept import Kept
 from safeground.venues.models import Block
 
 from .models import BlockSeatCodes
@@ -30,9 +30,9 @@ MAX_CODE = BLOCK_PART + 10 + 1 + 4  # the block's part, a row, a dash, a seat
 # SAFEGROUND_LOG_CACHE_SECONDS as the log keeps its places: a flood's reports come from a stand's
 # blocks and the whole ground's, and a read of each block as its keeping ran out took about 5% of
 # a flood's server CPU (bench_supporters, py-spy), and a connection for requests that need none.
-_blocks_by_part = Kept()
-_blocks = Kept()  # by id, for codes of the first kind
-_parts = Kept()
+_blocks_by_part = Kept("SAFEGROUND_LOG_CACHE_SECONDS")
+_blocks = Kept("SAFEGROUND_LOG_CACHE_SECONDS")  # by id, for codes of the first kind
+_parts = Kept("SAFEGROUND_LOG_CACHE_SECONDS")
 # The first kind of code: (block id * MAX_ROWS + row index) * MAX_SEATS + seat, in base 32.
 MAX_ROWS = 100
 MAX_SEATS = 1000

@@ -1,12 +1,9 @@
 """Reads of supporters' reports: the match on now at a ground, the queue, a report's status as
 its reporter sees it, the steward nearest a block, and what an organisation holds about a phone."""
 
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Prefetch, Q, QuerySet
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
@@ -15,33 +12,15 @@ from safeground.bans.models import AccessRecord
 from safeground.bans.services import access_record_write
 from safeground.incidents.flashpoint import zone_neighbours
 from safeground.incidents.models import DEALT_WITH_STATUSES, LogEntry
-from safeground.incidents.places import Kept
 from safeground.incidents.selectors import current_posts, incident_state, post_zone_ids, zone_map
+from safeground.matches import selectors as matches_selectors
 from safeground.matches.models import Fixture
-from safeground.venues.models import Ground
 
 from .models import Reporter, SupporterReport, TriageItem
 
 QUEUE_LIMIT = 50  # lines shown; a flood is one line with its count, so this is plenty
-# The match on now at each ground, kept a few seconds (SAFEGROUND_LOG_CACHE_SECONDS): every
-# report of a flood asks it.
-_on_now = Kept()
-
-
-def match_on_now(ground: Ground) -> Fixture | None:
-    """The ground's match whose kick-off is nearest now, if now is between the turnstiles'
-    opening (SAFEGROUND_ENTRY_OPENS_HOURS before) and closing (..._CLOSES_HOURS after)."""
-    return _on_now.get(ground.pk, lambda: _match_on_now_read(ground))
-
-
-def _match_on_now_read(ground: Ground) -> Fixture | None:
-    now = timezone.now()
-    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
-    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
-    near = Fixture.objects.filter(
-        ground=ground, kickoff__gte=now - closes, kickoff__lte=now + opens
-    ).select_related("home_club", "away_club", "ground")
-    return min(near, key=lambda f: abs(f.kickoff - now), default=None)
+# The match on now at a ground: the matches app's (re-exported for supporters' views and texts).
+match_on_now = matches_selectors.match_on_now
 
 
 def item_json(item: TriageItem) -> dict[str, Any]:

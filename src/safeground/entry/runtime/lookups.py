@@ -2,7 +2,7 @@
 
 A turnstile sends thousands of scans a minute with the same key, at the same turnstile, for the
 same match: reading the device, the turnstile, the match and which ends its gate serves from the
-database every time would cost four round trips per scan. Each is cached here for
+database every time would cost four round trips per scan. Each is kept here (safeground.kept) for
 `SAFEGROUND_ENTRY_CACHE_SECONDS` (default 5): a revoked key, a moved turnstile, a changed zone
 layout or re-entry rule takes effect in every process within that time
 (docs/adr/0005-turnstile-decisions.md).
@@ -24,134 +24,22 @@ an outage is known (safeground.outage) scans are refused before they look anythi
 entry answers on through it and for one cache time after it, each reloaded at its next use.
 """
 
-import logging
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from typing import Any
+from datetime import date, datetime
 
-from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from safeground.accounts.models import Device
 from safeground.accounts.services import device_key_hash
+from safeground.kept import Kept
+from safeground.kept import NotCached as NotCached  # the loop and the scan routes catch it here
+from safeground.kept import reloads_due as reloads_due  # the loop asks for them here
 from safeground.matches.models import Fixture, FixtureZone
-from safeground.outage import outage
+from safeground.matches.selectors import fixtures_open, open_at
 from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
 
-logger = logging.getLogger(__name__)
-
+CACHE_SECONDS = "SAFEGROUND_ENTRY_CACHE_SECONDS"
 MAX_ENTRIES = 10_000  # per cache; past it a cache starts again (keys are few in practice)
-# Share of SAFEGROUND_ENTRY_CACHE_SECONDS after which a hit on the loop has its entry reloaded.
-REFRESH_AT = 0.5
-
-_reloads: deque[Callable[[], None]] = deque()  # asked for on the loop, run on a scan thread
-
-
-def reloads_due() -> list[Callable[[], None]]:
-    """The reloads the loop has asked for since the last call, for a scan thread to run."""
-    due = []
-    while _reloads:
-        due.append(_reloads.popleft())
-    return due
-
-
-class NotCached(Exception):
-    """Asked for with `cached_only=True`, and only the database has it (missing or expired)."""
-
-
-class TTLCache:
-    """A dict whose entries expire; shared by a process's threads.
-
-    When an entry expires, one thread reloads it while the others go on with the old value for
-    the moment that takes (no stampede of identical queries every few seconds at 2,000 scans/s);
-    an entry never outlives its time by more than one reload."""
-
-    def __init__(self) -> None:
-        self._data: dict[Hashable, tuple[float, Any]] = {}
-        self._loading: set[Hashable] = set()
-        # Asked for ahead of time; apart from _loading, so that one never run lets the entry
-        # expire as it would have.
-        self._reloading: set[Hashable] = set()
-        # Whose last reload met the database away: they answer past their time (see above).
-        self._away: set[Hashable] = set()
-        self._lock = threading.Lock()
-
-    def get[V](
-        self, key: Hashable, load: Callable[[], V | None], *, cached_only: bool = False
-    ) -> V | None:
-        now = time.monotonic()
-        hit = self._data.get(key)
-        if hit is None:
-            if cached_only:
-                raise NotCached(key)
-        else:
-            age, lifetime = now - hit[0], settings.SAFEGROUND_ENTRY_CACHE_SECONDS
-            if age < lifetime or (cached_only and (key in self._away or outage.recent(lifetime))):
-                if cached_only and age >= REFRESH_AT * lifetime:
-                    with self._lock:
-                        if key not in self._reloading:
-                            self._reloading.add(key)
-                            _reloads.append(lambda: self._reload(key, load))
-                value: V = hit[1]
-                return value
-            with self._lock:
-                if key in self._loading:  # another thread is reloading it
-                    stale: V = hit[1]
-                    return stale
-                if cached_only:
-                    raise NotCached(key)
-                self._loading.add(key)
-        return self._load(key, load, now)
-
-    def _load[V](self, key: Hashable, load: Callable[[], V | None], now: float) -> V | None:
-        try:
-            loaded = load()
-            self._away.discard(key)
-            if loaded is not None:
-                if len(self._data) >= MAX_ENTRIES:
-                    self._data.clear()
-                self._data[key] = (now, loaded)
-            else:
-                self._data.pop(key, None)
-            return loaded
-        finally:
-            with self._lock:
-                self._loading.discard(key)
-                self._reloading.discard(key)
-
-    def _reload(self, key: Hashable, load: Callable[[], Any]) -> None:
-        """An entry reloaded ahead of its time (on a scan thread, for the loop)."""
-        try:
-            self._load(key, load, time.monotonic())
-        except Exception as error:
-            if isinstance(error, OperationalError | InterfaceError):
-                # It answers on, and is reloaded again at the next scan; the outage is logged
-                # by safeground.outage, from the scans it refuses, not here per reload.
-                self._away.add(key)
-            else:
-                # The next scan that needs it loads it itself, and meets the error there.
-                self._data.pop(key, None)
-                logger.warning("reloading %r failed", key, exc_info=True)
-            raise  # a scan thread drops a failed connection (runtime.threads.in_scan_thread_soon)
-
-    def put(self, key: Hashable, value: Any) -> None:
-        """An entry loaded ahead of its first use (caches_warm)."""
-        if len(self._data) >= MAX_ENTRIES:
-            self._data.clear()
-        self._data[key] = (time.monotonic(), value)
-
-    def clear(self) -> None:
-        self._data.clear()
-        self._reloading.clear()
-        self._away.clear()
-
-    def forget(self, key: Hashable) -> None:
-        self._data.pop(key, None)
 
 
 @dataclass(frozen=True)
@@ -193,10 +81,10 @@ class GateEnds:
     reentry: bool
 
 
-_devices = TTLCache()
-_turnstiles = TTLCache()
-_grounds = TTLCache()
-_gate_ends = TTLCache()
+_devices = Kept(CACHE_SECONDS, max_entries=MAX_ENTRIES)
+_turnstiles = Kept(CACHE_SECONDS, max_entries=MAX_ENTRIES)
+_grounds = Kept(CACHE_SECONDS, max_entries=MAX_ENTRIES)
+_gate_ends = Kept(CACHE_SECONDS, max_entries=MAX_ENTRIES)
 
 
 def caches_clear() -> None:
@@ -274,16 +162,9 @@ def ground_info(ground_id: int, *, cached_only: bool = False) -> GroundInfo:
 
 
 def fixture_at(ground_id: int, moment: datetime, *, cached_only: bool = False) -> int | None:
-    """The match at the ground whose kick-off is nearest `moment`, if `moment` falls between
-    SAFEGROUND_ENTRY_OPENS_HOURS before that kick-off and SAFEGROUND_ENTRY_CLOSES_HOURS after."""
-    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
-    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
-    candidates = [
-        (abs(kickoff - moment), fixture_id)
-        for fixture_id, kickoff in ground_info(ground_id, cached_only=cached_only).fixtures
-        if kickoff - opens <= moment <= kickoff + closes
-    ]
-    return min(candidates)[1] if candidates else None
+    """The match on at the ground at `moment` (matches.selectors.open_at), from the kept
+    kick-offs of its matches."""
+    return open_at(ground_info(ground_id, cached_only=cached_only).fixtures, moment)
 
 
 def gate_ends(fixture_id: int, gate_id: int, *, cached_only: bool = False) -> GateEnds:
@@ -331,13 +212,7 @@ def caches_warm(now: datetime | None = None) -> int:
         label = Device.Profile(profile).label if profile in Device.Profile.values else profile
         _devices.put(key_hash, DeviceInfo(pk, organisation_id, name, profile, str(label)))
         loaded += 1
-    opens = timedelta(hours=settings.SAFEGROUND_ENTRY_OPENS_HOURS)
-    closes = timedelta(hours=settings.SAFEGROUND_ENTRY_CLOSES_HOURS)
-    open_now = list(
-        Fixture.objects.filter(kickoff__gte=now - closes, kickoff__lte=now + opens).values_list(
-            "pk", "ground_id", "ground__organisation_id"
-        )
-    )
+    open_now = list(fixtures_open(now).values_list("pk", "ground_id", "ground__organisation_id"))
     grounds = {ground_id: organisation_id for _, ground_id, organisation_id in open_now}
     rows = Turnstile.objects.filter(gate__ground_id__in=grounds).values_list(
         "pk", "code", "gate_id", "gate__name", "gate__ground_id"
