@@ -6,11 +6,12 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Router, Status
 from ninja.security import django_auth
 
 from safeground.accounts.models import User
 from safeground.errors import WITHOUT_NUL, NotFound, answers, said
+from safeground.request_body import Body
 
 from . import services
 from .selectors import (
@@ -31,7 +32,7 @@ def _text(description: str = "") -> Any:
     return Field("", max_length=services.MAX_TEXT, pattern=WITHOUT_NUL, description=description)
 
 
-class DecisionIn(Schema):
+class DecisionIn(Body):
     decision_maker: str = Field(
         min_length=1, max_length=150, description="username of the commander who decided"
     )
@@ -53,12 +54,12 @@ class AmendIn(DecisionIn):
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said(), description="why amended")
 
 
-class ReviewIn(Schema):
+class ReviewIn(Body):
     note: str = Field(max_length=services.MAX_TEXT, pattern=said())
     next_review_at: datetime | None = None
 
 
-class RadioIn(Schema):
+class RadioIn(Body):
     decision_maker: str = Field(min_length=1, max_length=150)
     note: str = Field("", max_length=500, pattern=r"^[^\x00]*$")
 
