@@ -111,9 +111,7 @@ def test_the_exchanges_bound_is_answered_429_with_retry_after(settings) -> None:
     for fixture in ("fixture 1", "fixture 2"):
         path, body = "/api/exchange/checks", json.dumps({"fixture": fixture, "holders": 3})
         headers = signed.headers("POST", path, body.encode())
-        answers.append(
-            Client().post(path, body, content_type="application/json", headers=headers)
-        )
+        answers.append(Client().post(path, body, content_type="application/json", headers=headers))
     assert [a.status_code for a in answers] == [201, 429]
     refused = answers[1]
     assert refused.json()["code"] == "too_many_requests"
