@@ -90,11 +90,11 @@ def _source_language_afresh() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _api_calls_counted_afresh() -> Iterator[None]:
-    """Each test starts with no API calls counted against anyone (api.PerPerson counts in the
-    process's cache, and ids come round again from test to test)."""
-    from django.core.cache import cache
+    """Each test starts with no API calls counted against anyone (safeground.limits counts in
+    the process's cache, and ids come round again from test to test)."""
+    from django.core.cache import caches
 
-    cache.clear()
+    caches["limits"].clear()
     yield
 
 

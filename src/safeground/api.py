@@ -3,14 +3,14 @@
 Every 4xx answer has one JSON shape, `{"code", "field", "detail"}` (`safeground.errors`), mapped
 here once: a refused input (`SafegroundError`), a body that does not fit the schema, a missing
 login, a role that may not, and a missing object; so are a body over the size limit (413), a
-person over their rate of calls (429 with Retry-After, `PerPerson`) and a database that cannot be
+person over a limit (429 with Retry-After, safeground.limits) and a database that cannot be
 reached (503 with Retry-After), never a 500 or a traceback.
 """
 
 import copy
 import json
 import threading
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
@@ -22,7 +22,7 @@ from django.utils.translation import gettext, gettext_lazy, gettext_noop
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.parser import Parser
-from ninja.throttling import SimpleRateThrottle
+from ninja.throttling import BaseThrottle
 
 from safeground.accounts.api import router as accounts_router
 from safeground.accounts.models import User
@@ -37,12 +37,16 @@ from safeground.errors import (
     OutOfRange,
     SafegroundError,
     TooLarge,
+    TooManyRequests,
     Unavailable,
     UnreadableBody,
     error_body,
+    retry_after,
+    said_later,
 )
 from safeground.exchange.api import router as exchange_router
 from safeground.incidents.api import router as log_router
+from safeground.limits import Limit
 from safeground.matches.api import router as matches_router
 from safeground.outage import outage
 from safeground.reports.api import router as reports_router
@@ -58,11 +62,12 @@ ERROR_ANSWERS = {
     "400": "Refused input: `field` names what is wrong",
     "401": "No login or device key",
     "403": "Your role may not do this",
-    "404": "No such object, or not one you may see",
+    "404": "No such object, or not one you may see: an id in the path, or a name in the body "
+    "(a turnstile, an organisation, a layout, a category, a place, a person): `field` says which",
     "409": "Well formed, but refused by the state of things (an incident already closed, more "
     "than the away zone holds, a plan changed since): `field` and `detail` say which",
     "413": "The request body is over the size limit",
-    "429": "Too many calls from you (SAFEGROUND_API_RATE): try again after Retry-After",
+    "429": "Over a limit (SAFEGROUND_LIMITS): try again after Retry-After",
     "422": "The body or query does not fit the schema",
     "503": "The database did not answer in time: try again after Retry-After",
 }
@@ -152,35 +157,47 @@ def _what_the_database_holds(node: Any) -> None:
             _what_the_database_holds(value)
 
 
-class PerPerson(SimpleRateThrottle):
-    """Each signed-in person's API calls, counted in this process's cache, at
-    SAFEGROUND_API_RATE (checked when the settings load; read at each call). A call with a
-    device key is not counted: the turnstiles' scans keep their own bounds (ADR 0005)."""
+API_PERSON = Limit("api.person")
 
-    scope = "person"
+
+class PerPerson(BaseThrottle):
+    """Each signed-in person's API calls, at SAFEGROUND_LIMITS["api.person"] (safeground.limits).
+    A call with a device key is not counted: the turnstiles' scans keep their own bounds (ADR
+    0005)."""
 
     def __init__(self) -> None:
-        super().__init__(rate=settings.SAFEGROUND_API_RATE)
+        # ninja keeps one throttle for every request: each thread keeps its own refusal.
         self._call = threading.local()
 
-    # ninja keeps one throttle for every request and SimpleRateThrottle keeps the call's key,
-    # history and time on it: each thread keeps its own. (Two calls of one person at the same
-    # instant may count once: a bound on a runaway client, not a quota.)
-    key = property(lambda self: self._call.key, lambda self, v: setattr(self._call, "key", v))
-    history = property(
-        lambda self: self._call.history, lambda self, v: setattr(self._call, "history", v)
-    )
-    now = property(lambda self: self._call.now, lambda self, v: setattr(self._call, "now", v))
-
     def allow_request(self, request: HttpRequest) -> bool:
-        self.num_requests, self.duration = self.parse_rate(settings.SAFEGROUND_API_RATE)
-        return super().allow_request(request)
-
-    def get_cache_key(self, request: HttpRequest) -> str | None:
         caller = getattr(request, "auth", None)
         if not isinstance(caller, User):
-            return None  # a device, or nobody (refused before this)
-        return self.cache_format % {"scope": self.scope, "ident": caller.pk}
+            return True  # a device, or nobody (refused before this)
+        try:
+            API_PERSON.count(
+                caller.pk,
+                field="",
+                message=said_later(
+                    lambda: (
+                        gettext("more than %(rate)s API calls from you: wait, then send again")
+                        % {"rate": API_PERSON.rate}
+                    )
+                ),
+            )
+        except TooManyRequests as refusal:
+            self._call.refusal = refusal
+            return False
+        return True
+
+    def wait(self) -> float:
+        return float(self.refusal().retry_after)
+
+    def refusal(self) -> TooManyRequests:
+        """This thread's last refusal (ninja answers it as Throttled)."""
+        return cast(TooManyRequests, self._call.refusal)
+
+
+PER_PERSON = PerPerson()
 
 
 DESCRIPTION = """Every refusal has one JSON body, `{"code", "field", "detail"}` (schema `Error`):
@@ -195,7 +212,7 @@ api = SafegroundAPI(
     version="1",
     description=DESCRIPTION,
     urls_namespace="api",
-    throttle=[PerPerson()],
+    throttle=[PER_PERSON],
     parser=StrictParser(),
 )
 api.add_router("/", accounts_router)
@@ -218,8 +235,9 @@ def _answer(request: HttpRequest, status: int, code: str, field: str, detail: st
 @api.exception_handler(SafegroundError)
 def refused(request: HttpRequest, exc: SafegroundError) -> HttpResponse:
     response = _answer(request, exc.status, exc.code, exc.field, exc.message)
-    if exc.status == 503:
-        response["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+    wait = retry_after(exc)
+    if wait is not None:
+        response["Retry-After"] = str(wait)
     return response
 
 
@@ -311,12 +329,8 @@ def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     code = {401: "unauthorized", 403: "forbidden", 404: "not_found"}.get(exc.status_code, "refused")
-    if isinstance(exc, Throttled):  # ninja adds Retry-After from the oldest call counted
-        rate = settings.SAFEGROUND_API_RATE
-        detail = gettext("more than %(rate)s API calls from you: wait, then send again") % {
-            "rate": rate
-        }
-        return _answer(request, 429, "too_many_requests", "", detail)
+    if isinstance(exc, Throttled):  # the one throttle, PerPerson
+        return refused(request, PER_PERSON.refusal())
     if isinstance(exc, AuthenticationError):  # ninja's own words, "Unauthorized"
         return _answer(request, 401, code, "", gettext("Unauthorized"))
     return _answer(request, exc.status_code, code, "", str(exc))

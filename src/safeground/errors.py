@@ -28,17 +28,16 @@ class SafegroundError(Exception):
     """Refused input or a refused request: nothing was written."""
 
     code: ClassVar[str] = "invalid"
-    status: int = 400
+    # The answer's status is the class's alone, the same on a page, in the API and in a command:
+    # a refusal that is well formed but refused by the state of things (an incident already
+    # closed, more than the zone holds) is a subclass with 409, one naming what is not there 404,
+    # one not yours to do 403; a subclass keeps its parent's code (ADR 0021).
+    status: ClassVar[int] = 400
 
-    def __init__(self, field: str, message: str, *, status: int | None = None) -> None:
-        """`status`: the refusal's own, where the request is well formed and the state of things
-        refuses it: 409 (an incident already closed, more than the zone holds), 404 (what it names
-        is not there), 403 (not yours to do). The code stays the class's."""
+    def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
         self.message = message
-        if status is not None:
-            self.status = status
 
     def to_json(self) -> dict[str, Any]:
         return error_body(self.code, self.field, self.message)
@@ -91,6 +90,27 @@ class Unavailable(SafegroundError):
 
     code = "unavailable"
     status = 503
+
+
+class TooManyRequests(SafegroundError):
+    """Over a limit (safeground.limits): the answer's Retry-After says when to send again."""
+
+    code = "too_many_requests"
+    status = 429
+
+    def __init__(self, field: str, message: str, *, retry_after: int) -> None:
+        super().__init__(field, message)
+        self.retry_after = max(1, retry_after)
+
+
+def retry_after(error: SafegroundError) -> int | None:
+    """The seconds a refusal asks its sender to wait (its answer's Retry-After), or None: every
+    429 and 503, on a page, from the API and at the door, says the same."""
+    if isinstance(error, TooManyRequests):
+        return error.retry_after
+    if isinstance(error, Unavailable):
+        return int(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+    return None
 
 
 class TooLarge(SafegroundError):
@@ -199,8 +219,9 @@ class RequestChecks:
                 answer: HttpResponse = JsonResponse(refusal.to_json(), status=refusal.status)
             else:
                 answer = text_answer(refusal)
-        if refusal.status == Unavailable.status:
-            answer["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+        wait = retry_after(refusal)
+        if wait is not None:
+            answer["Retry-After"] = str(wait)
         return answer
 
 
@@ -235,7 +256,11 @@ def _in_the_one_shape(response: HttpResponse) -> HttpResponse:
 def text_answer(error: SafegroundError) -> HttpResponse:
     """A refusal outside the API: a short text naming the field, with the error's status."""
     text = f"{error.field}: {error.message}" if error.field else error.message
-    return HttpResponse(text, status=error.status, content_type="text/plain; charset=utf-8")
+    answer = HttpResponse(text, status=error.status, content_type="text/plain; charset=utf-8")
+    wait = retry_after(error)
+    if wait is not None:
+        answer["Retry-After"] = str(wait)
+    return answer
 
 
 # The moment the server read a request (safeground.asgi stamps it on the ASGI scope, which a2wsgi

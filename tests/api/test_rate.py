@@ -8,7 +8,7 @@ from tests import factories
 
 @pytest.fixture
 def slow_rate(settings, no_second_factor) -> None:
-    settings.SAFEGROUND_API_RATE = "3/m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "api.person": "3/m"}
 
 
 def test_a_person_over_the_rate_gets_429_with_retry_after_and_nothing_else_changes(
@@ -56,4 +56,4 @@ def test_the_rate_is_a_setting_checked_when_the_settings_load(monkeypatch) -> No
         importlib.reload(base)
     monkeypatch.setenv("SAFEGROUND_API_RATE", "600/m")
     importlib.reload(base)
-    assert base.SAFEGROUND_API_RATE == "600/m"
+    assert base.SAFEGROUND_LIMITS["api.person"] == "600/m"

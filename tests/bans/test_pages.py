@@ -65,7 +65,8 @@ def test_a_bad_proposal_is_a_form_error_naming_the_field(officer) -> None:
             "grounds": "Threw a coin",
         },
     )
-    assert response.status_code == 400 and b"is before the start date" in response.content
+    # Well formed, refused by how the dates fit: 409, as the API answers it (BanConflict).
+    assert response.status_code == 409 and b"is before the start date" in response.content
     assert Ban.objects.count() == before
 
 

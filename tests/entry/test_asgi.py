@@ -33,7 +33,7 @@ def test_the_lean_route_refuses_as_the_ninja_route_does(gates, monkeypatch) -> N
     assert asgi.scan_over_http(None, body(gates))[0] == 401
     assert asgi.scan_over_http("sgd_nope", body(gates))[0] == 401
     status, answer = asgi.scan_over_http(gates.key, body(gates, turnstile="Z9"))
-    assert (status, json.loads(answer)["field"]) == (400, "turnstile")
+    assert (status, json.loads(answer)["field"]) == (404, "turnstile")  # no such turnstile
     monkeypatch.setitem(devices.PROFILES, "turnstile", frozenset({"device_whoami"}))
     status, answer = asgi.scan_over_http(gates.key, body(gates))
     assert status == 403 and "may not call entry_scan" in json.loads(answer)["detail"]

@@ -165,7 +165,7 @@ def test_no_match_is_a_404_naming_why(gates) -> None:
     ("path", "status", "detail"),
     [
         ("/api/entry/bundle", 422, "turnstile: is required"),  # the schema says it is
-        ("/api/entry/bundle?turnstile=Z99", 400, "no turnstile 'Z99'"),
+        ("/api/entry/bundle?turnstile=Z99", 404, "no turnstile 'Z99'"),  # well formed; not there
     ],
 )
 def test_a_missing_or_unknown_turnstile_is_refused_naming_it(gates, path, status, detail) -> None:

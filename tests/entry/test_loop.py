@@ -599,6 +599,6 @@ def test_a_reload_that_fails_drops_the_entry_and_the_next_scan_meets_the_error(g
 
     first, second = run(scans)
     assert first[1]["decision"] == "admit"
-    assert second[0] == 400 and second[1]["field"] == "turnstile"
+    assert second[0] == 409 and second[1]["field"] == "turnstile"  # well formed; ambiguous data
     assert "several grounds" in second[1]["detail"]
     assert list(Scan.objects.values_list("barcode", flat=True)) == ["AWAY-1"]

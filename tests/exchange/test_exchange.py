@@ -43,7 +43,7 @@ def test_the_club_learns_the_same_token_and_the_exchange_sees_only_blinded_eleme
 @pytest.fixture
 def exchange(settings):
     settings.SAFEGROUND_ROLE = "exchange"
-    settings.SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE = 2
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "exchange.fixture": "2/d"}
     return club_enrol(
         name="Riverside Athletic", contact="security@riverside.example",
         public_key=signing.public_key_json()["public_key"],

@@ -119,8 +119,8 @@ def post(client, url, body):
 @pytest.mark.parametrize(
     ("body", "status", "field"),
     [
-        ({"category": "missile", "block": "Z-9"}, 400, "block"),
-        ({"category": "juggling", "block": "S-L1"}, 400, "category"),
+        ({"category": "missile", "block": "Z-9"}, 404, "block"),  # well formed; no such block
+        ({"category": "juggling", "block": "S-L1"}, 404, "category"),
         ({"category": "missile"}, 400, "place"),
         ({"category": "missile", "block": "S-L1", "first_row": "ZZ"}, 400, "first_row"),
         ({"category": "missile", "block": "S-L1", "severity": 9}, 422, "severity"),

@@ -179,7 +179,7 @@ def test_the_api_refuses_bad_input_with_the_field_and_writes_nothing(match_day, 
         },
         content_type="application/json",
     )
-    assert refused.status_code == 400
+    assert refused.status_code == 404  # well formed, naming an organisation not there
     assert refused.json() == {
         "code": "fixture_refused",
         "field": "shared_with",
@@ -190,7 +190,7 @@ def test_the_api_refuses_bad_input_with_the_field_and_writes_nothing(match_day, 
         {"layout": "grand-final"},
         content_type="application/json",
     )
-    assert patch.status_code == 400 and patch.json()["field"] == "layout"
+    assert patch.status_code == 404 and patch.json()["field"] == "layout"  # no such layout
     assert Fixture.objects.count() == before
 
 

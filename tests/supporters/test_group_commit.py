@@ -63,7 +63,7 @@ def test_a_batch_is_written_in_the_same_statements_however_many_reports(tonight)
 
 @pytest.mark.django_db
 def test_a_devices_bound_holds_within_one_batch(tonight, settings) -> None:
-    settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE = "3/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.reporter": "3/10m"}
     same = Sender("web", "one-device-token-abcdefghijkl", "10.0.0.2")
     written = reports_write([incoming(tonight, n, sender=same) for n in range(5)])
     refused = [r for r in written if isinstance(r, TooManyReports)]
@@ -74,7 +74,7 @@ def test_a_devices_bound_holds_within_one_batch(tonight, settings) -> None:
 @pytest.mark.django_db
 def test_texts_from_different_phones_are_not_one_network(tonight, settings) -> None:
     """A text has no network address: the bound is each phone's, not the whole line's."""
-    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "2/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.network": "2/10m"}
     phones = [Sender("sms", f"+4477009000{n:02d}") for n in range(4)]
     written = reports_write([incoming(tonight, n, sender=s) for n, s in enumerate(phones)])
     assert all(isinstance(r, SupporterReport) for r in written)

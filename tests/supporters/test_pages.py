@@ -130,7 +130,7 @@ def test_a_report_sent_goes_to_its_status_page(tonight) -> None:
 
 
 def test_over_the_bound_the_page_answers_429_saying_when(tonight, settings) -> None:
-    settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE = "1/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.reporter": "1/10m"}
     client = Client()
     client.get(seat_url(tonight))
     client.post(seat_url(tonight), {"category": "smoking"})
@@ -245,7 +245,7 @@ def test_the_queue_reads_in_a_fixed_number_of_queries(
     tonight, client_for, settings, django_assert_max_num_queries
 ) -> None:
     """However many items and reports: the control room fetches it after every frame."""
-    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "1000/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.network": "1000/10m"}
     from safeground.supporters.services import Sender, report_receive
 
     for n, block in enumerate(["S-L1", "S-L2", "S-L3", "N-L1", "N-L2", "N-L3"] * 4):

@@ -72,7 +72,7 @@ def test_an_item_gone_quiet_is_not_joined(tonight, settings) -> None:
 def test_a_flood_from_one_stand_is_one_group_and_a_handful_of_frames(
     tonight, settings, django_capture_on_commit_callbacks
 ) -> None:
-    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "1000/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.network": "1000/10m"}
     with capture_events() as events, django_capture_on_commit_callbacks(execute=True):
         for n in range(200):
             send(tonight, n)
@@ -84,7 +84,7 @@ def test_a_flood_from_one_stand_is_one_group_and_a_handful_of_frames(
 
 
 def test_a_device_over_its_bound_is_refused_with_when_to_try_again(tonight, settings) -> None:
-    settings.SAFEGROUND_SUPPORTERS_REPORTER_RATE = "3/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.reporter": "3/10m"}
     same = Sender("web", "one-device-token-abcdefghijkl", "10.0.0.2")
     for _ in range(3):
         send(tonight, sender=same)
@@ -95,7 +95,7 @@ def test_a_device_over_its_bound_is_refused_with_when_to_try_again(tonight, sett
 
 
 def test_a_network_address_over_its_bound_is_refused(tonight, settings) -> None:
-    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "2/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.network": "2/10m"}
     send(tonight, 1)
     send(tonight, 2)
     with pytest.raises(TooManyReports) as refused:
@@ -110,7 +110,7 @@ def test_an_address_is_counted_up_to_its_bound_and_each_address_apart(tonight, s
     address are not counted again at every batch."""
     from safeground.supporters import queue_rows
 
-    settings.SAFEGROUND_SUPPORTERS_NETWORK_RATE = "1000/10m"
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.network": "1000/10m"}
     for n in range(5):
         send(tonight, n)
     other = Sender("web", "device-token-0099-abcdefghij", "10.9.9.9")

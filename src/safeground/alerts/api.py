@@ -6,7 +6,7 @@ from typing import Any, Literal
 from django.http import HttpRequest
 from django.utils import translation
 from django.utils.translation import gettext as _
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Router, Status
 from ninja.security import APIKeyHeader, django_auth
 
 from safeground import clock
@@ -20,6 +20,7 @@ from safeground.accounts.permissions import (
 from safeground.errors import answers
 from safeground.incidents.models import Broadcast
 from safeground.matches.selectors import fixture_for
+from safeground.request_body import Body
 
 from . import services
 from .selectors import broadcast_delivery
@@ -36,7 +37,7 @@ class ReceiptToken(APIKeyHeader):
         return services.receipt_recipient_id(key or "")
 
 
-class KeysIn(Schema):
+class KeysIn(Body):
     """The subscription's keys, base64url as the browser gives them: the P-256 public key (65
     bytes, uncompressed: 0x04 first) and the 16-byte authentication secret."""
 
@@ -44,7 +45,7 @@ class KeysIn(Schema):
     auth: str = Field(pattern=r"^[A-Za-z0-9_-]{22}(==)?$")
 
 
-class SubscriptionIn(Schema):
+class SubscriptionIn(Body):
     """PushSubscription.toJSON() of the phone's browser, and what the phone is."""
 
     endpoint: str = Field(
@@ -54,11 +55,11 @@ class SubscriptionIn(Schema):
     device: str = Field("", max_length=200)
 
 
-class EndpointIn(Schema):
+class EndpointIn(Body):
     endpoint: str = Field(min_length=1, max_length=1000)
 
 
-class ReceiptIn(Schema):
+class ReceiptIn(Body):
     state: Literal["delivered", "acknowledged"]
 
 
@@ -117,8 +118,8 @@ def _broadcast(request: HttpRequest, fixture_id: int, broadcast_id: int) -> Broa
     fixture = fixture_for(request.user, fixture_id)
     broadcast = Broadcast.objects.filter(fixture=fixture, pk=broadcast_id).first()
     if broadcast is None:
-        raise services.AlertError(
-            "broadcast", _("no broadcast %(broadcast)s") % {"broadcast": broadcast_id}, status=404
+        raise services.AlertNotFound(
+            "broadcast", _("no broadcast %(broadcast)s") % {"broadcast": broadcast_id}
         )
     return broadcast
 

@@ -40,6 +40,24 @@ class AlertError(SafegroundError):
     code = "alert_refused"
 
 
+class AlertNotFound(AlertError):
+    """What it names is not there (or not one you may see) (404)."""
+
+    status = 404
+
+
+class AlertConflict(AlertError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
+
+
+class AlertForbidden(AlertError):
+    """Not yours to do (403)."""
+
+    status = 403
+
+
 # --- subscriptions ------------------------------------------------------------------------------
 
 
@@ -70,10 +88,9 @@ def _push_service(endpoint: str) -> str:
     schemes = {"https", "http"} if host in {"127.0.0.1", "localhost", "::1"} else {"https"}
     if not allowed or parts.scheme not in schemes:
         # Well formed, but not a service this installation sends to (SSRF guard): refused, 403.
-        raise AlertError(
+        raise AlertForbidden(
             "endpoint",
             _("'%(host)s' is not a known push service") % {"host": host or endpoint[:60]},
-            status=403,
         )
     return endpoint
 
@@ -318,7 +335,7 @@ def receipt_record(*, recipient_id: int, state: str) -> AlertRecipient:
         .first()
     )
     if recipient is None:
-        raise AlertError("token", _("no such alert"), status=404)
+        raise AlertNotFound("token", _("no such alert"))
     now = timezone.now()
     AlertRecipient.objects.filter(pk=recipient_id, delivered_at__isnull=True).update(
         delivered_at=now
@@ -326,7 +343,7 @@ def receipt_record(*, recipient_id: int, state: str) -> AlertRecipient:
     if state == "acknowledged":
         broadcast = recipient.alert.broadcast
         if broadcast is None or recipient.alert.kind != Alert.Kind.BROADCAST:
-            raise AlertError("state", _("only a broadcast is acknowledged"), status=409)
+            raise AlertConflict("state", _("only a broadcast is acknowledged"))
         broadcast_ack(broadcast=broadcast, user=recipient.user)
     return recipient
 

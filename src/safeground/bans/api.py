@@ -2,8 +2,6 @@
 proposals, decisions and appeals. The same rules as the register's pages
 (accounts/permissions.py), and every read an access record (bans.selectors)."""
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import date
 from typing import Any, Literal
 
@@ -20,10 +18,10 @@ from safeground.accounts.permissions import (
     require,
 )
 from safeground.errors import WITHOUT_NUL, said
+from safeground.request_body import Body
 
 from . import selectors, services
 from .models import Ban, Person
-from .services import BanError
 
 router = Router(tags=["register"], auth=django_auth)
 
@@ -105,7 +103,7 @@ def register_person(
     }
 
 
-class ProposalIn(Schema):
+class ProposalIn(Body):
     first_names: str = Field(max_length=100, pattern=said())
     last_name: str = Field(max_length=100, pattern=said())
     date_of_birth: date
@@ -121,17 +119,6 @@ class ProposalIn(Schema):
     control_periods: str = Field("", max_length=services.MAX_TEXT, pattern=WITHOUT_NUL)
 
 
-@contextmanager
-def _conflict() -> Iterator[None]:
-    """The register's refusals of a well-formed request are 409, naming the field: each field
-    holds to the schema, and what refuses is how they fit together (an end date or a life ban,
-    an end after the start) or the ban's state (under appeal, already decided)."""
-    try:
-        yield
-    except BanError as refused:
-        raise BanError(refused.field, refused.message, status=409) from None
-
-
 def _organisation(user: User) -> Organisation:
     """The club whose register a ban officer proposes on: their one club with the right."""
     orgs = [org for org in Organisation.objects.order_by("pk") if can_propose_ban(user, org.pk)]
@@ -143,12 +130,11 @@ def _organisation(user: User) -> Organisation:
 def register_propose(request: HttpRequest, payload: ProposalIn) -> Status[dict[str, Any]]:
     """A ban officer proposes a ban; it does nothing until another user approves it."""
     user: User = request.user  # type: ignore[assignment]
-    with _conflict():
-        ban = services.ban_propose(by=user, organisation=_organisation(user), **payload.dict())
+    ban = services.ban_propose(by=user, organisation=_organisation(user), **payload.dict())
     return Status(201, _ban_out(ban))
 
 
-class BanDecisionIn(Schema):
+class BanDecisionIn(Body):
     decision: Literal["approve", "reject"]
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
@@ -162,11 +148,10 @@ def register_decide(request: HttpRequest, ban_id: int, payload: BanDecisionIn) -
     ban = selectors.ban_for(user, ban_id)
     require(can_approve_ban(user, ban.organisation_id, proposed_by_id=ban.proposed_by_id))
     decide = services.ban_approve if payload.decision == "approve" else services.ban_reject
-    with _conflict():
-        return _ban_out(decide(ban=ban, by=user, reason=payload.reason))
+    return _ban_out(decide(ban=ban, by=user, reason=payload.reason))
 
 
-class AppealIn(Schema):
+class AppealIn(Body):
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
 
@@ -178,11 +163,10 @@ def register_appeal(request: HttpRequest, ban_id: int, payload: AppealIn) -> dic
     user: User = request.user  # type: ignore[assignment]
     ban = selectors.ban_for(user, ban_id)
     require(can_record_appeal(user, ban.organisation_id))
-    with _conflict():
-        return _ban_out(services.ban_appeal(ban=ban, by=user, reason=payload.reason))
+    return _ban_out(services.ban_appeal(ban=ban, by=user, reason=payload.reason))
 
 
-class AppealDecisionIn(Schema):
+class AppealDecisionIn(Body):
     outcome: Literal["upheld", "revoked"]
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said())
 
@@ -206,8 +190,7 @@ def register_appeal_decide(
             approved_by_id=ban.approved_by_id,
         )
     )
-    with _conflict():
-        decided = services.ban_appeal_decide(
-            ban=ban, by=user, outcome=payload.outcome, reason=payload.reason
-        )
+    decided = services.ban_appeal_decide(
+        ban=ban, by=user, outcome=payload.outcome, reason=payload.reason
+    )
     return _ban_out(decided)

@@ -32,6 +32,12 @@ class BanError(SafegroundError):
     code = "ban_refused"
 
 
+class BanConflict(BanError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
+
+
 def access_record_write(
     *,
     user: User | None,
@@ -100,7 +106,7 @@ def _expect(ban: Ban, *allowed: str) -> None:
         wanted = " or ".join(Status(s).label.lower() for s in allowed)
         said = _("ban #%(ban)s is %(status)s; it must be %(wanted)s")
         slots = {"ban": ban.pk, "status": ban.get_status_display().lower(), "wanted": wanted}
-        raise BanError("status", said % slots)
+        raise BanConflict("status", said % slots)
 
 
 @transaction.atomic
@@ -202,7 +208,7 @@ def _birth_date_check(date_of_birth: date | None, today: date) -> date:
     if date_of_birth is None:
         raise BanError("date_of_birth", _("is required"))
     if date_of_birth > today or date_of_birth.year < 1900:
-        raise BanError(
+        raise BanConflict(
             "date_of_birth",
             _("%(date)s is not a plausible birth date") % {"date": clock.day_iso(date_of_birth)},
         )
@@ -215,7 +221,7 @@ def _club_ground(ground: Ground | None, organisation: Organisation) -> Ground:
     if ground is None:
         ground = Ground.objects.filter(organisation=organisation).first()
     if ground is None or ground.organisation_id != organisation.pk:
-        raise BanError("ground", _("a ban from this ground needs one of the club's grounds"))
+        raise BanConflict("ground", _("a ban from this ground needs one of the club's grounds"))
     return ground
 
 
@@ -232,14 +238,16 @@ def _term_check(
     if starts_on is None:
         raise BanError("starts_on", _("is required"))
     if is_life and ends_on is not None:
-        raise BanError("ends_on", _("a life ban has no end date"))
+        raise BanConflict("ends_on", _("a life ban has no end date"))
     if not is_life and ends_on is None:
-        raise BanError("ends_on", _("give an end date, or make it a life ban"))
+        raise BanConflict("ends_on", _("give an end date, or make it a life ban"))
     if ends_on is not None and ends_on < starts_on:
-        raise BanError("ends_on", _("is before the start date"))
+        raise BanConflict("ends_on", _("is before the start date"))
     if type == Ban.Type.BANNING_ORDER:
         if is_life:
-            raise BanError("is_life", _("a banning order runs for a fixed term (3 to 10 years)"))
+            raise BanConflict("is_life", _("a banning order runs for a fixed term (3 to 10 years)"))
+        if not (reporting_conditions or "").strip():
+            raise BanConflict("reporting_conditions", _("is required"))
         text_check("reporting_conditions", reporting_conditions)
     return starts_on
 
@@ -287,7 +295,7 @@ def ban_approve(*, ban: Ban, by: User, reason: str, today: date | None = None) -
     ban = _locked(ban)
     _expect(ban, Status.PROPOSED)
     if by.pk == ban.proposed_by_id:
-        raise BanError("approved_by", _("the proposer may not approve their own ban"))
+        raise BanConflict("approved_by", _("the proposer may not approve their own ban"))
     _step(ban, action="approved", to=Status.APPROVED, by=by, reason=reason)
     ban.approved_by = by
     ban.save(update_fields=["status", "approved_by"])
@@ -306,7 +314,7 @@ def ban_reject(*, ban: Ban, by: User, reason: str, today: date | None = None) ->
     ban = _locked(ban)
     _expect(ban, Status.PROPOSED)
     if by.pk == ban.proposed_by_id:
-        raise BanError("approved_by", _("the proposer may not decide their own proposal"))
+        raise BanConflict("approved_by", _("the proposer may not decide their own proposal"))
     _step(ban, action="rejected", to=Status.REJECTED, by=by, reason=reason)
     ban.ended_on = today or timezone.localdate()
     ban.save(update_fields=["status", "ended_on"])
@@ -343,7 +351,7 @@ def ban_appeal_decide(
     ban = _locked(ban)
     _expect(ban, Status.APPEALED)
     if by.pk in {ban.proposed_by_id, ban.approved_by_id}:
-        raise BanError(
+        raise BanConflict(
             "decided_by",
             _("an appeal is decided by someone who neither proposed nor approved the ban"),
         )

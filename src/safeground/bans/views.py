@@ -99,7 +99,7 @@ def register(request: HttpRequest) -> HttpResponse:
         try:
             found = selectors.register_search(user=request.user, query=query, reason=reason)
         except services.BanError as refused:
-            error, status = refused.message, 400
+            error, status = refused.message, refused.status
         else:
             _give(request, "search", reason.strip())
     return render(
@@ -131,6 +131,7 @@ def propose(request: HttpRequest) -> HttpResponse:
     organisation = _proposing_organisation(request.user)
     form = ProposeForm(request.POST or None)
     if request.method == "POST":
+        status = 400
         if form.is_valid():
             try:
                 ban = services.ban_propose(
@@ -138,13 +139,14 @@ def propose(request: HttpRequest) -> HttpResponse:
                 )
             except services.BanError as error:
                 _form_error(form, error)
+                status = error.status  # as the API answers it
             else:
                 messages.success(
                     request,
                     _("Ban #%(ban)s proposed; it needs another user's approval.") % {"ban": ban.pk},
                 )
                 return redirect("register")
-        return render(request, "bans/propose.html", {"form": form}, status=400)
+        return render(request, "bans/propose.html", {"form": form}, status=status)
     return render(request, "bans/propose.html", {"form": form})
 
 

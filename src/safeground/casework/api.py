@@ -15,6 +15,7 @@ from safeground import clock
 from safeground.accounts.models import User
 from safeground.bans.selectors import MAX_REASON, MIN_REASON
 from safeground.errors import answers, said
+from safeground.request_body import Body
 
 from . import selectors, services
 from .arrest_file import MAX_LINES, MAX_REFERENCE, ArrestRow, ArrestsRefused
@@ -25,7 +26,7 @@ from .who import MAX_ROWS, PAGE_SIZE
 router = Router(tags=["casework"], auth=django_auth)
 
 
-class WhoAreaIn(Schema):
+class WhoAreaIn(Body):
     """The area of a look-up: narrow unless asked (the entries' own rows, no adjacent block)."""
 
     entries: list[int] = Field(
@@ -280,7 +281,7 @@ OUTCOME_RULES: list[JsonValue] = [
 ]
 
 
-class OutcomeIn(Schema):
+class OutcomeIn(Body):
     kind: Literal["ejection", "arrest", "court_referral", "nfa"] = Field(
         description="a club ban is proposed from the case page, into the register's approval"
     )
@@ -368,7 +369,7 @@ def _evidence_out(e: Evidence) -> dict[str, Any]:
 # --- the police's arrest return ------------------------------------------------------------------
 
 
-class ArrestIn(Schema):
+class ArrestIn(Body):
     offence_group: Outcome.HomeOfficeOffence
     club: Outcome.Club
     reference: str = Field(max_length=MAX_REFERENCE, pattern=said(),
@@ -376,7 +377,7 @@ class ArrestIn(Schema):
     time: datetime | None = Field(None, description="when: within 12 hours of kick-off")
 
 
-class ArrestsIn(Schema):
+class ArrestsIn(Body):
     arrests: list[ArrestIn] = Field(min_length=1, max_length=MAX_LINES)
 
 

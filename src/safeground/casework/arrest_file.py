@@ -65,10 +65,11 @@ class ArrestsRefused(FileRefused):
 
     code = "arrests_refused"
 
-    def __init__(self, errors: list[str], *, status: int | None = None) -> None:
-        super().__init__(errors)
-        if status is not None:
-            self.status = status
+
+class ArrestsConflict(ArrestsRefused):
+    """Arrests well formed but refused by the state of things (409)."""
+
+    status = 409
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from .models import Case, CustodyRecord, Evidence, Outcome, Subject
-from .services import CaseworkError, FileErased, custody_record_write
+from .services import CaseworkError, CaseworkNotFound, FileErased, custody_record_write
 from .who import (
     MAX_ROWS,
     PAGE_SIZE,
@@ -169,7 +169,7 @@ def _placed_entries(user: Any, fixture: Fixture, entry_ids: list[int]) -> list[L
         .order_by("seq")
     )
     if len(entries) != len(set(entry_ids)):
-        raise CaseworkError("entries", _("an entry is not in this match's log"), status=404)
+        raise CaseworkNotFound("entries", _("an entry is not in this match's log"))
     # The log's rule: a home-only entry (or an action on one) is the home club's staff's alone.
     if not is_home_staff(user, fixture):
         require(not _home_only().filter(pk__in=[e.pk for e in entries]).exists())
@@ -217,9 +217,7 @@ def who_was_there(
     found.entered = sum(1 for h in holders if h.entered)
     found.pages = max(1, -(-found.people // PAGE_SIZE))
     if page < 1 or page > found.pages:
-        raise CaseworkError(
-            "page", _("between 1 and %(pages)s") % {"pages": found.pages}, status=404
-        )
+        raise CaseworkNotFound("page", _("between 1 and %(pages)s") % {"pages": found.pages})
     found.page = page
     found.holders = holders[found.first - 1 : found.first - 1 + PAGE_SIZE]
     shown = f"names {found.first}–{found.last}" if found.holders else "none"

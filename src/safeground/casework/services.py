@@ -24,7 +24,7 @@ from safeground.errors import SafegroundError, one_of, too_long
 from safeground.incidents.models import LogEntry, Photo
 from safeground.matches.models import Fixture
 
-from .arrest_file import ArrestRow, ArrestsRefused
+from .arrest_file import ArrestRow, ArrestsConflict
 from .models import Case, CaseEvent, CustodyRecord, Evidence, Outcome, Subject
 
 MAX_TEXT = 4000
@@ -34,6 +34,18 @@ class CaseworkError(SafegroundError):
     """Input casework refuses; `field` names what is wrong."""
 
     code = "casework_refused"
+
+
+class CaseworkNotFound(CaseworkError):
+    """What it names is not there (or not one you may see) (404)."""
+
+    status = 404
+
+
+class CaseworkConflict(CaseworkError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
 
 
 class FileErased(SafegroundError):
@@ -212,10 +224,9 @@ def _arrest_fields(
         if offence not in offences:
             allowed = "; ".join(offences) or _("none: leave it empty, the group is enough")
             # The request may be well formed: the case's entries refuse it.
-            raise CaseworkError(
+            raise CaseworkConflict(
                 "offence",
                 _("one of the entries' offences (%(offences)s)") % {"offences": allowed},
-                status=409,
             )
     home_office_offence = home_office_offence or case_home_office_group(case)
     if home_office_offence not in Outcome.HomeOfficeOffence.values:
@@ -274,12 +285,10 @@ def outcome_record(
     if kind not in Outcome.Kind.values:
         raise CaseworkError("kind", one_of(Outcome.Kind.values))
     if subject is not None and subject.case_id != case.pk:
-        raise CaseworkError("subject", _("a subject of this case"), status=404)
+        raise CaseworkNotFound("subject", _("a subject of this case"))
     note = text_field("note", note, required=kind == Outcome.Kind.NO_FURTHER_ACTION)
     if subject is not None and subject.kind not in PEOPLE:
-        raise CaseworkError(
-            "subject", _("choose the person this concerns, not material"), status=409
-        )
+        raise CaseworkConflict("subject", _("choose the person this concerns, not material"))
     needs_person = kind not in (Outcome.Kind.NO_FURTHER_ACTION, Outcome.Kind.ARREST)
     if needs_person and subject is None:
         raise CaseworkError("subject", _("choose the person this concerns"))
@@ -311,9 +320,7 @@ def arrest_record(
     """An arrest recorded from its log entry in one step: into the entry's open case, or a case
     opened for it. Who was arrested may be added to the case when known."""
     if entry.kind != LogEntry.Kind.REPORT:
-        raise CaseworkError(
-            "entry", _("an arrest is recorded from a report in the log"), status=409
-        )
+        raise CaseworkConflict("entry", _("an arrest is recorded from a report in the log"))
     case = case_of_entry(entry)
     if case is None:
         what = entry.category.name if entry.category else "Report"
@@ -368,7 +375,7 @@ def _arrest_return_case(fixture: Fixture, by: User) -> Case:
 @transaction.atomic
 def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> ArrestsImported:
     """The police's arrests for a match, checked whole before anything is written (every problem
-    listed, ArrestsRefused, 409: the arrests conflict with each other or with the match's time).
+    listed, ArrestsConflict, 409: the arrests conflict with each other or with the match's time).
     An arrest whose reference the match already has is skipped and named."""
     errors: list[str] = []
     seen: dict[str, str] = {}
@@ -389,7 +396,7 @@ def arrests_import(*, fixture: Fixture, by: User, rows: Sequence[ArrestRow]) -> 
             }
             errors.append(f"{row.where}: time: {said}")
     if errors:
-        raise ArrestsRefused(errors, status=409)
+        raise ArrestsConflict(errors)
     recorded = set(
         Outcome.objects.filter(case__fixture=fixture, kind=Outcome.Kind.ARREST).values_list(
             "reference", flat=True

@@ -6,12 +6,13 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Router, Status
 from ninja.security import django_auth
 from pydantic import create_model
 
 from safeground.accounts.models import User
 from safeground.errors import WITHOUT_NUL, NotFound, answers, said
+from safeground.request_body import Body
 
 from . import services
 from .parts import KEYS, PARTS, Part, english
@@ -44,7 +45,7 @@ def _part(part: Part) -> Any:
 
 # The decision's parts as the schema's fields, from the table.
 _PART_FIELDS: dict[str, Any] = {part.key: (str, _part(part)) for part in PARTS}
-DecisionPartsIn = create_model("DecisionPartsIn", __base__=Schema, **_PART_FIELDS)
+DecisionPartsIn = create_model("DecisionPartsIn", __base__=Body, **_PART_FIELDS)
 
 
 class DecisionIn(DecisionPartsIn):  # type: ignore[misc,valid-type]
@@ -62,12 +63,12 @@ class AmendIn(DecisionIn):
     reason: str = Field(max_length=services.MAX_TEXT, pattern=said(), description="why amended")
 
 
-class ReviewIn(Schema):
+class ReviewIn(Body):
     note: str = Field(max_length=services.MAX_TEXT, pattern=said())
     next_review_at: datetime | None = None
 
 
-class RadioIn(Schema):
+class RadioIn(Body):
     decision_maker: str = Field(min_length=1, max_length=150)
     note: str = Field("", max_length=500, pattern=r"^[^\x00]*$")
 

@@ -47,6 +47,18 @@ class DecisionError(SafegroundError):
     code = "decision_refused"
 
 
+class DecisionNotFound(DecisionError):
+    """What it names is not there (or not one you may see) (404)."""
+
+    status = 404
+
+
+class DecisionConflict(DecisionError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
+
+
 @dataclass(frozen=True)
 class DecisionParts:
     """What a decision says (the National Decision Model's parts)."""
@@ -114,25 +126,24 @@ def _check_times(
     if timezone.is_naive(decided):
         raise DecisionError("decided_at", _("give a time with its time zone"))
     if decided > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise DecisionError("decided_at", _("is in the future"), status=409)  # the clock refuses
+        raise DecisionConflict("decided_at", _("is in the future"))  # the clock refuses
     late = now - decided
     if late > RETROSPECTIVE_AFTER and not retrospective_reason.strip():
         minutes = int(late.total_seconds() // 60)
         # The clock, not the request's form, refuses it: a 409 in the API, a form error on pages.
-        raise DecisionError(
+        raise DecisionConflict(
             "retrospective_reason",
             _(
                 "logged %(minutes)s minutes after it was made: say why it is logged late "
                 "(a retrospective entry)"
             )
             % {"minutes": minutes},
-            status=409,
         )
     if parts.review_at is not None:
         if timezone.is_naive(parts.review_at):
             raise DecisionError("review_at", _("give a time with its time zone"))
         if parts.review_at <= decided:
-            raise DecisionError("review_at", _("must be after the time decided"), status=409)
+            raise DecisionConflict("review_at", _("must be after the time decided"))
     return decided
 
 
@@ -145,11 +156,10 @@ def _check_links(fixture: Fixture, links: tuple[int, ...]) -> list[int]:
     )
     missing = [seq for seq in wanted if seq not in known]
     if missing:
-        raise DecisionError(
+        raise DecisionNotFound(
             "links",
             _("no entries %(seqs)s in this match's log")
             % {"seqs": ", ".join(f"#{seq}" for seq in missing)},
-            status=404,
         )
     return wanted
 
@@ -157,14 +167,13 @@ def _check_links(fixture: Fixture, links: tuple[int, ...]) -> list[int]:
 def _commander_role(user: User, fixture: Fixture) -> str:
     roles = plan_sign_roles(user, fixture)
     if not roles:
-        raise DecisionError(
+        raise DecisionConflict(
             "decision_maker",
             _(
                 "%(name)s is not a commander of this match: "
                 "the safety officer or the police commander"
             )
             % {"name": user},
-            status=409,
         )
     return sorted(roles)[0]
 
@@ -277,11 +286,10 @@ def decision_amend(
         raise DecisionError("reason", _("say why the decision is amended"))
     current = decision_current(decision)
     if current.pk != decision.pk:
-        raise DecisionError(
+        raise DecisionConflict(
             "decision",
             _("#%(decision)s is already amended by #%(amendment)s: amend that")
             % {"decision": decision.entry.seq, "amendment": current.entry.seq},
-            status=409,
         )
     return _write(
         fixture=decision.fixture,
@@ -310,14 +318,14 @@ def decision_review(
     if len(note) > MAX_TEXT:
         raise DecisionError("note", too_long(len(note), MAX_TEXT))
     if decision_current(decision).pk != decision.pk:
-        raise DecisionError(
-            "decision", _("this decision is struck through: review the amendment"), status=409
+        raise DecisionConflict(
+            "decision", _("this decision is struck through: review the amendment")
         )
     if review_due_at(decision) is None:
-        raise DecisionError("decision", _("this decision has no review time"), status=409)
+        raise DecisionConflict("decision", _("this decision has no review time"))
     now = timezone.now()
     if next_review_at is not None and next_review_at <= now:
-        raise DecisionError("next_review_at", _("must be in the future"), status=409)
+        raise DecisionConflict("next_review_at", _("must be in the future"))
     entry = log_record_append(
         fixture=fixture,
         author=by,
@@ -355,8 +363,8 @@ def _radio_switch(
         _commander_role(decision_maker, fixture)  # raises, naming the field
     if radio_is_down(fixture) == down:
         state = _("down") if down else _("up")
-        raise DecisionError(
-            "radio", _("the radio is already marked %(state)s") % {"state": state}, status=409
+        raise DecisionConflict(
+            "radio", _("the radio is already marked %(state)s") % {"state": state}
         )
     instructions = fallback_instructions(fixture) if down else ""
     if down:

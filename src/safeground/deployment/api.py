@@ -6,13 +6,14 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Router, Status
 from ninja.security import django_auth
 from pydantic import ConfigDict
 
 from safeground.accounts.permissions import can_view_deployment, require
 from safeground.errors import answers, said
 from safeground.matches.selectors import fixture_for
+from safeground.request_body import Body
 
 from . import services
 from .models import MatchCheck, PlanReady
@@ -99,7 +100,7 @@ def check_in(request: HttpRequest, fixture_id: int) -> Status[Any]:
     return Status(201, {"steward": done.steward.username, "checked_in_at": done.checked_in_at})
 
 
-class ResultIn(Schema):
+class ResultIn(Body):
     # Only the board sends a check back (recheck): a post records a pass or a failure.
     outcome: Literal["pass", "fail"] = Field(description="pass or fail")
     note: str = Field("", max_length=2000, description="what is wrong, for a failure")
@@ -133,7 +134,7 @@ def check_result(
     return Status(201, {"id": result.pk, "outcome": result.outcome, "at": result.at})
 
 
-class ReadyIn(Schema):
+class ReadyIn(Body):
     override_reason: str = Field(
         "", max_length=2000, description="needed when a critical check is not passed"
     )

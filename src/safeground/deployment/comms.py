@@ -25,6 +25,13 @@ from .models import CheckIn, CommsCheck
 TEST_ALERT = "Communications check: this is a test alert. Acknowledge it now."
 
 
+class NobodyCheckedIn(SafegroundError):
+    """No steward has checked in yet: the test alert has no one to reach (409)."""
+
+    code = "invalid"
+    status = 409
+
+
 @dataclass(frozen=True)
 class Recipient:
     username: str
@@ -77,10 +84,9 @@ def comms_check_send(*, fixture: Fixture, by: User) -> CommsCheck:
         raise Forbidden("by", _("the control room sends the communications check"))
     expected = checked_in_stewards(fixture)
     if not expected:
-        raise SafegroundError(
+        raise NobodyCheckedIn(
             "stewards",
             _("no steward has checked in yet: the test alert needs someone to reach"),
-            status=409,
         )
     broadcast = broadcast_send(fixture=fixture, sent_by=by, script="free", text=_(TEST_ALERT))
     return CommsCheck.objects.create(

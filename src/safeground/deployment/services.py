@@ -40,6 +40,12 @@ class DeploymentError(SafegroundError):
     code = "deployment_refused"
 
 
+class DeploymentConflict(DeploymentError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
+
+
 class PlanNotReady(SafegroundError):
     """Critical checks failed or not done, and no override reason was given."""
 
@@ -54,8 +60,8 @@ def steward_check_in(*, fixture: Fixture, steward: User) -> CheckIn:
         raise Forbidden("steward", _("only stewards and supervisors check in"))
     post = steward_post(fixture, steward)
     if post is None:
-        raise DeploymentError(
-            "post", _("you have no post at this match yet: ask the control room"), status=409
+        raise DeploymentConflict(
+            "post", _("you have no post at this match yet: ask the control room")
         )
     existing = CheckIn.objects.filter(post=post).first()
     if existing is not None:
@@ -238,12 +244,11 @@ def plan_mark_ready(*, fixture: Fixture, by: User, override_reason: str = "") ->
     Fixture.objects.select_for_update().filter(pk=fixture.pk).first()  # one mark at a time
     plan = plan_current(fixture)
     if plan is None:
-        raise DeploymentError("plan", _("there is no plan yet"), status=409)
+        raise DeploymentConflict("plan", _("there is no plan yet"))
     if not plan_is_signed_off(plan):
-        raise DeploymentError(
+        raise DeploymentConflict(
             "plan",
             _("version %(number)s is not signed off by both yet") % {"number": plan.number},
-            status=409,
         )
     done = completion(check_states(fixture))
     reason = override_reason.strip()

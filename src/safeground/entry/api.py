@@ -17,6 +17,7 @@ from ninja.security import django_auth
 
 from safeground.accounts.devices import DeviceKey
 from safeground.errors import NulCharacter, SafegroundError
+from safeground.request_body import Body
 
 from . import rules
 from .bundle import bundle_for, public_key_json
@@ -46,7 +47,7 @@ class CachedDeviceKey(DeviceKey):
         return str(device.profile_label)
 
 
-class ScanIn(Schema):
+class ScanIn(Body):
     barcode: str = Field(
         pattern=rules.BARCODE_PATTERN,
         description="as read from the ticket: 1 to 64 printable ASCII characters, no spaces",
@@ -75,6 +76,7 @@ class ScanOut(Schema):
     replayed: bool = Field(description="true: this nonce was decided before; nothing stored")
 
 
+SCAN_FIELDS = frozenset(ScanIn.model_fields)
 SCAN_BODY = {
     "requestBody": {
         "required": True,
@@ -102,6 +104,9 @@ def scan_input(body: bytes) -> dict[str, Any]:
         raise ScanError("body", _("must be a JSON object")) from None
     if not isinstance(data, dict):
         raise ScanError("body", _("must be a JSON object"))
+    undeclared = data.keys() - SCAN_FIELDS
+    if undeclared:  # as the schema says (`additionalProperties: false`; request_body.Body)
+        raise ScanError(min(undeclared), _("is not a field of this request"))
     try:
         scanned_at = datetime.fromisoformat(_field(data, "scanned_at").replace("Z", "+00:00"))
     except ValueError:
@@ -213,7 +218,7 @@ class OfflineDenyIn(ScanIn):
     reason: Scan.Reason = Field(description="why (its reason code)")
 
 
-class OfflineScansIn(Schema):
+class OfflineScansIn(Body):
     scans: list[Annotated[OfflineAdmitIn | OfflineDenyIn, Field(discriminator="decision")]] = Field(
         min_length=1, max_length=MAX_OFFLINE_SCANS
     )

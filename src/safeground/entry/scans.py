@@ -39,6 +39,25 @@ class ScanError(SafegroundError):
     code = "scan_refused"
 
 
+class NoSuchTurnstile(ScanError):
+    """No turnstile of that code at the device's organisation's grounds (404)."""
+
+    status = 404
+
+
+class ScannedLater(ScanError):
+    """Scanned after the server's now (beyond the clock skew allowed): the scanner's clock is
+    ahead; the scan is well formed, and refused by the time (409)."""
+
+    status = 409
+
+
+class SeveralTurnstiles(ScanError):
+    """The code names turnstiles at several of the organisation's grounds (409)."""
+
+    status = 409
+
+
 @dataclass(frozen=True)
 class ScanResult:
     decision: str
@@ -91,13 +110,13 @@ def scan_check(
     if scanned_at.tzinfo is None:
         raise ScanError("scanned_at", _("must carry a time zone (e.g. 2016-10-26T19:05:00+01:00)"))
     if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise ScanError("scanned_at", _("is in the future: check the turnstile's clock"))
+        raise ScannedLater("scanned_at", _("is in the future: check the turnstile's clock"))
     try:
         place = lookups.turnstile_for(device.organisation_id, turnstile, cached_only=cached_only)
     except lookups.AmbiguousTurnstile:
-        raise ScanError("turnstile", several_grounds(turnstile)) from None
+        raise SeveralTurnstiles("turnstile", several_grounds(turnstile)) from None
     if place is None:
-        raise ScanError("turnstile", no_turnstile(turnstile))
+        raise NoSuchTurnstile("turnstile", no_turnstile(turnstile))
     fixture_id = lookups.fixture_at(place.ground_id, scanned_at, cached_only=cached_only)
     ends = (
         lookups.gate_ends(fixture_id, place.gate_id, cached_only=cached_only)
@@ -246,6 +265,10 @@ def _publish_banned(
 # --- offline scanners (docs/adr/0006-offline-scanners.md) ---------------------------------------
 
 MAX_OFFLINE_SCANS = 500
+# The fields of one uploaded scan (entry/api.py OfflineAdmitIn, OfflineDenyIn): no others.
+OFFLINE_FIELDS = frozenset(
+    {"barcode", "turnstile", "scanned_at", "nonce", "direction", "decision", "reason"}
+)
 
 
 def several_grounds(code: str) -> str:
@@ -261,9 +284,9 @@ def turnstile_place(device: lookups.DeviceInfo, code: str) -> lookups.TurnstileI
     try:
         place = lookups.turnstile_for(device.organisation_id, code)
     except lookups.AmbiguousTurnstile:
-        raise ScanError("turnstile", several_grounds(code)) from None
+        raise SeveralTurnstiles("turnstile", several_grounds(code)) from None
     if place is None:
-        raise ScanError("turnstile", no_turnstile(code))
+        raise NoSuchTurnstile("turnstile", no_turnstile(code))
     return place
 
 
@@ -309,6 +332,9 @@ def _offline_scan_read(
 
     if not isinstance(item, dict):
         raise ScanError(field(""), _("must be a JSON object"))
+    undeclared = item.keys() - OFFLINE_FIELDS
+    if undeclared:  # as the schema says (`additionalProperties: false`)
+        raise ScanError(field(min(undeclared)), _("is not a field of this request"))
 
     def text(name: str, default: str | None = None) -> str:
         value = item.get(name, default)
@@ -323,8 +349,8 @@ def _offline_scan_read(
         raise ScanError(field("barcode"), _("must be 1 to 64 printable characters, without spaces"))
     try:
         place = turnstile_place(device, text("turnstile"))
-    except ScanError as error:
-        raise ScanError(field(error.field), error.message) from None
+    except ScanError as error:  # the same refusal (and status), named within the upload
+        raise type(error)(field(error.field), error.message) from None
     try:
         scanned_at = datetime.fromisoformat(text("scanned_at").replace("Z", "+00:00"))
     except ValueError:
@@ -334,7 +360,7 @@ def _offline_scan_read(
             field("scanned_at"), _("must carry a time zone (e.g. 2016-10-26T19:05+01:00)")
         )
     if scanned_at > now + timedelta(seconds=settings.SAFEGROUND_CLOCK_SKEW_SECONDS):
-        raise ScanError(field("scanned_at"), _("is in the future: check the scanner's clock"))
+        raise ScannedLater(field("scanned_at"), _("is in the future: check the scanner's clock"))
     try:
         nonce = UUID(text("nonce"))
     except ValueError:
@@ -357,6 +383,9 @@ def _offline_scan_read(
 
 def _offline_scans_read(device: lookups.DeviceInfo, data: Any, now: datetime) -> list[OfflineScan]:
     """A scanner's upload, `{"scans": [...]}`, checked whole before anything is stored."""
+    undeclared = data.keys() - {"scans"} if isinstance(data, dict) else set()
+    if undeclared:
+        raise ScanError(min(undeclared), _("is not a field of this request"))
     items = data.get("scans") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise ScanError("scans", _("is required (a list of scans)"))

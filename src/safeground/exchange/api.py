@@ -14,6 +14,7 @@ from ninja.security import django_auth
 from safeground.accounts.permissions import can_review_flags, can_use_register, require
 from safeground.errors import answers
 from safeground.matches.selectors import fixture_for
+from safeground.request_body import Body
 
 from . import checking, oprf, selectors, services
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
@@ -35,7 +36,7 @@ def exchange_key(request: HttpRequest) -> dict[str, Any]:
     return {"public_key": oprf.public_key().hex()}
 
 
-class BlindedIn(Schema):
+class BlindedIn(Body):
     blinded: list[str] = Field(
         min_length=1, max_length=oprf.BATCH, description="blinded elements, hex"
     )
@@ -64,7 +65,7 @@ def publication_evaluate(request: HttpRequest, payload: BlindedIn) -> dict[str, 
     return {"evaluated": evaluated.hex()}
 
 
-class PublishedBanIn(Schema):
+class PublishedBanIn(Body):
     reference: str = Field(pattern=r"^[0-9a-f]{8,64}$")
     kind: str = Field(pattern=r"^(club_ban|banning_order|ground_exclusion)$")
     is_life: bool
@@ -72,7 +73,7 @@ class PublishedBanIn(Schema):
     tokens: list[str] = Field(min_length=1, max_length=8)
 
 
-class PublicationIn(Schema):
+class PublicationIn(Body):
     bans: list[PublishedBanIn] = Field(max_length=20000)
 
 
@@ -112,7 +113,7 @@ def published(request: HttpRequest) -> dict[str, Any]:
     return {"bans": selectors.published_for(services.club_of(request))}
 
 
-class CheckIn(Schema):
+class CheckIn(Body):
     fixture: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00]*$")
     holders: int = Field(ge=0, le=10_000_000)
 
@@ -133,7 +134,7 @@ def _check(request: HttpRequest, check_id: int) -> tuple[Any, Any]:
     club = services.club_of(request)
     check = selectors.check_of(club, check_id)
     if check is None:
-        raise services.ExchangeError("check", _("no such check of yours"), status=404)
+        raise services.ExchangeNotFound("check", _("no such check of yours"))
     return club, check
 
 
@@ -150,7 +151,7 @@ def check_evaluate(request: HttpRequest, check_id: int, payload: BlindedIn) -> d
     return {"evaluated": evaluated.hex()}
 
 
-class CheckOutcomeIn(Schema):
+class CheckOutcomeIn(Body):
     matched: int = Field(ge=0, le=10_000_000)
 
 

@@ -23,6 +23,12 @@ class ExchangeRefused(SafegroundError):
     status = 502
 
 
+class ExchangeBusy(ExchangeRefused):
+    """The exchange refused a bound passed (its 429), passed on as such."""
+
+    status = 429
+
+
 class ExchangeUnreachable(SafegroundError):
     """No exchange configured, or it did not answer."""
 
@@ -30,14 +36,19 @@ class ExchangeUnreachable(SafegroundError):
     status = 503
 
 
+class NoExchange(ExchangeUnreachable):
+    """This club is in no league's exchange (SAFEGROUND_EXCHANGE_URL is not set)."""
+
+    status = 404
+
+
 class ExchangeClient:
     def __init__(self, base_url: str | None = None) -> None:
         self.base_url = (base_url or settings.SAFEGROUND_EXCHANGE_URL).rstrip("/")
         if not self.base_url:
-            raise ExchangeUnreachable(
+            raise NoExchange(
                 "exchange",
                 _("this club is not in a league's exchange (SAFEGROUND_EXCHANGE_URL is not set)"),
-                status=404,
             )
 
     def call(self, method: str, route: str, payload: dict[str, Any] | None = None) -> Any:
@@ -57,11 +68,11 @@ class ExchangeClient:
                 said = json.loads(refused.read())
             except ValueError:
                 said = {}
-            raise ExchangeRefused(
+            passed_on = ExchangeBusy if refused.code == 429 else ExchangeRefused
+            raise passed_on(
                 str(said.get("field", "")),
                 _("the exchange answered %(status)s: %(detail)s")
                 % {"status": refused.code, "detail": said.get("detail", refused.reason)},
-                status=429 if refused.code == 429 else 502,  # a bound passed on as such
             ) from refused
         except (urllib.error.URLError, TimeoutError, OSError) as away:
             raise ExchangeUnreachable("exchange", f"{self.base_url}: {away}") from away

@@ -14,7 +14,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from safeground import signing
-from safeground.errors import SafegroundError
+from safeground.errors import SafegroundError, TooManyRequests
+from safeground.limits import Limit
 
 from . import oprf, signed
 from .models import (
@@ -34,6 +35,20 @@ class ExchangeError(SafegroundError):
     """A request the exchange refuses; `field` names what is wrong."""
 
     code = "exchange_refused"
+
+
+class ExchangeNotFound(ExchangeError):
+    """No such check of the club's (404)."""
+
+    status = 404
+
+
+class NotHere(SafegroundError):
+    """Not on this installation: it is not the league's exchange, or the check is not the
+    club's (404)."""
+
+    code = "invalid"
+    status = 404
 
 
 class MoreThanDeclared(SafegroundError):
@@ -57,11 +72,13 @@ class Replayed(SafegroundError):
     status = 409
 
 
-class OverBound(SafegroundError):
-    """More checks or holders than the exchange allows a club or a fixture: try later."""
+class OverBound(TooManyRequests):
+    """More checks than the exchange allows a club or a fixture: try after Retry-After."""
 
-    code = "too_many_requests"
-    status = 429
+
+# The checks a club may begin, and of one fixture (SAFEGROUND_LIMITS).
+PER_CLUB = Limit("exchange.club")
+PER_FIXTURE = Limit("exchange.fixture")
 
 
 def club_enrol(*, name: str, contact: str, public_key: str) -> Club:
@@ -92,7 +109,7 @@ def club_enrol(*, name: str, contact: str, public_key: str) -> Club:
 def club_of(request: HttpRequest) -> Club:
     """The enrolled club that signed this request, or a 401 naming what is missing."""
     if settings.SAFEGROUND_ROLE != "exchange":
-        raise SafegroundError("", _("this installation is not the league's exchange"), status=404)
+        raise NotHere("", _("this installation is not the league's exchange"))
     key_id = request.headers.get(signed.KEY, "")
     club = Club.objects.filter(key_id=key_id).first() if key_id else None
     if club is None:
@@ -194,29 +211,35 @@ def publication_replace(*, club: Club, bans: list[PublishedBanIn]) -> ExchangeRe
 
 
 def check_begin(*, club: Club, fixture: str, holders: int) -> ExchangeRecord:
-    """A club begins checking a fixture's holders: within the bounds per club (an hour) and per
-    fixture (a day), or a 429 saying which; a refusal is recorded too. (Two checks begun at the
-    same instant may both pass the last place: a bound on a runaway club, not a quota.)"""
+    """A club begins checking a fixture's holders: within the limits per club and per fixture
+    (SAFEGROUND_LIMITS exchange.club, exchange.fixture), or a 429 saying which; a refusal is
+    recorded too. (Two checks begun at the same instant may both pass the last place: a bound on
+    a runaway club, not a quota.)"""
     most = settings.SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE
     if holders > most:
         raise ExchangeError("holders", _("at most %(most)s holders a fixture") % {"most": most})
     now = timezone.now()
     checks = ExchangeRecord.objects.filter(club=club, action=Action.CHECK)
-    per_hour = settings.SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR
-    per_fixture = settings.SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE
     refused = None
-    if checks.filter(at__gte=now - timedelta(hours=1)).count() >= per_hour:
-        refused = OverBound(
-            "",
-            _("more than %(count)s checks an hour from %(club)s: wait")
-            % {"count": per_hour, "club": club.name},
-        )
-    elif checks.filter(fixture=fixture, at__gte=now - timedelta(days=1)).count() >= per_fixture:
-        refused = OverBound(
+    for limit, counted, field, said in (
+        (PER_CLUB, checks, "", _("more than %(count)s checks %(per)s from %(club)s: wait")),
+        (
+            PER_FIXTURE,
+            checks.filter(fixture=fixture),
             "fixture",
-            _("more than %(count)s checks of %(fixture)s a day: wait")
-            % {"count": per_fixture, "fixture": fixture},
-        )
+            _("more than %(count)s checks of %(fixture)s %(per)s: wait"),
+        ),
+    ):
+        times = counted.filter(at__gte=limit.since(now)).order_by("at").values_list("at", flat=True)
+        if limit.over(times.count()):
+            rate = limit.rate
+            slots = {"count": rate.count, "per": rate.per(), "club": club.name, "fixture": fixture}
+            refused = OverBound(
+                field,
+                said % slots,
+                retry_after=limit.retry_after(times.first(), now),
+            )
+            break
     if refused is not None:
         _record(club, Action.REFUSED, fixture=fixture, count=holders, detail=refused.message)
         raise refused
@@ -225,7 +248,7 @@ def check_begin(*, club: Club, fixture: str, holders: int) -> ExchangeRecord:
 
 def check_outcome(*, club: Club, check: ExchangeRecord, matched: int) -> ExchangeRecord:
     if check.club_id != club.pk or check.action != Action.CHECK:
-        raise SafegroundError("check", _("no such check of yours"), status=404)
+        raise NotHere("check", _("no such check of yours"))
     if matched > check.count:
         raise ExchangeError(
             "matched", _("more than the %(count)s holders checked") % {"count": check.count}

@@ -26,6 +26,7 @@ from safeground.errors import answers, erased_by_retention, said
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for, fixture_for_report
+from safeground.request_body import Body
 
 from . import broadcasting, photos, posts, services
 from .checkpoints import checkpoint_read, checkpoints_for
@@ -57,7 +58,7 @@ ROWS_NEED_A_BLOCK: list[JsonValue] = [
 ]
 
 
-class EntryIn(Schema):
+class EntryIn(Body):
     category: str = Field(min_length=1, max_length=40)
     text: str = Field("", max_length=services.MAX_TEXT)
     severity: int | None = Field(None, ge=1, le=5)
@@ -86,22 +87,22 @@ class EntryIn(Schema):
     )
 
 
-class AssignIn(Schema):
+class AssignIn(Body):
     assignee: str = Field(min_length=1, description="username of the steward or supervisor")
     note: str = Field("", max_length=services.MAX_TEXT)
 
 
-class EscalateIn(Schema):
+class EscalateIn(Body):
     to: LogEntry.Level
     note: str = Field("", max_length=services.MAX_TEXT)
 
 
-class StatusIn(Schema):
+class StatusIn(Body):
     status: Literal["resolved", "closed", "open"] = Field(description="open: reopen it")
     note: str = Field("", max_length=services.MAX_TEXT)
 
 
-class CorrectIn(Schema):
+class CorrectIn(Body):
     note: str = Field(
         max_length=services.MAX_TEXT, pattern=said(), description="why the entry is corrected"
     )
@@ -151,14 +152,13 @@ def _entry_in(fixture: Fixture, entry_id: int) -> LogEntry:
         LogEntry.objects.select_related("fixture__ground", "concerns").filter(pk=entry_id).first()
     )
     if entry is None:
-        raise services.LogEntryError(
-            "entry_id", _("no log entry %(entry)s") % {"entry": entry_id}, status=404
+        raise services.LogEntryNotFound(
+            "entry_id", _("no log entry %(entry)s") % {"entry": entry_id}
         )
     if entry.fixture_id != fixture.pk:
-        raise services.LogEntryError(
+        raise services.LogEntryNotFound(
             "entry_id",
             _("entry %(entry)s belongs to another match") % {"entry": entry_id},
-            status=404,
         )
     return entry
 
@@ -193,7 +193,7 @@ def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Statu
 def log_list(
     request: HttpRequest,
     fixture_id: int,
-    after: int = 0,
+    after: int = Query(0, ge=0, le=2**63 - 1, description="the last seq seen; 0 for the first"),
     limit: int = Query(100, ge=1, le=500),
     category: str = "",
     min_severity: int = Query(0, ge=0, le=5),
@@ -252,7 +252,7 @@ def log_assign(request: HttpRequest, fixture_id: int, entry_id: int, payload: As
         .first()
     )
     if assignee is None:
-        raise services.LogEntryError(
+        raise services.LogEntryNotFound(
             "assignee", _("no one called '%(name)s' at the club") % {"name": payload.assignee}
         )
     return entry_json(
@@ -322,7 +322,7 @@ def log_correct(request: HttpRequest, fixture_id: int, entry_id: int, payload: C
     )
 
 
-class TaskIn(Schema):
+class TaskIn(Body):
     task: LogEntry.Task
 
 
@@ -378,7 +378,7 @@ def log_photo_file(
     require(logged_entry_audience(entry).admits(viewer_for(request.user, fixture)))
     photo = Photo.objects.filter(pk=photo_id, entry=entry).first()
     if photo is None:
-        raise services.LogEntryError(
+        raise services.LogEntryNotFound(
             "photo_id",
             _("no photo %(photo)s on entry %(entry)s") % {"photo": photo_id, "entry": entry_id},
         )
@@ -394,7 +394,7 @@ def log_photo_file(
     return response
 
 
-class PostIn(Schema):
+class PostIn(Body):
     steward: str = Field(min_length=1, description="username of the steward or supervisor")
     zone: str = ""
     gate: str = ""
@@ -422,7 +422,7 @@ def post_assign(request: HttpRequest, fixture_id: int, payload: PostIn) -> Statu
     require(can_assign_posts(request.user, fixture))
     steward = get_user_model().objects.filter(username=payload.steward).first()
     if steward is None:
-        raise services.LogEntryError(
+        raise services.LogEntryNotFound(
             "steward", _("no one called '%(name)s'") % {"name": payload.steward}
         )
     post = posts.steward_post_assign(
@@ -436,7 +436,7 @@ def post_assign(request: HttpRequest, fixture_id: int, payload: PostIn) -> Statu
     return Status(201, {"steward": steward.username, "post": post_label(post)})
 
 
-class BroadcastIn(Schema):
+class BroadcastIn(Body):
     script: Broadcast.Script
     text: str = Field("", max_length=500)
     zone: str = ""
@@ -482,7 +482,7 @@ def broadcast_ack(request: HttpRequest, fixture_id: int, broadcast_id: int) -> A
     fixture = fixture_for(request.user, fixture_id)
     found = Broadcast.objects.filter(pk=broadcast_id, fixture=fixture).first()
     if found is None:
-        raise services.LogEntryError(
+        raise services.LogEntryNotFound(
             "broadcast_id",
             _("no broadcast %(broadcast)s in this match") % {"broadcast": broadcast_id},
         )
@@ -502,7 +502,7 @@ def log_checkpoints(request: HttpRequest, fixture_id: int) -> list[dict[str, Any
     return checkpoints_for(fixture_for_checkpoints(request.user, fixture_id))
 
 
-class CheckpointIn(Schema):
+class CheckpointIn(Body):
     full_time: bool = Field(False, description="the match is over: mark the checkpoint full time")
 
 

@@ -14,7 +14,7 @@ from safeground.venues.models import Zone
 from . import hooks
 from .models import Broadcast, BroadcastAck, LogEntry
 from .selectors import broadcast_json, broadcast_recipients
-from .services import LogEntryError, log_record_append
+from .services import LogEntryConflict, LogEntryError, LogEntryNotFound, log_record_append
 
 
 @transaction.atomic
@@ -31,7 +31,7 @@ def broadcast_send(
     if zone:
         target = Zone.objects.filter(ground=fixture.ground, code=zone).first()
         if target is None:
-            raise LogEntryError(
+            raise LogEntryNotFound(
                 "zone",
                 _("no zone '%(zone)s' at %(ground)s")
                 % {"zone": zone, "ground": fixture.ground.name},
@@ -43,7 +43,7 @@ def broadcast_send(
             if target
             else _("no steward is posted for this match yet")
         )
-        raise LogEntryError("recipients", said, status=409)
+        raise LogEntryConflict("recipients", said)
     broadcast = Broadcast.objects.create(
         fixture=fixture,
         script=script,

@@ -12,7 +12,7 @@ from safeground.venues.models import Concourse, Gate, Zone
 
 from .models import LogEntry, StewardPost
 from .selectors import post_label
-from .services import LogEntryError, log_record_append
+from .services import LogEntryError, LogEntryNotFound, log_record_append
 
 
 @transaction.atomic
@@ -38,7 +38,7 @@ def steward_post_assign(
     place = managers[field_name].filter(ground=fixture.ground, code=code).first()
     if place is None:
         said = _("no %(place)s '%(code)s' at %(ground)s")
-        raise LogEntryError(
+        raise LogEntryNotFound(
             field_name, said % {"place": field_name, "code": code, "ground": fixture.ground.name}
         )
     stewards = role_holders(fixture.ground.organisation_id, Role.STEWARD, Role.STEWARD_SUPERVISOR)

@@ -62,6 +62,24 @@ class LogEntryError(SafegroundError):
     code = "log_entry_refused"
 
 
+class LogEntryNotFound(LogEntryError):
+    """What it names is not there (or not one you may see) (404)."""
+
+    status = 404
+
+
+class LogEntryConflict(LogEntryError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
+
+
+class LogEntryForbidden(LogEntryError):
+    """Not yours to do (403)."""
+
+    status = 403
+
+
 @dataclass(frozen=True)
 class Place:
     """Where something happened, by the ground's codes, as a person or a device gives it."""
@@ -88,7 +106,7 @@ def _resolve_place(fixture: Fixture, place: Place) -> dict[str, Any]:
         if code:
             found[field] = places.place_at(ground.pk, field, code)
             if found[field] is None:
-                raise LogEntryError(
+                raise LogEntryNotFound(
                     field,
                     _("no %(field)s '%(code)s' at %(ground)s")
                     % {"field": field, "code": code, "ground": ground.name},
@@ -201,10 +219,9 @@ def log_checkpoint_make(
         log_chain_lock(fixture)
         head = LogEntry.objects.filter(fixture=fixture).order_by("-seq").first()
         if head is None:
-            raise LogEntryError(
+            raise LogEntryConflict(
                 "match",
                 _("the log of %(match)s is empty: nothing to sign") % {"match": fixture},
-                status=409,
             )
         return checkpoint_at_head(fixture, head, timezone.now(), reason)
 
@@ -292,7 +309,7 @@ def _report_append(
 ) -> LogEntry:
     found = places.category_active(category)
     if found is None:
-        raise LogEntryError("category", _("no category '%(code)s'") % {"code": category})
+        raise LogEntryNotFound("category", _("no category '%(code)s'") % {"code": category})
     if severity is None:
         severity = found.default_severity
     if not 1 <= severity <= 5:
@@ -312,9 +329,7 @@ def _report_append(
         )
     missing = sorted(set(links) - known)
     if missing:
-        raise LogEntryError(
-            "links", _("no entries %(seqs)s in this match") % {"seqs": missing}, status=404
-        )
+        raise LogEntryNotFound("links", _("no entries %(seqs)s in this match") % {"seqs": missing})
     entry = _append(
         fixture=fixture,
         author=author,
@@ -346,11 +361,10 @@ def _report_of(entry: LogEntry) -> LogEntry:
 def _move(report: LogEntry, to: str) -> None:
     current = incident_state(report).status
     if to not in TRANSITIONS[current]:
-        raise LogEntryError(
+        raise LogEntryConflict(
             "status",
             _("incident #%(seq)s is %(current)s; it cannot become %(to)s")
             % {"seq": report.seq, "current": current, "to": to},
-            status=409,
         )
 
 
@@ -457,7 +471,7 @@ def log_entry_correct(
     """A correction: a new entry carrying the corrected fields; the original stays as it was."""
     report = _report_of(entry)
     if incident_state(report).status == Status.CLOSED:
-        raise LogEntryError("entry", closed(report), status=409)
+        raise LogEntryConflict("entry", closed(report))
     if not note.strip():
         raise LogEntryError("note", _("say why the entry is corrected"))
     fields: dict[str, Any] = {}
@@ -468,7 +482,7 @@ def log_entry_correct(
     if category is not None:
         found = Category.objects.filter(code=category, is_active=True).first()
         if found is None:
-            raise LogEntryError("category", _("no category '%(code)s'") % {"code": category})
+            raise LogEntryNotFound("category", _("no category '%(code)s'") % {"code": category})
         fields["category"] = found
     if severity is not None:
         if not 1 <= severity <= 5:
@@ -507,17 +521,16 @@ def log_entry_task(*, entry: LogEntry, author: User, task: str) -> LogEntry:
     report = _report_of(entry)
     state = incident_state(report)
     if state.status == Status.CLOSED:
-        raise LogEntryError("entry", closed(report), status=409)
+        raise LogEntryConflict("entry", closed(report))
     assignment = (
         LogEntry.objects.filter(concerns=report, kind=LogEntry.Kind.ASSIGNMENT)
         .order_by("-seq")
         .first()
     )
     if assignment is None or assignment.assignee_id != author.pk:
-        raise LogEntryError(
+        raise LogEntryForbidden(
             "entry",
             _("incident #%(seq)s is not assigned to you") % {"seq": report.seq},
-            status=403,
         )
     return _action(report, author, "", kind=LogEntry.Kind.TASK, task=task)
 

@@ -14,9 +14,16 @@ from safeground.accounts.permissions import (
     require,
 )
 from safeground.errors import NotFound, answers, said
+from safeground.request_body import Body
 from safeground.venues.selectors import ground_for_planning
 
-from .fixture_fields import ALLOCATION_MAX, FixtureError, fixture_fields_read, shares_check
+from .fixture_fields import (
+    ALLOCATION_MAX,
+    FixtureNotFound,
+    fixture_fields_read,
+    fixture_refusal,
+    shares_check,
+)
 from .forms import fixture_initial
 from .models import Fixture, PlanVersion, RiskAssessment
 from .selectors import (
@@ -65,7 +72,7 @@ class FixtureOut(Schema):
     shared_with: list[str]
 
 
-class FixtureIn(Schema):
+class FixtureIn(Body):
     """A new fixture at a ground (matches/fixture_fields.py describes each field)."""
 
     ground: str = Field(pattern=said())
@@ -78,7 +85,7 @@ class FixtureIn(Schema):
     shared_with: list[str] = []
 
 
-class FixturePatch(Schema):
+class FixturePatch(Body):
     """The fields to change; shared_with, when given, is the whole new list."""
 
     opponent: str | None = Field(None, pattern=said())
@@ -90,7 +97,7 @@ class FixturePatch(Schema):
     shared_with: list[str] | None = None
 
 
-class ShareIn(Schema):
+class ShareIn(Body):
     organisation: str = Field(min_length=1, description="the organisation's slug or name")
 
 
@@ -153,7 +160,7 @@ def fixture_share_route(request: HttpRequest, fixture_id: int, body: ShareIn) ->
     problems: list[tuple[str, str]] = []
     shares = shares_check(fixture.ground, fixture.away_club.name, [body.organisation], problems)
     if problems:
-        raise FixtureError("organisation", problems[0][1])
+        raise fixture_refusal("organisation", problems[0][1])
     for organisation, purpose in shares.items():
         fixture_share(fixture=fixture, organisation=organisation, purpose=purpose, by=request.user)  # type: ignore[arg-type]
     return _out(fixture_for(request.user, fixture_id))
@@ -167,7 +174,8 @@ def fixture_unshare_route(request: HttpRequest, fixture_id: int, organisation: s
     fixture = fixture_for_planning(request.user, fixture_id)
     found = Organisation.objects.filter(slug=organisation).first()
     if found is None:
-        raise FixtureError("organisation", _("no organisation '%(slug)s'") % {"slug": organisation})
+        said = _("no organisation '%(slug)s'") % {"slug": organisation}
+        raise FixtureNotFound("organisation", said)
     fixture_unshare(fixture=fixture, organisation=found, by=request.user)  # type: ignore[arg-type]
     return Status(204, None)
 
@@ -249,7 +257,7 @@ class PlanOut(Schema):
     signed_off: bool
 
 
-class PlanChange(Schema):
+class PlanChange(Body):
     """No `version` and no plan yet: the plan is made from the category. Otherwise `version` is
     the one the change was made on; `regenerate` makes a new version from the current category."""
 
@@ -262,7 +270,7 @@ class PlanChange(Schema):
     note: str = ""
 
 
-class PlanSign(Schema):
+class PlanSign(Body):
     version: int
 
 

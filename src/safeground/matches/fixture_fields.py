@@ -49,6 +49,37 @@ class FixtureError(SafegroundError):
     code = "fixture_refused"
 
 
+class FixtureNotFound(FixtureError):
+    """What it names is not there (or not one you may see) (404)."""
+
+    status = 404
+
+
+class FixtureConflict(FixtureError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
+
+
+class NotThere(str):
+    """A problem's words that name something not there (an organisation, a layout): the API
+    answers it 404 (FixtureNotFound); a page shows it as any other."""
+
+
+# What the API's schema cannot check, as the fields hold to it: how they fit the ground and the
+# clubs (the away zone's capacity, the ground's layouts, the home club): the state of things.
+FITTING = frozenset({"away_allocation", "layout", "shared_with", "organisation"})
+
+
+def fixture_refusal(field: str, message: str) -> FixtureError:
+    """A problem as the refusal the API answers: 404, 409 or 400 (ADR 0021)."""
+    if isinstance(message, NotThere):
+        return FixtureNotFound(field, message)
+    if field in FITTING:
+        return FixtureConflict(field, message)
+    return FixtureError(field, message)
+
+
 @dataclass(frozen=True)
 class FixtureFields:
     opponent: str
@@ -66,11 +97,7 @@ def fixture_fields_read(
     """The checked fields, or FixtureError naming the first problem."""
     fields, problems = fixture_fields_check(ground=ground, data=data, keep_zones=keep_zones)
     if fields is None:
-        field, message = problems[0]
-        # The API's schema has checked the allocation is a whole number within ALLOCATION_MAX:
-        # what is left is what the ground's away zone holds, the state of things (409), not the
-        # request's form.
-        raise FixtureError(field, message, status=409 if field == "away_allocation" else None)
+        raise fixture_refusal(*problems[0])
     return fields
 
 
@@ -156,7 +183,7 @@ def _layout(ground: Ground, code: str, problems: list[tuple[str, str]]) -> Layou
     if code not in layouts:
         said = _("no layout '%(code)s' at %(ground)s; one of %(layouts)s")
         slots = {"code": code, "ground": ground.name, "layouts": ", ".join(sorted(layouts))}
-        problems.append(("layout", said % slots))
+        problems.append(("layout", NotThere(said % slots)))
         return None
     return layouts[code]
 
@@ -226,7 +253,8 @@ def shares_check(
     for name in wanted:
         organisation = found.get(name)
         if organisation is None:
-            problems.append(("shared_with", _("no organisation '%(slug)s'") % {"slug": name}))
+            said = _("no organisation '%(slug)s'") % {"slug": name}
+            problems.append(("shared_with", NotThere(said)))
         elif organisation.pk == ground.organisation_id:
             said = _("%(organisation)s is the home club") % {"organisation": organisation.name}
             problems.append(("shared_with", said))

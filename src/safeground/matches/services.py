@@ -12,7 +12,7 @@ from safeground.accounts.permissions import plan_sign_roles
 from safeground.errors import Forbidden, SafegroundError
 from safeground.venues.models import Ground, Layout, Zone
 
-from .fixture_fields import FixtureError, FixtureFields
+from .fixture_fields import FixtureError, FixtureFields, FixtureNotFound
 from .models import (
     Club,
     Competition,
@@ -137,11 +137,10 @@ def fixture_unshare(*, fixture: Fixture, organisation: Organisation, by: User | 
     """The organisation no longer sees the fixture; recorded."""
     share = FixtureShare.objects.filter(fixture=fixture, organisation=organisation).first()
     if share is None:
-        raise FixtureError(
+        raise FixtureNotFound(
             "shared_with",
             _("%(fixture)s is not shared with %(organisation)s")
             % {"fixture": fixture, "organisation": organisation.name},
-            status=404,
         )
     share.delete()
     ShareRecord.objects.create(

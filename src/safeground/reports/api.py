@@ -92,7 +92,7 @@ def report_log(request: HttpRequest, fixture_id: int) -> list[dict[str, Any]]:
 def report_scans(
     request: HttpRequest,
     fixture_id: int,
-    after: int = 0,
+    after: int = Query(0, ge=0, le=2**63 - 1, description="the last id seen; 0 for the first"),
     limit: int = Query(1000, ge=1, le=SCAN_PAGE, description="rows a page"),
 ) -> dict[str, Any]:
     """The match's scans by id, a page at a time: pass the last id as `after` for the next."""

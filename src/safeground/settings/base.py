@@ -1,10 +1,11 @@
 """Settings shared by every deployment, configured from the environment (see README)."""
 
-import re
 from pathlib import Path
 from typing import Any
 
 import environ
+
+from safeground.limits import limits_read
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 BASE_DIR = Path(__file__).resolve().parents[3]  # the checkout: var/ holds the local data
@@ -188,17 +189,6 @@ SAFEGROUND_DATABASE_RECONNECT_SECONDS = env.float(
     "SAFEGROUND_DATABASE_RECONNECT_SECONDS", default=2.0
 )
 SAFEGROUND_RETRY_AFTER_SECONDS = env.int("SAFEGROUND_RETRY_AFTER_SECONDS", default=2)
-# API calls one signed-in person may make, per server process (N/s, N/m or N/h): a bound on a
-# runaway client (a phone resending in a loop), far above what a person does; a device's
-# scans are not counted here. Past it: 429 with Retry-After (docs/deploy.md).
-SAFEGROUND_API_RATE = env.str("SAFEGROUND_API_RATE", default="1800/m")
-if not re.fullmatch(r"[1-9][0-9]*/[smh]", SAFEGROUND_API_RATE):
-    from django.core.exceptions import ImproperlyConfigured
-
-    raise ImproperlyConfigured(
-        f"SAFEGROUND_API_RATE={SAFEGROUND_API_RATE!r}: calls per second, minute or hour, such"
-        " as 1800/m"
-    )
 # `safeground serve` (live/serving.py): a client must send a request's headers within
 # HEADER_TIMEOUT seconds and may keep an idle connection KEEP_ALIVE seconds; past
 # MAX_CONNECTIONS connections and requests in a process, new ones get a 503. A ground's 2,000
@@ -365,12 +355,8 @@ SAFEGROUND_EXCHANGE_PUBLIC_KEY = env.str("SAFEGROUND_EXCHANGE_PUBLIC_KEY", defau
 # Processes a club blinds and unblinds a large check in (its cores; 1: in the request's own).
 SAFEGROUND_EXCHANGE_PROCESSES = env.int("SAFEGROUND_EXCHANGE_PROCESSES", default=2)
 # The exchange: its OPRF key's seed (base64 of 32 bytes; derived from SECRET_KEY when unset) and
-# its bounds: checks a club may begin an hour, checks of one fixture a day, holders a fixture.
+# the holders of one fixture it checks (the checks a club may begin: SAFEGROUND_LIMITS).
 SAFEGROUND_EXCHANGE_OPRF_SEED = env.str("SAFEGROUND_EXCHANGE_OPRF_SEED", default="")
-SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR = env.int("SAFEGROUND_EXCHANGE_CHECKS_PER_HOUR", default=30)
-SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE = env.int(
-    "SAFEGROUND_EXCHANGE_CHECKS_PER_FIXTURE", default=12
-)
 SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE = env.int(
     "SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE", default=120_000
 )
@@ -435,29 +421,45 @@ X_FRAME_OPTIONS = "DENY"
 
 # Supporters' reports (the supporters app): reports of one block and category within GROUP_MINUTES
 # of each other are one item of the control room's queue; a phone or device may send
-# REPORTER_RATE reports and a network address NETWORK_RATE ("reports/minutes"m; a ground's Wi-Fi
-# puts many phones behind one address); phone numbers, contacts and photos are erased
+# supporters.reporter reports and a network address supporters.network (SAFEGROUND_LIMITS);
+# phone numbers, contacts and photos are erased
 # RETENTION_DAYS after the match. The text line's provider signs each inbound message with
 # SMS_SECRET (HMAC-SHA256; no secret: the webhook refuses everything); SMS_BACKEND sends texts
 # ("record": kept in the database and sent nowhere, for development and the tests).
 SAFEGROUND_SUPPORTERS_GROUP_MINUTES = env.int("SAFEGROUND_SUPPORTERS_GROUP_MINUTES", default=5)
-SAFEGROUND_SUPPORTERS_REPORTER_RATE = env.str(
-    "SAFEGROUND_SUPPORTERS_REPORTER_RATE", default="5/10m"
-)
-SAFEGROUND_SUPPORTERS_NETWORK_RATE = env.str(
-    "SAFEGROUND_SUPPORTERS_NETWORK_RATE", default="200/10m"
-)
 SAFEGROUND_SUPPORTERS_RETENTION_DAYS = env.int("SAFEGROUND_SUPPORTERS_RETENTION_DAYS", default=183)
 SAFEGROUND_SUPPORTERS_SMS_SECRET = env.str("SAFEGROUND_SUPPORTERS_SMS_SECRET", default="")
 SAFEGROUND_SUPPORTERS_SMS_BACKEND = env.str("SAFEGROUND_SUPPORTERS_SMS_BACKEND", default="record")
 # Seat codes of the first kind named the block by its database id (supporters/seats.py): still
 # read, sending the supporter on to the seat's code of today, until every sheet is reprinted.
 SAFEGROUND_SUPPORTERS_ID_SEAT_CODES = env.bool("SAFEGROUND_SUPPORTERS_ID_SEAT_CODES", default=True)
-for _rate in (SAFEGROUND_SUPPORTERS_REPORTER_RATE, SAFEGROUND_SUPPORTERS_NETWORK_RATE):
-    if not re.fullmatch(r"[1-9][0-9]*/[1-9][0-9]*m", _rate):
-        from django.core.exceptions import ImproperlyConfigured
-
-        raise ImproperlyConfigured(f"{_rate!r}: reports per minutes, such as 5/10m")
+# Every limit on how often someone may do something (safeground/limits.py, ADR 0021), "N/period"
+# with the period s, m, h or d, perhaps with a number before it ("5/10m": five in ten minutes),
+# each from its own variable. Past one: 429 with Retry-After (docs/deploy.md).
+# - api.person: the API calls one signed-in person may make, a bound on a runaway client (a
+#   phone resending in a loop), far above what a person does; a device's scans are not counted.
+# - supporters.reporter, supporters.network: the reports a phone or device, and a network
+#   address, may send (a ground's Wi-Fi puts many phones behind one address).
+# - exchange.club, exchange.fixture: the checks a club may begin, and of one fixture.
+SAFEGROUND_LIMITS = limits_read(
+    {
+        "api.person": ("SAFEGROUND_API_RATE", "1800/m"),
+        "supporters.reporter": ("SAFEGROUND_SUPPORTERS_REPORTER_RATE", "5/10m"),
+        "supporters.network": ("SAFEGROUND_SUPPORTERS_NETWORK_RATE", "200/10m"),
+        "exchange.club": ("SAFEGROUND_EXCHANGE_CLUB_RATE", "30/h"),
+        "exchange.fixture": ("SAFEGROUND_EXCHANGE_FIXTURE_RATE", "12/d"),
+    }
+)
+# The limits kept in a cache count in each process's memory, or in Redis, shared by every
+# process, when REDIS_URL is set.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "limits"}
+    ),
+}
 
 # Django 6's built-in Content Security Policy: no inline scripts anywhere.
 from django.utils.csp import CSP  # noqa: E402

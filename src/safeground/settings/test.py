@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, DATABASES, REDIS_URL
+from .base import BASE_DIR, CACHES, DATABASES, REDIS_URL
 
 SECRET_KEY = "test-only"
 DEBUG = False
@@ -61,3 +61,11 @@ if REDIS_URL and _worker.startswith("gw") and os.environ.get("SAFEGROUND_REDIS_W
     # Tests that read the environment (tests/live/conftest.py) see the same number.
     os.environ["REDIS_URL"] = REDIS_URL
     os.environ["SAFEGROUND_REDIS_WORKER"] = _worker
+
+# The limits count in this process's memory here, whatever REDIS_URL says: each test starts with
+# none counted (tests/conftest.py clears them), and clearing a Redis cache would empty the
+# database the live tests' servers share. tests/api/test_limits.py counts in Redis itself.
+CACHES = {
+    **CACHES,
+    "limits": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "limits"},
+}

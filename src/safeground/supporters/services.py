@@ -33,7 +33,7 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Ground
 
 from . import queue_rows
-from .abuse import Sent, TooManyReports, bounds, bounds_since, keyed
+from .abuse import LIMITS, Sent, TooManyReports, bounds_since, keyed
 from .categories import BY_CODE
 from .group_commit import GroupCommit
 from .models import Reporter, SupporterReport, TriageItem
@@ -51,6 +51,18 @@ ItemPlace = tuple[int, int | None, str]  # fixture, block, category: one open it
 
 class SupporterReportError(SafegroundError):
     code = "supporter_report_refused"
+
+
+class SupporterReportNotFound(SupporterReportError):
+    """What it names is not there (or not one you may see) (404)."""
+
+    status = 404
+
+
+class SupporterReportConflict(SupporterReportError):
+    """Well formed, but refused by the state of things (409)."""
+
+    status = 409
 
 
 @dataclass(frozen=True)
@@ -154,7 +166,7 @@ def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
             networks=[i.report.network for i in batch],
             reporters_since=reporters_since,
             networks_since=networks_since,
-            network_bound=bounds()["network"].reports,
+            network_bound=LIMITS["network"].rate.count,
         )
         sent = Sent(reporters=reporters, by_reporter=by_reporter, by_network=by_network, now=now)
         results: list[SupporterReport | Exception] = []
@@ -298,12 +310,11 @@ def _decide(item_id: int, fixture: Fixture) -> TriageItem:
         TriageItem.objects.select_for_update(of=("self",)).select_related("block").get(pk=item_id)
     )
     if item.fixture_id != fixture.pk:
-        raise SupporterReportError("item", _("not an item of this match"), status=404)
+        raise SupporterReportNotFound("item", _("not an item of this match"))
     if item.status != TriageItem.Status.QUEUED:
-        raise SupporterReportError(
+        raise SupporterReportConflict(
             "item",
             _("already %(status)s") % {"status": item.get_status_display().lower()},
-            status=409,
         )
     return item
 
@@ -345,8 +356,8 @@ def item_merge(*, fixture: Fixture, item_id: int, by: User, seq: int) -> TriageI
             fixture=fixture, seq=seq, kind__in=[LogEntry.Kind.REPORT, LogEntry.Kind.WARNING]
         ).first()
         if entry is None:
-            raise SupporterReportError(
-                "seq", _("no incident #%(seq)s in this match's log") % {"seq": seq}, status=404
+            raise SupporterReportNotFound(
+                "seq", _("no incident #%(seq)s in this match's log") % {"seq": seq}
             )
         # An incident already resolved or closed: its reporters hear it has been dealt with, now
         # (its resolution, before they reported, told only the reporters it had then).
@@ -444,10 +455,10 @@ def item_task(*, fixture: Fixture, item_id: int, by: User, steward: User | None 
     with one_sqlite_writer(), transaction.atomic():
         item = TriageItem.objects.select_for_update(of=("self",)).get(pk=item_id, fixture=fixture)
         if item.log_entry is None:
-            raise SupporterReportError("item", _("accept the item into the log first"), status=409)
+            raise SupporterReportConflict("item", _("accept the item into the log first"))
         steward = steward or nearest_steward(fixture, item.block_id)
         if steward is None:
-            raise SupporterReportError("steward", _("no steward is posted yet"), status=409)
+            raise SupporterReportConflict("steward", _("no steward is posted yet"))
         log_entry_assign(
             entry=item.log_entry,
             author=by,
