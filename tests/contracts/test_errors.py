@@ -34,7 +34,7 @@ def test_a_refused_input_names_its_field_and_code(cup_tie, loggist) -> None:
     status, body = _post(
         loggist, f"/api/fixtures/{cup_tie.pk}/log", {"category": "missile", "block": "NO-SUCH"}
     )
-    assert status == 400
+    assert status == 404  # a block that does not exist (ADR 0021)
     assert set(body) == SHAPE
     assert (body["code"], body["field"]) == ("log_entry_refused", "block")
     assert "NO-SUCH" in body["detail"]

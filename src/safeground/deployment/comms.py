@@ -28,8 +28,7 @@ TEST_ALERT = "Communications check: this is a test alert. Acknowledge it now."
 class NobodyCheckedIn(SafegroundError):
     """No steward has checked in yet: the test alert has no one to reach (409)."""
 
-    code = "invalid"
-    status = 409
+    status = 409  # the code stays the base class's, "invalid"
 
 
 @dataclass(frozen=True)

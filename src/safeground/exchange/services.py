@@ -47,8 +47,7 @@ class NotHere(SafegroundError):
     """Not on this installation: it is not the league's exchange, or the check is not the
     club's (404)."""
 
-    code = "invalid"
-    status = 404
+    status = 404  # the code stays the base class's, "invalid"
 
 
 class MoreThanDeclared(SafegroundError):
