@@ -185,9 +185,6 @@ KNOWN = {
     "background.py": "the one owner of background threads",
     "entry/runtime/threads.py": "group commit, item 3: the scans' thread pool",
     "group_commit.py": "the one group commit's writer thread (its thread flavour, ADR 0019)",
-    # Entry's runtime belongs to item 3's engineer: the live counts' throttle (a Timer a
-    # match) is to move onto background.later when that work merges.
-    "entry/runtime/live_counts.py": "entry's runtime, item 3: the live counts' throttle",
     # A load replay command: its lanes are turnstiles side by side, joined before it returns,
     # as many as asked for; they are the load, not background work beside a request.
     "demo/arrival.py": "the arrival replay's turnstile lanes",

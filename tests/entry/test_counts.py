@@ -117,24 +117,23 @@ def test_the_counts_api_serves_the_control_room(gates, no_second_factor) -> None
 
 
 class FakeTimer:
+    """Stands in for background.later: records each publish put on the clock, fired by hand."""
+
     made: list["FakeTimer"] = []
 
-    def __init__(self, interval, function, args=()) -> None:
-        self.interval, self.function, self.args, self.daemon = interval, function, args, False
+    def __init__(self, interval, function) -> None:
+        self.interval, self.function, self.args = interval, function, function.args
         FakeTimer.made.append(self)
 
-    def start(self) -> None:
-        pass
-
     def fire(self) -> None:
-        self.function(*self.args)
+        self.function()
 
 
 def test_live_counts_are_published_at_most_once_an_interval(settings) -> None:
     settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 1.0
     published: list[int] = []
     FakeTimer.made = []
-    throttle = live_counts.Throttle(publish=published.append, timer=FakeTimer)
+    throttle = live_counts.Throttle(publish=published.append, later=FakeTimer)
     for _ in range(2000):  # a second of scans at 2,000/s
         throttle.touch(7)
     throttle.touch(8)
@@ -151,7 +150,7 @@ def test_live_counts_are_published_at_most_once_an_interval(settings) -> None:
 def test_slow_counts_are_published_less_often(settings, monkeypatch) -> None:
     settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 1.0
     FakeTimer.made = []
-    throttle = live_counts.Throttle(publish=lambda fixture_id: None, timer=FakeTimer)
+    throttle = live_counts.Throttle(publish=lambda fixture_id: None, later=FakeTimer)
     clock = iter([100.0, 100.2])  # the read of the counts took 0.2 s
     monkeypatch.setattr(live_counts.time, "monotonic", lambda: next(clock))
     throttle.touch(7)
@@ -190,7 +189,7 @@ def test_a_process_whose_interval_another_took_tries_again_after_it(settings) ->
         published.append(fixture_id)
         return next(answers)
 
-    throttle = live_counts.Throttle(publish=publish, timer=FakeTimer)
+    throttle = live_counts.Throttle(publish=publish, later=FakeTimer)
     throttle.touch(7)
     FakeTimer.made[0].fire()
     assert [t.interval for t in FakeTimer.made] == [1.0, 0.3]

@@ -4,8 +4,9 @@
 The first scan of a quiet match starts a timer; scans until it fires are folded into the one
 publish it makes, with counts read fresh from the database when it fires (so the last scan of a
 burst is always in a publish at most one interval later: the "final publish after a quiet second").
-The counts are read on the timer's thread, never on a scan's, and never take more than
-1/COST_SHARE of the time: a match whose counts take 80 ms to read publishes at most every 1.6 s.
+The counts are read on a background thread (safeground.background.later), never on a scan's,
+and never take more than 1/COST_SHARE of the time: a match whose counts take 80 ms to read
+publishes at most every 1.6 s.
 A process that no one could hear (in-process fan-out, no control-room socket open in it) does not
 read them: at 200,000 tickets a read takes ~90 ms of the database's time, and on a 2-core
 server it held up the scans around it. In Redis mode every process's sockets get every publish,
@@ -14,6 +15,7 @@ fires meanwhile tries again when that interval ends, so its scans are in a publi
 intervals later. 0 switches the event off (tests).
 """
 
+import functools
 import logging
 import os
 import threading
@@ -24,6 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
+from safeground import background
 from safeground.outage import outage
 
 logger = logging.getLogger(__name__)
@@ -71,14 +74,18 @@ def _claim(fixture_id: int) -> float:
     return max(int(left_ms), 10) / 1000
 
 
+def _later(seconds: float, work: Callable[[], None]) -> None:
+    background.later(seconds, work, name="entry counts")
+
+
 class Throttle:
     def __init__(
         self,
         publish: Callable[[int], float | None] = counts_publish,
-        timer: Callable[..., Any] = threading.Timer,
+        later: Callable[[float, Callable[[], None]], Any] = _later,
     ) -> None:
         self.publish = publish
-        self.timer = timer
+        self.later = later
         self._pending: set[int] = set()
         self._took: dict[int, float] = {}  # seconds the last publish of a match took
         self._lock = threading.Lock()
@@ -93,9 +100,7 @@ class Throttle:
             self._pending.add(fixture_id)
         if delay is None:
             delay = max(every, COST_SHARE * self._took.get(fixture_id, 0.0))
-        timer = self.timer(delay, self._fire, args=(fixture_id,))
-        timer.daemon = True
-        timer.start()
+        self.later(delay, functools.partial(self._fire, fixture_id))
 
     def _fire(self, fixture_id: int) -> None:
         with self._lock:
@@ -108,7 +113,7 @@ class Throttle:
                 self._took[fixture_id] = time.monotonic() - started
         except (OperationalError, InterfaceError) as error:  # said by safeground.outage
             outage.refused(error)
-        except Exception:  # a failed publish must not kill the timer thread silently
+        except Exception:  # a failed publish is said, and the next scan tries again
             logger.exception("entry.counts for fixture %s not published", fixture_id)
         finally:
             connection.close()  # this thread's own connection (back to the pool)
