@@ -147,15 +147,45 @@ def test_a_caller_gone_from_the_loop_is_left_out() -> None:
     assert writer.batches == [[1], [3]]
 
 
-def test_the_thread_flavour_writes_on_its_own_named_thread_and_alone_on_the_callers() -> None:
+def test_a_thread_writes_its_own_job_and_the_loops_go_to_the_named_writer_thread() -> None:
     writer = Writer()
     commit = on_thread(writer, Policy(limit=10))
-    assert commit.ask(1) == 10
-    assert writer.threads == {"group-commit-test"}
+    assert commit.ask(1) == 10  # nobody writing: written by the asking thread, no hand-off
+    assert writer.threads == {threading.current_thread().name}
     assert commit.alone(2) == 20
-    assert writer.threads == {"group-commit-test", threading.current_thread().name}
     with pytest.raises(ValueError, match="refused"):
         commit.alone(-3)
+    assert asyncio.run(commit.ask_async(3)) == 30
+    assert writer.threads == {threading.current_thread().name, "group-commit-test"}
+
+
+def test_threads_arriving_while_one_writes_go_together_and_each_gets_its_own() -> None:
+    writer = Writer()
+    commit = on_thread(writer, Policy(limit=10))
+    writer.hold.clear()
+    answers: dict[int, object] = {}
+
+    def send(item: int) -> None:
+        try:
+            answers[item] = commit.ask(item)
+        except ValueError as error:
+            answers[item] = error
+
+    first = threading.Thread(target=send, args=(0,))
+    first.start()
+    writer.started.wait(5)
+    rest = [threading.Thread(target=send, args=(item,)) for item in (1, -3, -2, 4)]
+    for thread in rest:
+        thread.start()
+    while len(commit._waiting) < 4:
+        threading.Event().wait(0.01)
+    writer.hold.set()
+    for thread in [first, *rest]:
+        thread.join(5)
+    assert (answers[0], answers[1], answers[4]) == (0, 10, 40)
+    assert isinstance(answers[-3], ValueError) and isinstance(answers[-2], ValueError)
+    assert writer.batches[0] == [0] and sorted(writer.batches[1]) == [-3, -2, 1, 4]
+    assert sorted(map(tuple, writer.batches[2:])) == [(-3,), (-2,), (1,), (4,)]
 
 
 def test_a_caller_on_the_loop_awaits_the_writer_thread() -> None:

@@ -17,9 +17,10 @@ One `Policy` says how a batch is made and what a failure does:
 refused, raised to its caller alone.
 
 Two flavours share the policy: `OnLoop`, on an asyncio event loop, for an async write (entry's
-statement on PostgreSQL) or a read handed to a pool thread (live); and `OnThread`, whose one
-writer thread (named after its caller, `group-commit-<name>`) writes for callers on other threads
-or on the loop (SQLite and Django's sync writes: supporters' reports, receipts).
+statement on PostgreSQL) or a read handed to a pool thread (live); and `OnThread`, for a sync
+write (Django's ORM, SQLite): a calling thread that finds nobody writing writes the batch itself,
+and callers on the loop hand their jobs to its one writer thread, `group-commit-<name>`
+(supporters' reports, phones' receipts).
 """
 
 from __future__ import annotations
@@ -186,6 +187,7 @@ _writers: list[OnThread[Any, Any]] = []
 @dataclass(eq=False)
 class _Threaded[J](_Waiting[J]):
     answer: Future[Any] = field(default_factory=Future)
+    handed: bool = False  # to the writer thread (its caller is on the event loop)
 
     def taken(self) -> bool:
         # From here its caller cannot cancel it (an awaiting loop hung up before: left out).
@@ -193,9 +195,12 @@ class _Threaded[J](_Waiting[J]):
 
 
 class OnThread[J, R]:
-    """The thread flavour: one writer thread of its own (started at the first job, a daemon)
-    writes every batch, so `write` may use Django's connection of that thread; it closes that
-    connection whenever nothing waits, so it holds none while idle."""
+    """The thread flavour, for a sync `write` (Django's ORM, SQLite). One batch is written at a
+    time, by whoever holds the pen: a caller on a thread that finds nobody writing writes the
+    next batch itself, in its own thread, with no hand-off (a report alone is as quick as it was
+    unbatched); callers on the event loop hand their jobs to the writer thread of its own
+    (`group-commit-<name>`, started at the first such job, a daemon), which closes its database
+    connections whenever nothing waits, so it holds none while idle."""
 
     def __init__(
         self,
@@ -214,7 +219,8 @@ class OnThread[J, R]:
         _writers.append(self)
 
     def submit(self, job: J) -> Future[R]:
-        waiting = _Threaded(job)
+        """`job` handed to the writer thread; its answer to come."""
+        waiting = _Threaded(job, handed=True)
         with self._changed:
             self._waiting.append(waiting)
             if self._thread is None or not self._thread.is_alive():
@@ -224,11 +230,20 @@ class OnThread[J, R]:
         return waiting.answer
 
     def ask(self, job: J) -> R:
-        """`job` written (with those of other threads waiting at the same moment); its result,
-        or what refused it raised."""
-        return self.submit(job).result()
+        """`job` written with the jobs waiting at the same moment, by this thread if nobody is
+        writing; its result, or what refused it raised."""
+        waiting = _Threaded(job)
+        with self._changed:
+            self._waiting.append(waiting)
+            while not waiting.answer.done():
+                if self._writing:
+                    self._changed.wait()
+                else:
+                    self._write_next()
+        return waiting.answer.result()
 
     async def ask_async(self, job: J) -> R:
+        """`ask` for a caller on the event loop: written by the writer thread."""
         return await asyncio.wrap_future(self.submit(job))
 
     def alone(self, job: J) -> R:
@@ -246,26 +261,35 @@ class OnThread[J, R]:
                 lambda: not self._waiting and not self._writing, timeout=timeout
             )
 
+    def _write_next(self) -> None:
+        """Holding the lock, the pen free: the next batch written, the lock let go meanwhile."""
+        self._writing = True
+        batch = self.policy.take(self._waiting)
+        self._changed.release()
+        try:
+            if batch:
+                self._write_batch(batch)
+        except BaseException as error:  # not an Exception: no caller waits forever
+            _fail(batch, error)
+            raise
+        finally:
+            self._changed.acquire()
+            self._writing = False
+            self._changed.notify_all()
+
     def _serve(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: bool(self._waiting))
-                self._writing = True
-                batch = self.policy.take(self._waiting)
-            try:
-                if batch:
-                    self._write_batch(batch)
-            except BaseException as error:  # not an Exception: no caller waits forever
-                _fail(batch, error)
-                raise
-            finally:
-                with self._changed:
-                    idle = not self._waiting
-                if idle:
-                    connections.close_all()  # this thread's: back to the pool, or closed
-                with self._changed:
-                    self._writing = False
-                    self._changed.notify_all()
+        with self._changed:
+            while True:
+                self._changed.wait_for(
+                    lambda: not self._writing and any(w.handed for w in self._waiting)
+                )
+                self._write_next()
+                if not self._waiting:
+                    self._changed.release()
+                    try:
+                        connections.close_all()  # this thread's: back to the pool, or closed
+                    finally:
+                        self._changed.acquire()
 
     def _write_batch(self, batch: list[_Threaded[J]]) -> None:
         try:

@@ -464,8 +464,8 @@ def test_batches_holding_the_same_tickets_in_opposite_orders_never_deadlock(
         for x in range(0, 2 * pairs, 2):
             y = x + 1
             answers += await asyncio.gather(
-                batches.statement([context(x, "F03"), context(y, "F03")]),
-                batches.statement([context(y, "F07"), context(x, "F07")]),
+                loop.statement(batches.pool, [context(x, "F03"), context(y, "F03")]),
+                loop.statement(batches.pool, [context(y, "F07"), context(x, "F07")]),
             )
         return answers
 
