@@ -148,9 +148,9 @@ def _log_scored_before_flush() -> None:
     """Here, torn down before the test's database fixture: the background work's reads and
     writes (the flashpoint scoring of the log and zones, a server's in browser tests; push
     alerts' outcomes, the group commit's writer threads) would otherwise race the flush's
-    TRUNCATE, which deadlocks on PostgreSQL and leaves the rows for the next test. (An autouse fixture without the database would settle
-    only after the flush: it is set up before the database.) 30 s bounds it; it returns as soon
-    as the work is done."""
+    TRUNCATE, which deadlocks on PostgreSQL and leaves the rows for the next test. (An autouse
+    fixture without the database would settle only after the flush: it is set up before the
+    database.) 30 s bounds it; it returns as soon as the work is done."""
     from safeground import background, group_commit
 
     assert background.settle(30), "the background work did not finish"

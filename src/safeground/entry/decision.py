@@ -111,8 +111,8 @@ def _no_ticket_case() -> str:
 # - `looked`: each scan's lookups one row at a time (LIMIT and the aggregate keep them out of any
 #   join), so index probes per scan whatever the generic plan guesses of a batch's size.
 # - A batch never holds two scans of one ticket or one nonce (runtime/loop.py, POLICY's keys), so
-#   it moves each ticket at most once; `moving` locks the rows in ticket order, so two batches sharing tickets
-#   wait for each other (as two single scans do) and never deadlock.
+#   it moves each ticket at most once; `moving` locks the rows in ticket order, so two batches
+#   sharing tickets wait for each other (as two single scans do) and never deadlock.
 DECIDE_SQL = f"""
 WITH s AS MATERIALIZED (
     SELECT * FROM json_to_recordset(%(scans)s::json) AS s(n int, device bigint, nonce uuid,
