@@ -29,8 +29,6 @@ from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext, ngettext
 
-from safeground.errors import TooManyRequests
-
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 RATE = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)?([smhd])")
 CACHE = "limits"
@@ -128,6 +126,10 @@ class Limit:
             log.warning("limit %s not counted: %s", self.name, away)
             return
         if used > rate.count:
+            # Imported here: the settings read their limits through this module, before the
+            # errors' own imports may read the settings.
+            from safeground.errors import TooManyRequests
+
             wait = (window + 1) * rate.seconds - now
             raise TooManyRequests(field, message, retry_after=math.ceil(wait))
 

@@ -29,11 +29,13 @@ def incoming(tonight, n: int, *, block="S-L1", category="abuse-racist", sender=N
 
 @pytest.mark.django_db
 def test_a_report_from_the_seat_page_costs_four_statements(tonight, settings) -> None:
-    """The seat and the match on now are kept (SAFEGROUND_LOG_CACHE_SECONDS); the report is its
+    """The seat and the match on now are kept (SAFEGROUND_LOG_CACHE_SECONDS,
+    SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS); the report is its
     reporter read with its and its address's bounds counted, its reporter made, its item counted
     up (or begun) and read back, its row written (queue_rows). One report a transaction cost
     eleven through the ORM, a batch six."""
     settings.SAFEGROUND_LOG_CACHE_SECONDS = 5
+    settings.SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS = 5
     url = reverse("supporters_seat", args=[seat_code(tonight.block("S-L1"), "A", 1)])
     Client().post(url, {"category": "smoking"})  # the item is open, the seat and match kept
     with CaptureQueriesContext(connection) as statements:
