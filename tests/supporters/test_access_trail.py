@@ -86,3 +86,28 @@ def test_a_register_record_names_its_row_never_the_person(cast) -> None:
     record = AccessRecord.objects.filter(ban=ban, action="propose").get()
     assert record.subject == f"ban #{ban.pk}"
     assert ban.person.last_name not in record.subject
+
+
+def test_opening_a_supporters_photo_is_on_the_trail(tonight, client_for) -> None:
+    import io
+
+    from PIL import Image
+
+    jpeg = io.BytesIO()
+    Image.new("RGB", (8, 8), "red").save(jpeg, format="JPEG")
+    report = report_receive(
+        fixture=tonight.fixture,
+        sender=Sender("web", "a-device-cookie"),
+        block=tonight.block("S-L2"),
+        category="missile",
+        photo=factories.upload("p.jpg", jpeg.getvalue(), "image/jpeg"),
+    )
+    url = reverse("supporters_photo", args=[tonight.fixture.pk, report.pk])
+    opened = client_for("loggist").get(url)
+    assert opened.status_code == 200 and b"".join(opened.streaming_content)[:2] == b"\xff\xd8"
+    record = AccessRecord.objects.get(action=AccessRecord.Action.READ_PHOTO)
+    assert (record.username, record.organisation, record.subject) == (
+        "loggist",
+        tonight.cast.home,
+        f"report {report.reference}",
+    )

@@ -214,6 +214,7 @@ class AccessRecord(AppendOnlyModel):
             _("Published bans to the league's exchange (tokens only)"),
         )
         READ_CONTACT = "read_contact", _("Read a supporter's contact details")
+        READ_PHOTO = "read_photo", _("Opened a supporter's photo")
         SUBJECT_ACCESS_PHONE = (
             "subject_access_phone",
             _("Exported everything held about a phone number"),

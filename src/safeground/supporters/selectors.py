@@ -141,6 +141,19 @@ def report_contact_read(*, user: User, report: SupporterReport) -> str:
     return report.contact
 
 
+def report_photo_open(*, user: User, report: SupporterReport) -> Any:
+    """A supporter's photo, opened for the control room: the read is recorded (it may show the
+    reporter or those around them)."""
+    access_record_write(
+        user=user,
+        action=AccessRecord.Action.READ_PHOTO,
+        organisation=report_organisation_id(report),
+        subject=f"report {report.reference}",
+        reason=f"triage of item {report.item_id}",
+    )
+    return report.photo.open("rb")
+
+
 def phone_held(*, phone: str, organisation_id: int) -> dict[str, Any]:
     """What the organisation holds about a phone number (the text line's reporter): its reports
     at the organisation's matches (its home club's, or at its grounds), the texts its grounds'

@@ -44,6 +44,7 @@ from .selectors import (
     nearest_steward,
     queue,
     report_contact_read,
+    report_photo_open,
 )
 from .services import item_accept, item_dismiss, item_merge, item_task
 
@@ -154,12 +155,18 @@ def report_contact(request: HttpRequest, fixture_id: int, report_id: int) -> Htt
 @login_required
 @require_GET
 def report_photo(request: HttpRequest, fixture_id: int, report_id: int) -> FileResponse:
-    """A supporter's photo as kept: without the metadata it came with (photos.py)."""
+    """A supporter's photo as kept: without the metadata it came with (photos.py); each opening
+    is recorded."""
     fixture = _fixture(request, fixture_id)
-    report = get_object_or_404(SupporterReport, fixture=fixture, pk=report_id)
+    report = get_object_or_404(
+        SupporterReport.objects.select_related("fixture__home_club", "fixture__ground"),
+        fixture=fixture,
+        pk=report_id,
+    )
     if not report.photo:
         raise Http404(_("This report has no photo (or retention erased it)."))
-    response = FileResponse(report.photo.open("rb"), content_type=report.photo_type)
+    photo = report_photo_open(user=_user(request), report=report)
+    response = FileResponse(photo, content_type=report.photo_type)
     response["Cache-Control"] = "private, max-age=3600"
     return response
 
