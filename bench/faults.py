@@ -48,7 +48,7 @@ import urllib.parse
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -1113,7 +1113,10 @@ async def run_faults(
             else:
                 await asyncio.to_thread(cluster.proxy.cut)  # type: ignore[union-attr]
                 log(f"  {marks['outage']:.1f} s: PostgreSQL cut (every connection reset)")
-                await asyncio.sleep(plan.restore_at - (time.monotonic() - load.t0))
+                # The cut lasts as long as planned from when it began: a restart slowed by a
+                # loaded machine pushes it later, and a cut of no time would test nothing.
+                until = max(plan.restore_at, marks["outage"] + plan.restore_at - plan.outage_at)
+                await asyncio.sleep(until - (time.monotonic() - load.t0))
                 await asyncio.to_thread(cluster.proxy.restore)  # type: ignore[union-attr]
             marks["restore"] = time.monotonic() - load.t0
             log(f"  {marks['restore']:.1f} s: PostgreSQL back")
@@ -1124,6 +1127,12 @@ async def run_faults(
     sampler = asyncio.create_task(cpu.run(load.t0))
     await load.offer(seconds)
     await fault_task
+    # Load goes on until the database has been back as long as the plan gave it, so its return
+    # is measured even when the faults came late.
+    tail = marks.get("restore", 0.0) + plan.end_at - plan.restore_at - (time.monotonic() - load.t0)
+    if outage and tail > 0:
+        await load.offer(tail)
+        plan = replace(plan, end_at=time.monotonic() - load.t0)
     sampler.cancel()
     drained = await load.drain(drain_s)
     report = Report()
