@@ -52,8 +52,13 @@ import { Outbox } from "./outbox-1.js";
     return li;
   }
 
+  // Draws overlap (a flush's and a dismissal's): only the last one begun draws, so an older
+  // read of the outbox never puts back a refusal the steward has just dismissed.
+  let draws = 0;
   async function drawOutbox() {
+    const draw = ++draws;
     const [queued, refused] = await Promise.all([outbox.queued(), outbox.refused()]);
+    if (draw !== draws) return;
     queuedCount = queued.length;
     document.querySelector("[data-outbox-count]").textContent = say(WORDS.queued, { count: queued.length });
     document.querySelector("[data-queued]").replaceChildren(
