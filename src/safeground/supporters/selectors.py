@@ -131,27 +131,25 @@ def report_organisation_id(report: SupporterReport) -> int:
 
 def report_contact_read(*, user: User, report: SupporterReport) -> str:
     """A reporter's way to be contacted, for the control room: the read is recorded."""
-    access_record_write(
-        user=user,
-        action=AccessRecord.Action.READ_CONTACT,
-        organisation=report_organisation_id(report),
-        subject=f"report {report.reference}",
-        reason=f"triage of item {report.item_id}",
-    )
+    _triage_read_record(user, report, AccessRecord.Action.READ_CONTACT)
     return report.contact
 
 
 def report_photo_open(*, user: User, report: SupporterReport) -> Any:
     """A supporter's photo, opened for the control room: the read is recorded (it may show the
     reporter or those around them)."""
+    _triage_read_record(user, report, AccessRecord.Action.READ_PHOTO)
+    return report.photo.open("rb")
+
+
+def _triage_read_record(user: User, report: SupporterReport, action: str) -> None:
     access_record_write(
         user=user,
-        action=AccessRecord.Action.READ_PHOTO,
+        action=action,
         organisation=report_organisation_id(report),
         subject=f"report {report.reference}",
         reason=f"triage of item {report.item_id}",
     )
-    return report.photo.open("rb")
 
 
 def phone_held(*, phone: str, organisation_id: int) -> dict[str, Any]:

@@ -40,6 +40,7 @@ class Migration(migrations.Migration):
                     ("subject_access", "Exported everything held about a person"),
                     ("league_publish", "Published bans to the league's exchange (tokens only)"),
                     ("read_contact", "Read a supporter's contact details"),
+                    ("read_photo", "Opened a supporter's photo"),
                     ("subject_access_phone", "Exported everything held about a phone number"),
                 ],
                 max_length=20,
