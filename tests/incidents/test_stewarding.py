@@ -148,6 +148,13 @@ def test_a_photo_is_kept_with_its_sha256_and_other_files_are_refused(match_day) 
             author=user("steward"),
             upload=SimpleUploadedFile("x.exe", b"MZ", content_type="application/octet-stream"),
         )
+    # A file that says it is an image and is not (a renamed document) is refused too.
+    with pytest.raises(LogEntryError, match="not the image it says it is"):
+        log_entry_photo_add(
+            entry=report,
+            author=user("steward"),
+            upload=SimpleUploadedFile("x.png", b"%PDF-1.7 leaflet", content_type="image/png"),
+        )
     assert Photo.objects.count() == 1
     # The report, and the kept photo's SHA-256 chained after it (issue 15); the refusal wrote none.
     assert list(LogEntry.objects.order_by("seq").values_list("kind", "text")) == [

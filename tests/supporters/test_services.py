@@ -180,7 +180,7 @@ def test_a_photos_refusal_is_in_the_supporters_language(tonight) -> None:
     with translation.override("cy"), pytest.raises(PhotoRefused) as unreadable:
         send(tonight, photo=factories.upload("p.jpg", b"not an image", "image/jpeg"))
     assert (unreadable.value.field, unreadable.value.message) == (
-        "photo", "nid yw'r ffeil yn ddelwedd y gellir ei darllen")  # fmt: skip
+        "photo", "delwedd JPEG, PNG neu WebP: nid y ddelwedd y mae'n dweud yw'r ffeil hon")  # fmt: skip
     with translation.override("cy"), pytest.raises(PhotoRefused) as gif:
         send(tonight, photo=factories.upload("p.gif", b"GIF89a", "image/gif"))
     assert gif.value.message == "delwedd JPEG, PNG neu WebP"  # the log's rule, as a log photo's

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.errors import SafegroundError, one_of
+from safeground.file_contents import head_of, looks_like
 from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
 
@@ -40,25 +41,6 @@ def max_bytes(kind: str) -> int:
     """Videos up to SAFEGROUND_EVIDENCE_MAX_MB; images and documents up to 25 MB (or less)."""
     limit = int(settings.SAFEGROUND_EVIDENCE_MAX_MB)
     return (limit if kind == Evidence.Kind.VIDEO else min(limit, IMAGE_MAX_MB)) * 1024 * 1024
-
-
-def _looks_like(content_type: str, head: bytes) -> bool:
-    """The file's first bytes agree with the type it claims (a renamed file is refused)."""
-    if content_type == "image/jpeg":
-        return head.startswith(b"\xff\xd8\xff")
-    if content_type == "image/png":
-        return head.startswith(b"\x89PNG\r\n\x1a\n")
-    if content_type == "image/webp":
-        return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
-    if content_type == "application/pdf":
-        return head.startswith(b"%PDF-")
-    if content_type in {"video/mp4", "video/quicktime"}:
-        return head[4:8] in {b"ftyp", b"moov", b"mdat", b"wide", b"free"}
-    if content_type == "video/webm":
-        return head.startswith(b"\x1a\x45\xdf\xa3")
-    if content_type == "text/plain":
-        return b"\x00" not in head
-    return False
 
 
 def _megabytes(size: int) -> str:
@@ -110,13 +92,10 @@ def _file_fields(kind: str, upload: Any) -> dict[str, Any]:
             },
         )
     digest = hashlib.sha256()
-    head = b""
     for chunk in upload.chunks():
-        if len(head) < 16:
-            head += chunk[: 16 - len(head)]
         digest.update(chunk)
     upload.seek(0)
-    if not _looks_like(content_type, head):
+    if not looks_like(content_type, head_of(upload)):
         raise EvidenceRefused(
             "file", _("the file's contents are not %(type)s") % {"type": content_type}
         )

@@ -347,6 +347,16 @@ def log_task(request: HttpRequest, fixture_id: int, entry_id: int, payload: Task
     "/fixtures/{fixture_id}/log/{entry_id}/photo",
     response={201: dict[str, Any]},
     url_name="log_photo",
+    # The photo part's own type, which the service checks against the file's first bytes.
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "encoding": {"photo": {"contentType": ", ".join(sorted(photos.PHOTO_TYPES))}}
+                }
+            }
+        }
+    },
 )
 def log_photo(
     request: HttpRequest, fixture_id: int, entry_id: int, photo: File[UploadedFile]

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
+from safeground.file_contents import head_of, looks_like
 from safeground.live.catalogue import LOG_PHOTO
 from safeground.live.events import publish
 
@@ -20,12 +21,15 @@ PHOTO_MAX_BYTES = 10 * 1024 * 1024
 
 
 def photo_refusal(upload: Any) -> str | None:
-    """Why an uploaded photo is refused (its type, its size), or None: the one rule for the log's
-    photos and the deployment checks'."""
+    """Why an uploaded photo is refused (its type, its size, a file that is not the image it says
+    it is), or None: the one rule for the log's photos, the deployment checks' and the supporters'.
+    Only its first bytes are read: the file is kept byte for byte, as evidence must be."""
     if upload.content_type not in PHOTO_TYPES:
         return _("a JPEG, PNG or WebP image")
     if upload.size > PHOTO_MAX_BYTES:
         return _("at most %(size)s MB") % {"size": PHOTO_MAX_BYTES // (1024 * 1024)}
+    if not looks_like(upload.content_type, head_of(upload)):
+        return _("a JPEG, PNG or WebP image: this file is not the image it says it is")
     return None
 
 

@@ -19,6 +19,7 @@ from safeground.venues.selectors import ground_for_planning
 
 from .fixture_fields import (
     ALLOCATION_MAX,
+    KICKOFF_PATTERN,
     FixtureNotFound,
     fixture_fields_read,
     fixture_refusal,
@@ -49,13 +50,6 @@ from .services import (
 
 router = Router(tags=["fixtures"], auth=django_auth)
 
-# The forms fixture_fields reads (KICKOFF_FORMATS, or ISO 8601 with seconds and an offset).
-_DAY, _MONTH = r"(0[1-9]|[12][0-9]|3[01])", r"(0[1-9]|1[0-2])"
-_TIME = r"([01][0-9]|2[0-3]):[0-5][0-9]"
-KICKOFF = (
-    rf"^([1-9][0-9]{{3}}-{_MONTH}-{_DAY}[T ]{_TIME}(:[0-5][0-9](\.[0-9]{{1,6}})?)?"
-    rf"(Z|[+-]{_TIME})?|{_DAY}/{_MONTH}/[1-9][0-9]{{3}} {_TIME})$"
-)
 KICKOFF_HELP = "the ground's local time: 2026-12-05 15:00, 05/12/2026 15:00 or ISO 8601"
 
 
@@ -79,7 +73,7 @@ class FixtureIn(Body):
     opponent: str = Field(pattern=said())
     competition: str = Field(pattern=said())
     stage: str = ""
-    kickoff: str = Field(pattern=KICKOFF, description=KICKOFF_HELP)
+    kickoff: str = Field(pattern=KICKOFF_PATTERN, description=KICKOFF_HELP)
     layout: str = Field(pattern=said())
     away_allocation: int = Field(0, ge=0, le=ALLOCATION_MAX)
     shared_with: list[str] = []
@@ -91,7 +85,7 @@ class FixturePatch(Body):
     opponent: str | None = Field(None, pattern=said())
     competition: str | None = Field(None, pattern=said())
     stage: str | None = None
-    kickoff: str | None = Field(None, pattern=KICKOFF, description=KICKOFF_HELP)
+    kickoff: str | None = Field(None, pattern=KICKOFF_PATTERN, description=KICKOFF_HELP)
     layout: str | None = None
     away_allocation: int | None = Field(None, ge=0, le=ALLOCATION_MAX)
     shared_with: list[str] | None = None

@@ -41,6 +41,36 @@ NAME_LENGTH = 100
 # The most the database's column holds (PositiveIntegerField), far past any ground's capacity.
 ALLOCATION_MAX = 2**31 - 1
 KICKOFF_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%d/%m/%Y %H:%M")
+# A kick-off's year: the oldest match a club records to the furthest it plans; a year outside is
+# a typing mistake (and 9999 with an offset would overflow the database's time).
+KICKOFF_YEARS = range(1900, 2200)
+
+
+def _kickoff_pattern() -> str:
+    """The forms `_kickoff` reads, as a pattern of days the calendar has (no 31 November; 29
+    February in leap years only) in KICKOFF_YEARS, so that the API's schema calls valid exactly
+    the kick-offs the service accepts."""
+    year = r"(19|20|21)[0-9]{2}"
+    leap = r"((19|20|21)(0[48]|[2468][048]|[13579][26])|2000)"
+    month_day = (
+        r"(0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])"
+        r"|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+        r"|02-(0[1-9]|1[0-9]|2[0-8])"
+    )
+    day_month = (
+        r"(0[1-9]|[12][0-9]|3[01])/(0[13578]|1[02])"
+        r"|(0[1-9]|[12][0-9]|30)/(0[469]|11)"
+        r"|(0[1-9]|1[0-9]|2[0-8])/02"
+    )
+    clock = r"([01][0-9]|2[0-3]):[0-5][0-9]"
+    iso = (
+        rf"({year}-({month_day})|{leap}-02-29)[T ]{clock}"
+        rf"(:[0-5][0-9](\.[0-9]{{1,6}})?)?(Z|[+-]{clock})?"
+    )
+    return rf"^({iso}|(({day_month})/{year}|29/02/{leap}) {clock})$"
+
+
+KICKOFF_PATTERN = _kickoff_pattern()
 
 
 class FixtureError(SafegroundError):
@@ -165,6 +195,11 @@ def _kickoff(value: Any, problems: list[tuple[str, str]]) -> datetime | None:
                 said = _("'%(value)s' is not a date and time (use 2026-12-05 15:00)")
                 problems.append(("kickoff", said % {"value": raw}))
                 return None
+    if found.year not in KICKOFF_YEARS:
+        said = _("'%(value)s' is not a year of football (%(first)s to %(last)s)")
+        values = {"value": found.year, "first": KICKOFF_YEARS[0], "last": KICKOFF_YEARS[-1]}
+        problems.append(("kickoff", said % values))
+        return None
     if timezone.is_naive(found):
         found = timezone.make_aware(found)
     return found
