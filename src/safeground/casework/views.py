@@ -172,8 +172,12 @@ def _case_post(
     return case
 
 
-def _refused(request: HttpRequest, case: Case, where: str, message: str) -> HttpResponse:
-    return _case_page(request, case, errors={where: message}, status=400)
+def _refused(
+    request: HttpRequest, case: Case, where: str, message: str, status: int = 400
+) -> HttpResponse:
+    """The case page with the refusal at its form: 400 for a form's errors, else the service
+    refusal's own status (ADR 0021)."""
+    return _case_page(request, case, errors={where: message}, status=status)
 
 
 def _pager(found: WhoWasThere | None) -> list[tuple[int, str]]:
@@ -262,7 +266,7 @@ def case_subject_add(request: HttpRequest, case_id: int) -> HttpResponse:
             description=data["description"],
         )  # fmt: skip
     except SafegroundError as error:
-        return _refused(request, case, "subject", error.message)
+        return _refused(request, case, "subject", error.message, error.status)
     messages.success(request, _("Added to the case: %(subject)s.") % {"subject": subject.label})
     return redirect("case", case.pk)
 
@@ -292,7 +296,7 @@ def case_outcome(request: HttpRequest, case_id: int) -> HttpResponse:
             reference=data["reference"], note=data["note"],
         )  # fmt: skip
     except SafegroundError as error:
-        return _refused(request, case, "outcome", f"{error.field}: {error.message}")
+        return _refused(request, case, "outcome", f"{error.field}: {error.message}", error.status)
     return redirect("case", case.pk)
 
 
@@ -317,7 +321,7 @@ def case_ban_propose(request: HttpRequest, case_id: int) -> HttpResponse:
             scope=data["scope"],
         )  # fmt: skip
     except SafegroundError as error:
-        return _refused(request, case, "ban", f"{error.field}: {error.message}")
+        return _refused(request, case, "ban", f"{error.field}: {error.message}", error.status)
     messages.success(
         request,
         _("Ban #%(ban)s proposed; it needs another user's approval.") % {"ban": outcome.ban_id},
@@ -348,7 +352,7 @@ def case_evidence_add(request: HttpRequest, case_id: int) -> HttpResponse:
             footage_from=data["footage_from"], footage_to=data["footage_to"],
         )  # fmt: skip
     except SafegroundError as error:
-        return _refused(request, case, "evidence", f"{error.field}: {error.message}")
+        return _refused(request, case, "evidence", f"{error.field}: {error.message}", error.status)
     added = _("Evidence #%(evidence)s added.") % {"evidence": evidence.pk}
     messages.success(request, added + _sha(evidence))
     return redirect("case", case.pk)
@@ -365,7 +369,7 @@ def case_close(request: HttpRequest, case_id: int) -> HttpResponse:
     try:
         services.case_close(case=case, by=_user(request), reason=form.cleaned_data["reason"])
     except SafegroundError as error:
-        return _refused(request, case, "close", error.message)
+        return _refused(request, case, "close", error.message, error.status)
     return redirect("case", case.pk)
 
 
@@ -429,7 +433,9 @@ def locker_evidence_add(request: HttpRequest, fixture_id: int) -> HttpResponse:
             footage_from=data["footage_from"], footage_to=data["footage_to"],
         )  # fmt: skip
     except SafegroundError as error:
-        return _locker_page(request, fixture, error=f"{error.field}: {error.message}", status=400)
+        return _locker_page(
+            request, fixture, error=f"{error.field}: {error.message}", status=error.status
+        )
     added = _("Evidence #%(evidence)s added to entry #%(seq)s.") % {
         "evidence": evidence.pk,
         "seq": entry.seq,

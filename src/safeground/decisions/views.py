@@ -57,9 +57,11 @@ def _user(request: HttpRequest) -> User:
     return request.user
 
 
-def _refused_on(form: Any, error: SafegroundError) -> None:
-    """The service's refusal as a form error on the field it names (else the whole form's)."""
+def _refused_on(form: Any, error: SafegroundError) -> int:
+    """The service's refusal as a form error on the field it names (else the whole form's); the
+    page answers with the refusal's own status (ADR 0021)."""
     form.add_error(error.field if error.field in form.fields else None, error.message)
+    return error.status
 
 
 def _log_page(
@@ -89,6 +91,7 @@ def decision_log_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
         return _log_page(request, fixture)
     require(can_log_decisions(request.user, fixture))
     form = DecisionForm(request.POST, fixture=fixture)
+    status = 400
     if form.is_valid():
         try:
             done = services.decision_record(
@@ -100,10 +103,10 @@ def decision_log_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
                 retrospective_reason=form.cleaned_data["retrospective_reason"],
             )
         except SafegroundError as error:
-            _refused_on(form, error)
+            status = _refused_on(form, error)
         else:
             return redirect(f"{reverse('decisions', args=[fixture.pk])}#decision-{done.entry.seq}")
-    return _log_page(request, fixture, form, status=400)
+    return _log_page(request, fixture, form, status=status)
 
 
 def _amend_initial(decision: Any) -> dict[str, Any]:
@@ -129,6 +132,7 @@ def decision_amend_page(request: HttpRequest, fixture_id: int, decision_id: int)
             {"fixture": fixture, "decision": decision, "form": form},
         )
     form = AmendForm(request.POST, fixture=fixture)
+    status = 400
     if form.is_valid():
         try:
             done = services.decision_amend(
@@ -141,14 +145,14 @@ def decision_amend_page(request: HttpRequest, fixture_id: int, decision_id: int)
                 retrospective_reason=form.cleaned_data["retrospective_reason"],
             )
         except SafegroundError as error:
-            _refused_on(form, error)
+            status = _refused_on(form, error)
         else:
             return redirect(f"{reverse('decisions', args=[fixture.pk])}#decision-{done.entry.seq}")
     return render(
         request,
         "decisions/amend.html",
         {"fixture": fixture, "decision": decision, "form": form},
-        status=400,
+        status=status,
     )
 
 
@@ -159,6 +163,7 @@ def decision_review_view(request: HttpRequest, fixture_id: int, decision_id: int
         return HttpResponseNotAllowed(["POST"])
     decision = decision_seen_by(request.user, fixture, decision_id)
     form = ReviewForm(request.POST)
+    status = 400
     if form.is_valid():
         try:
             services.decision_review(
@@ -168,7 +173,7 @@ def decision_review_view(request: HttpRequest, fixture_id: int, decision_id: int
                 next_review_at=form.cleaned_data["next_review_at"],
             )
         except SafegroundError as error:
-            _refused_on(form, error)
+            status = _refused_on(form, error)
         else:
             return redirect(
                 f"{reverse('decisions', args=[fixture.pk])}#decision-{decision.entry.seq}"
@@ -177,7 +182,7 @@ def decision_review_view(request: HttpRequest, fixture_id: int, decision_id: int
         request,
         "decisions/review.html",
         {"fixture": fixture, "decision": decision, "review_form": form},
-        status=400,
+        status=status,
     )
 
 
@@ -233,7 +238,7 @@ def radio_switch(request: HttpRequest, fixture_id: int) -> HttpResponse:
                 note=form.cleaned_data["note"],
             )
         except SafegroundError as error:
-            _refused_on(form, error)
+            _refused_on(form, error)  # the strip is answered as it is, showing the refusal
         else:
             form = None
     return _banner(request, fixture, form)

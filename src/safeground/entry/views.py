@@ -35,6 +35,7 @@ SCANNER_ASSETS = [
     "safeground/csrf-1.js",
     "safeground/scanner-1.css",
     "safeground/scanner-1.js",
+    "safeground/api-1.js",
     CAMERA_MODULE := "safeground/scanner-camera-1.js",
     # The camera's reader where the browser has none. The page hands its URL to the camera
     # module: with hashed static names (production), the module then imports the very file this

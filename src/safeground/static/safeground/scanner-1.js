@@ -9,6 +9,8 @@
 // bundle is trusted only if its Ed25519 signature verifies (WebCrypto) with the server's key.
 // docs/adr/0006-offline-scanners.md.
 
+import { reasonOf } from "./api-1.js";
+
 {
   const config = JSON.parse(document.getElementById("scanner-config").textContent);
   const root = document.querySelector("[data-scanner]");
@@ -185,7 +187,7 @@
     }
     const data = await answer.json().catch(() => ({}));
     if (!answer.ok) {
-      throw new Error(data.field ? `${data.field}: ${data.detail}` : data.detail || say(WORDS.refusedHttp, { status: answer.status }));
+      throw new Error(reasonOf(data, answer.status, { refused: WORDS.refusedHttp }));
     }
     const keyInfo = await keyAnswer.json();
     const record = { id: "current", ...data, public_key: keyInfo.public_key };
@@ -359,8 +361,7 @@
           return;
         }
         if (answer.status < 500 && answer.status !== 429) {
-          const why = data.field ? `${data.field}: ${data.detail}` : data.detail;
-          show({ decision: "stop", reason: "", message: why || say(WORDS.refusedHttpScan, { status: answer.status }) });
+          show({ decision: "stop", reason: "", message: reasonOf(data, answer.status, { refused: WORDS.refusedHttpScan }) });
           return;
         }
         // A server error: the scan may not be stored; decide offline under the same nonce.
