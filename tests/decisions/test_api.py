@@ -99,7 +99,7 @@ def test_a_form_error_names_the_late_field_on_the_page(match_day, client_for):
         f"/fixtures/{cup.pk}/decisions/",
         {"decision_maker": police.pk, "decided_at": late, "decision": "Hold", "rationale": "x"},
     )
-    assert page.status_code == 400
+    assert page.status_code == 409  # the clock refuses it, as the API does (ADR 0021)
     form = page.context["form"]
     assert "retrospective_reason" in form.errors
     assert not Decision.objects.exists()
