@@ -167,7 +167,7 @@ _MOVED = re.compile(
 # Welsh words for the stands' sides and the tiers, read as the ground's English names.
 _WELSH_PLACE = {
     "gogledd": "north", "de": "south", "dwyrain": "east", "gorllewin": "west",
-    "isaf": "lower", "is": "lower", "uchaf": "upper", "uwch": "upper",
+    "isaf": "lower", "uchaf": "upper", "uwch": "upper",
 }  # fmt: skip
 _STAND_NOISE = {"stand", "end", "the", "eisteddle", "eisteddler", "haen", "tier", "r", "y", "yr"}
 # Distinctive words of a Welsh text (not ones English shares: "a", "i", "o").
@@ -227,6 +227,7 @@ class GroundPlan:
     sides: set[str] = field(init=False)
     tiers: set[str] = field(init=False)
     named_pattern: re.Pattern[str] | None = field(init=False)
+    place_words: re.Pattern[str] | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_code = {_alnum(b.code): b for b in self.blocks}
@@ -244,6 +245,16 @@ class GroundPlan:
                 for t in [*tier, ""]:
                     self.by_name.setdefault((s, t, n), []).append(block)
         self.named_pattern = _named_pattern(self.sides, self.tiers)
+        words = self.sides | self.tiers
+        words |= {k for k, v in _WELSH_PLACE.items() if v in words}
+        self.place_words = (
+            re.compile(
+                rf"\b(?:{'|'.join(sorted(words))})\b(?:\s+(?:stand|tier|end)\b)?"
+                r"|\beisteddle'?r?\b|\bhaen\b"
+            )
+            if words
+            else None
+        )
 
     @classmethod
     def of_ground(cls, ground: Ground) -> "GroundPlan":
@@ -274,18 +285,23 @@ class GroundPlan:
         row = block.rows[min(len(block.rows) - 1, 5)] if block.rows else ""
         return block.code, row, "12"
 
-    def named(self, token: str, context: str) -> PlanBlock | None:
+    def named(self, token: str, context: str, at: int = 0) -> PlanBlock | None:
         """The block a code names ("N-L3", "nl3", "112"), or a number with its stand and tier
-        written near it ("north lower 3", "block 3 upper tier east stand")."""
+        written near it ("north lower 3", "block 3 upper tier east stand"): of two sides or
+        tiers written, the one nearest the number (at `at` in `context`)."""
         if found := self.by_code.get(_alnum(token)):
             return found
         number = re.fullmatch(r"\s*(\d{1,4})\s*", token)
         if number is None:
             return None
-        words = set(re.findall(r"[a-z]+", context))
-        words = {_WELSH_PLACE.get(w, w) for w in words}
-        side = next((w for w in words & self.sides), "")
-        tier = next((w for w in words & self.tiers), "")
+        nearest: dict[str, tuple[int, str]] = {}
+        for word in re.finditer(r"[a-z]+", context):
+            name = _WELSH_PLACE.get(word[0], word[0])
+            kind = "side" if name in self.sides else "tier" if name in self.tiers else ""
+            distance = abs(word.start() - at)
+            if kind and distance < nearest.get(kind, (len(context) + 1, ""))[0]:
+                nearest[kind] = (distance, name)
+        side, tier = nearest.get("side", (0, ""))[1], nearest.get("tier", (0, ""))[1]
         found_all = self.by_name.get((side, tier, str(int(number[1]))), [])
         return found_all[0] if len(found_all) == 1 else None
 
@@ -430,7 +446,12 @@ def _places(text: str, plan: GroundPlan) -> list[_Place]:
         lo = places[n - 1].end if n else 0
         hi = places[n + 1].start if n + 1 < len(places) else len(text)
         context = text[lo:hi]
-        place.block = plan.named(place.token, context)
+        place.block = plan.named(place.token, context, place.start - lo)
+        if place.block is not None and plan.place_words is not None and place.token.isdigit():
+            # The stand and tier that named it are the place, not what was seen.
+            place.spans += [
+                (lo + m.start(), lo + m.end()) for m in plan.place_words.finditer(context)
+            ]
         place.own = bool(_OWN.search(text[max(lo, place.start - 16) : place.start]))
         place.moved = bool(_MOVED.search(text[max(0, place.start - 40) : place.start]))
     _rows_and_seats(text, places, taken)
