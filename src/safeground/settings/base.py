@@ -423,12 +423,23 @@ X_FRAME_OPTIONS = "DENY"
 # of each other are one item of the control room's queue; a phone or device may send
 # supporters.reporter reports and a network address supporters.network (SAFEGROUND_LIMITS);
 # phone numbers, contacts and photos are erased
-# RETENTION_DAYS after the match. The text line's provider signs each inbound message with
-# SMS_SECRET (HMAC-SHA256; no secret: the webhook refuses everything); SMS_BACKEND sends texts
-# ("record": kept in the database and sent nowhere, for development and the tests).
+# RETENTION_DAYS after the match. The text line takes SMS_PROVIDER's webhook ("safeground",
+# "twilio" or "vonage": supporters/sms_adapters.py), signed with SMS_SECRET (our HMAC-SHA256
+# secret, Twilio's auth token or Vonage's signature secret, hashed as SMS_SIGNATURE_METHOD says
+# for Vonage; no secret: every text is refused, naming the setting); SMS_PUBLIC_URL is the
+# scheme and host the provider calls, when a proxy rewrites them (Twilio signs the full URL).
+# SMS_BACKEND sends texts ("record": kept in the database and sent nowhere, for development
+# and the tests).
 SAFEGROUND_SUPPORTERS_GROUP_MINUTES = env.int("SAFEGROUND_SUPPORTERS_GROUP_MINUTES", default=5)
 SAFEGROUND_SUPPORTERS_RETENTION_DAYS = env.int("SAFEGROUND_SUPPORTERS_RETENTION_DAYS", default=183)
+SAFEGROUND_SUPPORTERS_SMS_PROVIDER = env.str(
+    "SAFEGROUND_SUPPORTERS_SMS_PROVIDER", default="safeground"
+)
 SAFEGROUND_SUPPORTERS_SMS_SECRET = env.str("SAFEGROUND_SUPPORTERS_SMS_SECRET", default="")
+SAFEGROUND_SUPPORTERS_SMS_SIGNATURE_METHOD = env.str(
+    "SAFEGROUND_SUPPORTERS_SMS_SIGNATURE_METHOD", default="md5hash"
+)
+SAFEGROUND_SUPPORTERS_SMS_PUBLIC_URL = env.str("SAFEGROUND_SUPPORTERS_SMS_PUBLIC_URL", default="")
 SAFEGROUND_SUPPORTERS_SMS_BACKEND = env.str("SAFEGROUND_SUPPORTERS_SMS_BACKEND", default="record")
 # Seat codes of the first kind named the block by its database id (supporters/seats.py): still
 # read, sending the supporter on to the seat's code of today, until every sheet is reprinted.

@@ -51,6 +51,8 @@ class Reporter(models.Model):
     )
     # When the phone texted STOP: no texts to it (not even a decision's) until it texts START.
     texts_stopped_at = models.DateTimeField(null=True, blank=True)
+    # The language the text line last read from the phone ("cy" or "en-gb"): its texts are in it.
+    language = models.CharField(max_length=8, blank=True)
 
     def __str__(self) -> str:
         return f"{self.get_channel_display()} reporter {self.pk}"
@@ -132,6 +134,8 @@ class SupporterReport(models.Model):
     photo_type = models.CharField(max_length=50, blank=True)
     network = models.CharField(max_length=64, blank=True)  # a keyed hash of the address
     received_at = models.DateTimeField(db_index=True)
+    # When the text line's provider says the text was sent (a congested network delivers late).
+    sent_at = models.DateTimeField(null=True, blank=True)
     erased_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -111,6 +111,7 @@ def report_incoming(
     text: str = "",
     contact: str = "",
     photo: Any = None,
+    sent_at: datetime | None = None,
 ) -> Incoming:
     """A supporter's report checked and made ready to be written (reports_write), or
     SupporterReportError naming what is not well formed."""
@@ -145,6 +146,7 @@ def report_incoming(
         contact=contact,
         network=network,
         received_at=timezone.now(),
+        sent_at=sent_at,
     )
     if clean:
         report.photo, report.photo_sha256 = clean.file, clean.sha256
@@ -284,6 +286,11 @@ def text_awaiting_take(
     return reporter.awaiting_category, reporter.awaiting_text
 
 
+def reporter_language_keep(*, sender: Sender, language: str) -> None:
+    """The language the text line read from the phone: its later texts are written in it."""
+    Reporter.objects.filter(key=sender.key).exclude(language=language).update(language=language)
+
+
 def reporter_texts_choose(*, sender: Sender, texts: bool) -> Reporter:
     """The phone's choice on the text line: STOP (no more texts, not even a decision's) or START
     (texts again). A phone not met before is remembered with its choice."""
@@ -396,8 +403,9 @@ def _decided(item: TriageItem, status: str, by: User, **fields: Any) -> None:
     transaction.on_commit(lambda: _reporters_tell(item.pk, status, dealt_with), robust=True)
 
 
-# What the text line's reporters are told, in the text line's language (the one its webhook
-# answers in): never the language of the control room's user whose decision sends the text.
+# What the text line's reporters are told, in the language the line read from their phone (Welsh
+# or English; the site's before it read any): never that of the control room's user whose
+# decision sends the text.
 TOLD_DISMISSED = gettext_lazy(
     "Your report %(reference)s has been looked at by the control room: no further action."
 )
@@ -444,7 +452,7 @@ def _reporters_text(item_ids: list[int], words: Promise) -> None:
     for report in reports.select_related("reporter", "fixture").order_by("received_at"):
         if report.reporter_id not in told:  # several reports of one item: one text
             told.add(report.reporter_id)
-            with translation.override(settings.LANGUAGE_CODE):
+            with translation.override(report.reporter.language or settings.LANGUAGE_CODE):
                 body = str(words) % {"reference": report.reference}
             text_send(reporter=report.reporter, ground=report.fixture.ground_id, body=body)
 
