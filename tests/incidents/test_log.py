@@ -139,6 +139,18 @@ def test_bad_appends_are_refused_naming_the_field(match_day, loggist, body, stat
     assert not LogEntry.objects.exists()
 
 
+def test_a_last_row_alone_is_that_one_row(match_day, loggist) -> None:
+    cup_tie = match_day.cup_tie
+    body = {"category": "missile", "block": "S-L1", "last_row": "C"}
+    response = post(loggist, f"/api/fixtures/{cup_tie.pk}/log", body)
+    assert response.status_code == 201, response.json()
+    entry = LogEntry.objects.get()
+    assert (entry.first_row, entry.last_row) == ("C", "C")
+    rows_alone = post(loggist, f"/api/fixtures/{cup_tie.pk}/log", {"category": "missile",
+                      "zone": "away-south-cup", "last_row": "C"})  # fmt: skip
+    assert rows_alone.status_code == 400 and rows_alone.json()["field"] == "first_row"
+
+
 def test_a_time_observed_in_the_future_is_refused(match_day, loggist) -> None:
     cup_tie = match_day.cup_tie
     future = (timezone.now() + timedelta(minutes=10)).isoformat()

@@ -95,9 +95,11 @@ class Place:
 
 def _resolve_place(fixture: Fixture, place: Place) -> dict[str, Any]:
     ground = fixture.ground
+    first_row, last_row = place.first_row.strip(), place.last_row.strip()
     found: dict[str, Any] = {
-        "first_row": place.first_row.strip(),
-        "last_row": place.last_row.strip(),
+        # A last row alone is that one row, as a first row alone is.
+        "first_row": first_row or last_row,
+        "last_row": last_row,
         "outside": place.outside.strip()[:200],
     }
     for field in places.PLACE_MODELS:

@@ -103,7 +103,10 @@ def report_scans(
 
 @router.get("/reports/grounds/{code}/season", response=dict[str, Any], url_name="report_season")
 def report_season(
-    request: HttpRequest, code: str, competition: int | None = None, opponent: int | None = None
+    request: HttpRequest,
+    code: str,
+    competition: int | None = Query(None, ge=1, le=2**63 - 1, description="a competition's id"),
+    opponent: int | None = Query(None, ge=1, le=2**63 - 1, description="the visiting club's id"),
 ) -> dict[str, Any]:
     """The season dashboard's figures, filtered by competition and opponent (club ids)."""
     return season_for(request.user, code, SeasonFilter(competition, opponent)).figures()
