@@ -117,10 +117,11 @@ class ExchangeRecord(AppendOnlyModel):
 
 
 class HolderToken(models.Model):
-    """A checking club's own cache (its database, not the exchange's): a ticket holder's OPRF
-    output under one exchange key, so a holder checked before is not blinded and evaluated
-    again until the key changes (docs/adr/0015, Update). Personal data: the identity is an
-    HMAC of the folded name and date of birth under this installation's secret, the token is
+    """A club's own cache (its database, not the exchange's): a ticket holder's OPRF output
+    under one exchange key, so a holder checked before is not blinded and evaluated again until
+    the key changes (docs/adr/0015, Update); and likewise each of its published bans' inputs,
+    so a publication evaluates only its new bans (third Update). Personal data: the identity is
+    an HMAC of the folded name and date of birth under this installation's secret, the token is
     what the exchange's key makes of them; unused for the ticket retention period, erased."""
 
     identity = models.CharField(max_length=64, help_text="HMAC-SHA256 of the holder's input")
