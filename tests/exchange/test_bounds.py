@@ -105,6 +105,7 @@ def test_holders_walked_round_a_fixture_over_a_day_are_flagged_then_refused(leag
     assert [(u["what"], u["check"]) for u in seen["unusual"]] == [
         ("holders_over_margin", again), ("holders_above_tickets", again),
     ]  # fmt: skip
+    assert {(c["holders"], c["tickets"], c["coming"]) for c in seen["checks"]} == {(100, 100, 100)}
     flagged = {c["id"]: sorted(c["unusual"]) for c in seen["checks"]}
     assert flagged == {again: ["holders_above_tickets", "holders_over_margin"], first: []}
     assert ExchangeRecord.objects.filter(club=abusing, action="refused").count() == 1

@@ -188,6 +188,7 @@ class CheckAgainstOut(Schema):
     at: datetime
     holders: int
     tickets: int | None = Field(description="the fixture's tickets, as the club declared")
+    coming: int | None = Field(description="its coming fixtures' tickets, as it declared")
     matched: int | None
     unusual: list[str] = Field(description="why the check was unusual (models.Unusual)")
 

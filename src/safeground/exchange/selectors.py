@@ -53,7 +53,8 @@ def check_of(club: Club, check_id: int) -> ExchangeRecord | None:
 
 def checks_against(club: Club, *, limit: int = 500) -> dict[str, list[dict[str, Any]]]:
     """What other clubs did while this club had bans published, newest first: their checks
-    (who, when, how many holders of how many tickets, how many matched as they reported it, and
+    (who, when, how many holders of how many tickets, the tickets of their coming fixtures (the
+    holders they may have evaluated in a day), how many matched as they reported it, and
     why any was unusual), and every unusual use, refused or not (a check refused, evaluations
     for a publication beyond it): each could reach this club's bans."""
     first = ExchangeRecord.objects.filter(club=club, action=Action.PUBLISH).order_by("at").first()
@@ -77,6 +78,7 @@ def checks_against(club: Club, *, limit: int = 500) -> dict[str, list[dict[str, 
                 "at": check.at,
                 "holders": check.count,
                 "tickets": check.tickets,
+                "coming": check.coming,
                 "matched": outcome.matched if outcome else None,
                 "unusual": [s.detail for s in steps if s.action == Action.UNUSUAL],
             }
