@@ -1,16 +1,17 @@
 """League ban exchange benchmark: a 60,000-holder fixture checked against the bans 92 clubs
 publish (about 2,000), obliviously (docs/adr/0015-league-ban-exchange.md).
 
-Publishing is set-up: each banned person's identities (date of birth as given and swapped) are
-blinded, evaluated with the exchange's VOPRF key and unblinded into the published set. The timed
-check is the club's own code (`exchange/checking.holder_tokens`) on a SQLite database of its
-own: a batch at a time, as the workers ask for one, every holder's identity folded
-(exchange/tokens.py) and looked up in the club's cache of tokens (none the first time); the
-rest blinded and unblinded with the proof checked in `--processes` worker processes
-(exchange/blinding.py), evaluated by the exchange in batches of 2,048 (`--batch`) with a batch
-proof (here in this process, no network: the evaluation's CPU counts on the same two cores),
-cached as each batch comes back, and compared with the published set. 60 holders are planted as
-variants of banned people (accents dropped, words reordered, day and month swapped).
+Publishing is set-up: each banned person's two identities (date of birth as given and swapped,
+or a filler when it cannot be swapped: every ban has two tokens) are blinded, evaluated with the
+exchange's VOPRF key and unblinded into the published set. The timed check is the club's own
+code (`exchange/checking.holder_tokens`) on a SQLite database of its own: a batch at a time, as
+the workers ask for one, every holder's identity folded (exchange/tokens.py) and looked up in
+the club's cache of tokens (none the first time); the rest blinded and unblinded with the proof
+checked in `--processes` worker processes (exchange/blinding.py), evaluated by the exchange in
+batches of 2,048 (`--batch`) with a batch proof (here in this process, no network: the
+evaluation's CPU counts on the same two cores), cached as each batch comes back, and compared
+with the published set. 60 holders are planted as variants of banned people (accents dropped,
+words reordered, day and month swapped).
 
 Two checks are timed: the fixture's first (every holder new to the cache: the last line), and
 its next after `--new` more tickets are sold (the rest are taken from the cache, the new ones
@@ -101,7 +102,9 @@ def main() -> None:
     rng = random.Random(30)
     banned = [person(rng, n) for n in range(args.clubs * args.bans_per_club)]
     started = time.perf_counter()
-    ban_inputs = [i for name, born in banned for i in tokens.banned_inputs(name, born)]
+    ban_inputs = [
+        i for name, born in banned for i in tokens.banned_inputs(name, born, filler_key=b"bench")
+    ]
     made = blinding.evaluated(ban_inputs, oprf.evaluate, oprf.public_key(), processes=1)
     published = {token.hex() for token in made}
     print(f"published {len(banned)} bans as {len(published)} tokens in "

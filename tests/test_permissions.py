@@ -835,7 +835,11 @@ TABLE: dict[str, list[Row]] = {
     ],
     "api:exchange_published": [(lambda: reverse("api:exchange_published"), expect(404, 404))],
     "api:exchange_check": [
-        (lambda: reverse("api:exchange_check"), expect(404, 404), {"fixture": "f", "holders": 1})
+        (
+            lambda: reverse("api:exchange_check"),
+            expect(404, 404),
+            {"fixture": "f", "holders": 1, "tickets": 1, "coming": 1},
+        )
     ],
     "api:exchange_check_evaluate": [
         (lambda: reverse("api:exchange_check_evaluate", args=[1]), expect(404, 404), A_BATCH)

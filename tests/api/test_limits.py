@@ -109,7 +109,10 @@ def test_the_exchanges_bound_is_answered_429_with_retry_after(settings) -> None:
                public_key=signing.public_key_json()["public_key"])  # fmt: skip
     answers = []
     for fixture in ("fixture 1", "fixture 2"):
-        path, body = "/api/exchange/checks", json.dumps({"fixture": fixture, "holders": 3})
+        path, body = (
+            "/api/exchange/checks",
+            json.dumps({"fixture": fixture, "holders": 3, "tickets": 3, "coming": 3}),
+        )
         headers = signed.headers("POST", path, body.encode())
         answers.append(Client().post(path, body, content_type="application/json", headers=headers))
     assert [a.status_code for a in answers] == [201, 429]

@@ -71,7 +71,8 @@ def test_the_safety_officer_opens_the_exchanges_record_from_the_register(
         name="Riverside Athletic", contact="security@riverside.example",
         public_key=signing.public_key_json()["public_key"],
     )  # fmt: skip
-    check = services.check_begin(club=club, fixture="fixture 41", holders=120)
+    check = services.check_begin(club=club, fixture="fixture 41", holders=120, tickets=130,
+                                 coming=400)  # fmt: skip
     services.check_outcome(club=club, check=check, matched=2)
 
     page = log_in(new_page(), "safety")

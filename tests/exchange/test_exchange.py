@@ -14,10 +14,12 @@ from safeground.exchange.models import ExchangeRecord
 from safeground.exchange.services import ExchangeError, club_enrol
 
 pytestmark = pytest.mark.django_db
+# What a check declares of the club's tickets: the fixture's, and its coming fixtures'.
+TICKETS = {"tickets": 50, "coming": 200}
 
 
 def test_an_identity_is_one_input_however_a_club_writes_it() -> None:
-    banned = tokens.banned_inputs("Ellís Ó Vantwíck", date(1990, 3, 4))
+    banned = tokens.banned_inputs("Ellís Ó Vantwíck", date(1990, 3, 4), filler_key=b"k")
     for name, born in [
         ("Ellis O Vantwick", date(1990, 3, 4)),
         ("ELLIS O'VANTWICK", date(1990, 3, 4)),
@@ -53,22 +55,25 @@ def exchange(settings):
 def signed_post(path: str, payload: dict, *, tamper: bool = False):
     body = json.dumps(payload).encode()
     headers = signed.headers("POST", path, body)
-    sent = json.dumps(payload | {"holders": 99}).encode() if tamper else body
+    sent = json.dumps(payload | {"holders": 99, **TICKETS}).encode() if tamper else body
     return Client().post(path, sent, content_type="application/json", headers=headers)
 
 
 def test_only_an_enrolled_clubs_signed_request_is_answered(exchange) -> None:
     path = "/api/exchange/checks"
-    unsigned = Client().post(path, {"fixture": "fixture 1", "holders": 10},
+    unsigned = Client().post(path, {"fixture": "fixture 1", "holders": 10, **TICKETS},
                              content_type="application/json")  # fmt: skip
     assert (unsigned.status_code, unsigned.json()["code"]) == (401, "not_enrolled")
-    tampered = signed_post(path, {"fixture": "fixture 1", "holders": 10}, tamper=True)
+    tampered = signed_post(path, {"fixture": "fixture 1", "holders": 10, **TICKETS}, tamper=True)
     assert tampered.status_code == 401 and "does not verify" in tampered.json()["detail"]
-    assert signed_post(path, {"fixture": "fixture 1", "holders": 10}).status_code == 201
+    assert signed_post(path, {"fixture": "fixture 1", "holders": 10, **TICKETS}).status_code == 201
 
 
 def test_a_signed_request_sent_twice_is_refused_as_a_replay(exchange) -> None:
-    path, body = "/api/exchange/checks", json.dumps({"fixture": "fixture 3", "holders": 5})
+    path, body = (
+        "/api/exchange/checks",
+        json.dumps({"fixture": "fixture 3", "holders": 5, **TICKETS}),
+    )
     headers = signed.headers("POST", path, body.encode())
     first = Client().post(path, body, content_type="application/json", headers=headers)
     assert first.status_code == 201
@@ -80,20 +85,23 @@ def test_a_signed_request_sent_twice_is_refused_as_a_replay(exchange) -> None:
     unsigned_nonce = {**signed.headers("POST", path, body.encode()), signed.NONCE: "a" * 32}
     altered = Client().post(path, body, content_type="application/json", headers=unsigned_nonce)
     assert altered.status_code == 401  # the nonce is signed: a new one makes a bad signature
-    assert signed_post(path, {"fixture": "fixture 3", "holders": 5}).status_code == 201
+    assert signed_post(path, {"fixture": "fixture 3", "holders": 5, **TICKETS}).status_code == 201
 
 
 def test_checks_are_bounded_per_fixture_and_every_one_is_recorded(exchange) -> None:
     for _ in range(2):
-        begun = signed_post("/api/exchange/checks", {"fixture": "fixture 7", "holders": 3})
+        begun = signed_post(
+            "/api/exchange/checks",
+            {"fixture": "fixture 7", "holders": 3, **TICKETS},
+        )
         assert begun.status_code == 201
-    refused = signed_post("/api/exchange/checks", {"fixture": "fixture 7", "holders": 3})
+    refused = signed_post("/api/exchange/checks", {"fixture": "fixture 7", "holders": 3, **TICKETS})
     assert refused.status_code == 429
     assert refused.json() == {
         "code": "too_many_requests", "field": "fixture",
         "detail": "more than 2 checks of fixture 7 a day: wait",
     }  # fmt: skip
-    other = signed_post("/api/exchange/checks", {"fixture": "fixture 8", "holders": 3})
+    other = signed_post("/api/exchange/checks", {"fixture": "fixture 8", "holders": 3, **TICKETS})
     assert other.status_code == 201
     check = ExchangeRecord.objects.filter(action="check").first()
     _, blinded = oprf.blind([b"one", b"two", b"three", b"four"])
@@ -109,7 +117,7 @@ def test_checks_are_bounded_per_fixture_and_every_one_is_recorded(exchange) -> N
 
 def test_the_exchanges_refusals_are_in_the_askers_language_codes_unchanged(exchange) -> None:
     path = "/api/exchange/checks"
-    welsh = Client().post(path, {"fixture": "fixture 1", "holders": 10},
+    welsh = Client().post(path, {"fixture": "fixture 1", "holders": 10, **TICKETS},
                           content_type="application/json", HTTP_ACCEPT_LANGUAGE="cy")  # fmt: skip
     assert (welsh.status_code, welsh.json()["code"], welsh.json()["field"]) == (
         401, "not_enrolled", signed.KEY)  # fmt: skip

@@ -27,9 +27,10 @@ def enrolled(settings, asgi_server, no_second_factor):
 def test_the_safety_officer_sees_the_exchanges_record_of_the_club(enrolled, client_for) -> None:
     services.publication_replace(club=enrolled, bans=[
         services.PublishedBanIn(reference="ab" * 8, kind="club_ban", is_life=True, ends_on=None,
-                                tokens=["cd" * 64]),
+                                tokens=["cd" * 64, "ef" * 64]),
     ])  # fmt: skip
-    check = services.check_begin(club=enrolled, fixture="fixture 41", holders=120)
+    check = services.check_begin(club=enrolled, fixture="fixture 41", holders=120, tickets=130,
+                                 coming=400)  # fmt: skip
     services.check_outcome(club=enrolled, check=check, matched=2)
     publication_wanted()
 

@@ -18,6 +18,7 @@ from safeground.request_body import Body
 
 from . import checking, oprf, selectors, services
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
+from .tokens import FORMS
 
 router = Router(tags=["league ban exchange"])
 
@@ -57,9 +58,11 @@ def _elements(payload: BlindedIn) -> list[bytes]:
     "/exchange/publication/evaluate",
     response={200: EvaluatedOut},
     url_name="exchange_publication_evaluate",
+    openapi_extra=answers(services.OverBound),
 )
 def publication_evaluate(request: HttpRequest, payload: BlindedIn) -> dict[str, Any]:
-    """A batch of the club's own banned identities, blinded, evaluated blind."""
+    """A batch of the club's own banned identities, blinded, evaluated blind: in a day, at most
+    tokens.FORMS for each ban the club publishes and each new one it may add (a 429)."""
     club = services.club_of(request)
     evaluated = services.evaluate(club=club, blinded=_elements(payload), check=None)
     return {"evaluated": evaluated.hex()}
@@ -70,7 +73,10 @@ class PublishedBanIn(Body):
     kind: str = Field(pattern=r"^(club_ban|banning_order|ground_exclusion)$")
     is_life: bool
     ends_on: date | None
-    tokens: list[str] = Field(min_length=1, max_length=8)
+    tokens: list[str] = Field(
+        min_length=FORMS, max_length=FORMS,
+        description="the ban's tokens (hex): always the same number, a filler where needed",
+    )  # fmt: skip
 
 
 class PublicationIn(Body):
@@ -116,17 +122,28 @@ def published(request: HttpRequest) -> dict[str, Any]:
 class CheckIn(Body):
     fixture: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00]*$")
     holders: int = Field(ge=0, le=10_000_000)
+    tickets: int = Field(ge=0, le=10_000_000, description="the fixture's tickets imported")
+    coming: int = Field(
+        ge=0, le=100_000_000, description="the tickets imported for the club's coming fixtures"
+    )
 
 
 class CheckOut(Schema):
     id: int
 
 
-@router.post("/exchange/checks", response={201: CheckOut}, url_name="exchange_check")
+@router.post(
+    "/exchange/checks",
+    response={201: CheckOut},
+    url_name="exchange_check",
+    openapi_extra=answers(services.MoreThanTickets, services.OverBound),
+)
 def check_begin(request: HttpRequest, payload: CheckIn) -> Status[dict[str, Any]]:
-    """Begin a check of a fixture's holders (bounded per club and per fixture: a 429)."""
+    """Begin a check of a fixture's holders: no more than its tickets (a 409), bounded per
+    club and per fixture (a 429)."""
     club = services.club_of(request)
-    check = services.check_begin(club=club, fixture=payload.fixture, holders=payload.holders)
+    check = services.check_begin(club=club, fixture=payload.fixture, holders=payload.holders,
+                                 tickets=payload.tickets, coming=payload.coming)  # fmt: skip
     return Status(201, {"id": check.pk})
 
 
@@ -142,10 +159,11 @@ def _check(request: HttpRequest, check_id: int) -> tuple[Any, Any]:
     "/exchange/checks/{check_id}/evaluate",
     response={200: EvaluatedOut},
     url_name="exchange_check_evaluate",
-    openapi_extra=answers(services.MoreThanDeclared),
+    openapi_extra=answers(services.MoreThanDeclared, services.OverBound),
 )
 def check_evaluate(request: HttpRequest, check_id: int, payload: BlindedIn) -> dict[str, Any]:
-    """A batch of the check's holders, blinded, evaluated blind (no more than it declared)."""
+    """A batch of the check's holders, blinded, evaluated blind: no more than it declared, and
+    in a day no more than the tickets of the club's coming fixtures with the margin (a 429)."""
     club, check = _check(request, check_id)
     evaluated = services.evaluate(club=club, blinded=_elements(payload), check=check)
     return {"evaluated": evaluated.hex()}
@@ -169,19 +187,34 @@ class CheckAgainstOut(Schema):
     club: str
     at: datetime
     holders: int
+    tickets: int | None = Field(description="the fixture's tickets, as the club declared")
+    coming: int | None = Field(description="its coming fixtures' tickets, as it declared")
     matched: int | None
+    unusual: list[str] = Field(description="why the check was unusual (models.Unusual)")
+
+
+class UnusualOut(Schema):
+    club: str
+    at: datetime
+    what: str = Field(description="models.Unusual: what was out of the ordinary")
+    fixture: str
+    count: int = Field(description="holders, or evaluations, concerned")
+    tickets: int | None
+    check: int | None
 
 
 class ChecksAgainstOut(Schema):
     checks: list[CheckAgainstOut]
+    unusual: list[UnusualOut]
 
 
 @router.get(
     "/exchange/checks-against-us", response={200: ChecksAgainstOut}, url_name="exchange_against"
 )
 def checks_against(request: HttpRequest) -> dict[str, Any]:
-    """The checks other clubs made while this club's bans were published."""
-    return {"checks": selectors.checks_against(services.club_of(request))}
+    """The checks other clubs made while this club's bans were published, and every unusual
+    use of the exchange then (refused or flagged)."""
+    return selectors.checks_against(services.club_of(request))
 
 
 class OwnPublicationOut(Schema):

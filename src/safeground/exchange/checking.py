@@ -29,8 +29,7 @@ from safeground.entry.models import Ticket
 from safeground.matches.models import Fixture
 
 from . import blinding, oprf, selectors, services, tokens
-from .client import ExchangeClient
-from .publishing import evaluation_at, exchange_key
+from .client import ExchangeClient, evaluation_at, exchange_key
 
 
 @dataclass(frozen=True)
@@ -52,6 +51,20 @@ def holders_of(fixture: Fixture) -> list[tuple[int, str, date]]:
         fixture=fixture, status=Ticket.Status.VALID, holder_dob__isnull=False
     ).values_list("pk", "holder_name", "holder_dob")
     return [(pk, name, dob) for pk, name, dob in rows if dob is not None]
+
+
+def tickets_declared(fixture: Fixture) -> tuple[int, int]:
+    """What a check declares to the exchange: the fixture's tickets imported, and the tickets
+    imported for the club's coming fixtures (today's and later, and this one): the exchange
+    refuses a check of more holders than the first, and more holders a day than the second
+    allows (with SAFEGROUND_EXCHANGE_TICKETS_MARGIN)."""
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    tickets = Ticket.objects.filter(fixture=fixture).count()
+    others = Ticket.objects.filter(
+        fixture__ground__organisation_id=fixture.ground.organisation_id,
+        fixture__kickoff__gte=today,
+    ).exclude(fixture=fixture)
+    return tickets, tickets + others.count()
 
 
 def key_epoch(key: bytes) -> str:
@@ -80,10 +93,20 @@ def holder_tokens(
     people: Sequence[tuple[str, date]], key: bytes, evaluate: Callable[[list[bytes]], bytes],
     *, batch: int = CHECK_BATCH,
 ) -> list[str]:  # fmt: skip
-    """Each holder's token (hex), in order: cached under this exchange key when the holder was
-    checked before, else blinded, evaluated by `evaluate` (each identity once) and cached.
+    """Each holder's token (hex), in order (cached_tokens, each folded as tokens.holder_input)."""
+    return cached_tokens(people, lambda person: tokens.holder_input(*person), key, evaluate,
+                         batch=batch)  # fmt: skip
 
-    The holders are folded and looked up in the cache a batch at a time, as the workers ask
+
+def cached_tokens[T](
+    items: Sequence[T], to_input: Callable[[T], bytes], key: bytes,
+    evaluate: Callable[[list[bytes]], bytes], *, batch: int = CHECK_BATCH,
+) -> list[str]:  # fmt: skip
+    """Each item's token (hex), in order: cached under this exchange key when its input was
+    evaluated before (a holder checked before, a ban published before), else blinded,
+    evaluated by `evaluate` (each input once) and cached.
+
+    The items are folded and looked up in the cache a batch at a time, as the workers ask
     for batches, and each batch's tokens cached as it comes back (exchange/blinding.stream):
     this process's own work overlaps the workers' instead of coming before and after it."""
     epoch, secret = key_epoch(key), identity_secret()
@@ -95,9 +118,9 @@ def holder_tokens(
     def fresh_batches() -> Iterator[list[bytes]]:
         fresh: dict[str, bytes] = {}
         taken_before: set[str] = set()
-        for start in range(0, len(people), batch):
-            chunk = people[start : start + batch]
-            inputs = [tokens.holder_input(name, born) for name, born in chunk]
+        for start in range(0, len(items), batch):
+            chunk = items[start : start + batch]
+            inputs = [to_input(item) for item in chunk]
             names = [identity_of(item, secret) for item in inputs]
             identities.extend(names)
             found, old = selectors.holder_tokens_known(epoch, names)
@@ -105,14 +128,14 @@ def holder_tokens(
             stale.extend(old)
             for name, item in zip(names, inputs, strict=True):
                 if name not in known and name not in taken_before:
-                    fresh.setdefault(name, item)  # one holder twice: evaluated once
-            while len(fresh) >= batch or (fresh and start + batch >= len(people)):
+                    fresh.setdefault(name, item)  # one input twice: evaluated once
+            while len(fresh) >= batch or (fresh and start + batch >= len(items)):
                 taken = list(fresh)[:batch]
                 taken_before.update(taken)
                 sent.append(taken)
                 yield [fresh.pop(name) for name in taken]
 
-    processes = settings.SAFEGROUND_EXCHANGE_PROCESSES if len(people) > batch else 1
+    processes = settings.SAFEGROUND_EXCHANGE_PROCESSES if len(items) > batch else 1
     new: dict[str, str] = {}
     for number, made in blinding.stream(fresh_batches(), evaluate, key, processes=processes):
         tokens_made = {name: token.hex() for name, token in zip(sent[number], made, strict=True)}
@@ -132,7 +155,9 @@ def league_check(*, fixture: Fixture, client: ExchangeClient | None = None) -> C
     client = client or ExchangeClient()
     key = exchange_key(client)
     holders = holders_of(fixture)
-    check = client.post("checks", {"fixture": fixture_label(fixture), "holders": len(holders)})
+    tickets, coming = tickets_declared(fixture)
+    check = client.post("checks", {"fixture": fixture_label(fixture), "holders": len(holders),
+                                   "tickets": tickets, "coming": coming})  # fmt: skip
     published = client.get("published")["bans"]
     index = published_index(published)
     made = holder_tokens(

@@ -4,6 +4,7 @@ An answer other than 2xx is an ExchangeUnreachable or ExchangeRefused naming wha
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -82,3 +83,20 @@ class ExchangeClient:
 
     def post(self, route: str, payload: dict[str, Any]) -> Any:
         return self.call("POST", route, payload)
+
+
+def evaluation_at(client: ExchangeClient, route: str) -> Callable[[list[bytes]], bytes]:
+    """The exchange's evaluation of a batch of blinded elements, over its signed route."""
+
+    def evaluate(blinded: list[bytes]) -> bytes:
+        answer = client.post(route, {"blinded": [element.hex() for element in blinded]})
+        return bytes.fromhex(answer["evaluated"])
+
+    return evaluate
+
+
+def exchange_key(client: ExchangeClient) -> bytes:
+    """The exchange's OPRF public key: the pinned one (SAFEGROUND_EXCHANGE_PUBLIC_KEY), or as
+    it gives it."""
+    pinned = settings.SAFEGROUND_EXCHANGE_PUBLIC_KEY
+    return bytes.fromhex(pinned or client.get("key")["public_key"])

@@ -53,9 +53,35 @@ class PublishedToken(models.Model):
     token = models.CharField(max_length=128, db_index=True)
 
 
+class Unusual(models.TextChoices):
+    """Why a use of the exchange is out of the ordinary (an ExchangeRecord's detail when its
+    action is "unusual"): each shown to the clubs whose bans were published at the time."""
+
+    MORE_HOLDERS_THAN_TICKETS = (
+        "more_holders_than_tickets",
+        _("Refused: a check of more holders than the fixture's tickets"),
+    )
+    HOLDERS_ABOVE_TICKETS = (
+        "holders_above_tickets",
+        _("More holders checked in a day than the tickets of its coming fixtures"),
+    )
+    HOLDERS_OVER_MARGIN = (
+        "holders_over_margin",
+        _("Refused: more holders in a day than its coming fixtures' tickets allow"),
+    )
+    SMALL_CHECKS = "small_checks", _("Many small checks in a day")
+    BEYOND_PUBLICATION = "beyond_publication", _("More evaluated than the bans it then published")
+    PUBLICATION_OVER_BOUND = (
+        "publication_over_bound",
+        _("Refused: more evaluated for its publication than the bans it publishes allow"),
+    )
+
+
 class ExchangeRecord(AppendOnlyModel):
     """Every publication and every query: who, when, how many, and (as the club reports it
-    after comparing) how many matched. The exchange knows only counts of what it was asked."""
+    after comparing) how many matched. The exchange knows only counts of what it was asked.
+    A use out of the ordinary (services.Unusual) is a record of its own, shown to every club
+    whose bans were published then (selectors.checks_against)."""
 
     class Action(models.TextChoices):
         PUBLISH = "publish", _("Published its bans")
@@ -63,6 +89,7 @@ class ExchangeRecord(AppendOnlyModel):
         EVALUATE = "evaluate", _("Had a batch evaluated")
         OUTCOME = "outcome", _("Reported how many matched")
         REFUSED = "refused", _("Was refused (over a bound)")
+        UNUSUAL = "unusual", _("Used the exchange unusually")
 
     at = models.DateTimeField(db_index=True)
     club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="records")
@@ -74,7 +101,13 @@ class ExchangeRecord(AppendOnlyModel):
     count = models.PositiveIntegerField(default=0, help_text="holders asked, or bans published")
     matched = models.PositiveIntegerField(null=True, blank=True)
     withdrawn = models.PositiveIntegerField(default=0)
-    detail = models.CharField(max_length=300, blank=True)
+    tickets = models.PositiveIntegerField(
+        null=True, blank=True, help_text="a check: the fixture's tickets, as the club declares"
+    )
+    coming = models.PositiveIntegerField(
+        null=True, blank=True, help_text="a check: the tickets of the club's coming fixtures"
+    )
+    detail = models.CharField(max_length=300, blank=True, help_text="unusual: its code")
 
     class Meta:
         ordering = ["-at", "-pk"]
@@ -84,10 +117,11 @@ class ExchangeRecord(AppendOnlyModel):
 
 
 class HolderToken(models.Model):
-    """A checking club's own cache (its database, not the exchange's): a ticket holder's OPRF
-    output under one exchange key, so a holder checked before is not blinded and evaluated
-    again until the key changes (docs/adr/0015, Update). Personal data: the identity is an
-    HMAC of the folded name and date of birth under this installation's secret, the token is
+    """A club's own cache (its database, not the exchange's): a ticket holder's OPRF output
+    under one exchange key, so a holder checked before is not blinded and evaluated again until
+    the key changes (docs/adr/0015, Update); and likewise each of its published bans' inputs,
+    so a publication evaluates only its new bans (third Update). Personal data: the identity is
+    an HMAC of the folded name and date of birth under this installation's secret, the token is
     what the exchange's key makes of them; unused for the ticket retention period, erased."""
 
     identity = models.CharField(max_length=64, help_text="HMAC-SHA256 of the holder's input")

@@ -11,7 +11,6 @@ publishes it within seconds, and tries again while the exchange is down (LeagueP
 import hashlib
 import hmac
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -24,8 +23,14 @@ from safeground.bans.models import AccessRecord, Ban
 from safeground.bans.services import access_record_write
 from safeground.hooks import after_commit_once
 
-from . import blinding, oprf, tokens
-from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
+from . import checking, oprf, tokens
+from .client import (
+    ExchangeClient,
+    ExchangeRefused,
+    ExchangeUnreachable,
+    evaluation_at,
+    exchange_key,
+)
 from .models import LeaguePublication
 
 logger = logging.getLogger(__name__)
@@ -57,31 +62,9 @@ def reference(ban: Ban) -> str:
     return hmac.new(key, f"league ban {ban.pk}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def evaluation_at(client: ExchangeClient, route: str) -> Callable[[list[bytes]], bytes]:
-    """The exchange's evaluation of a batch of blinded elements, over its signed route."""
-
-    def evaluate(blinded: list[bytes]) -> bytes:
-        answer = client.post(route, {"blinded": [element.hex() for element in blinded]})
-        return bytes.fromhex(answer["evaluated"])
-
-    return evaluate
-
-
-def tokens_of(inputs: list[bytes], client: ExchangeClient, key: bytes, route: str) -> list[str]:
-    """Each input's OPRF token (hex), evaluated blind by the exchange in batches, blinded and
-    unblinded in SAFEGROUND_EXCHANGE_PROCESSES processes (exchange/blinding.py)."""
-    made = blinding.evaluated(
-        inputs, evaluation_at(client, route), key,
-        processes=settings.SAFEGROUND_EXCHANGE_PROCESSES,
-    )  # fmt: skip
-    return [token.hex() for token in made]
-
-
-def exchange_key(client: ExchangeClient) -> bytes:
-    """The exchange's OPRF public key: the pinned one (SAFEGROUND_EXCHANGE_PUBLIC_KEY), or as
-    it gives it."""
-    pinned = settings.SAFEGROUND_EXCHANGE_PUBLIC_KEY
-    return bytes.fromhex(pinned or client.get("key")["public_key"])
+def filler_key() -> bytes:
+    """The club's key for the filler token of a ban whose date cannot be swapped (tokens.py)."""
+    return b"league filler|" + settings.SECRET_KEY.encode()
 
 
 @dataclass(frozen=True)
@@ -96,11 +79,20 @@ def league_publish(*, client: ExchangeClient | None = None) -> Published:
     key = exchange_key(client)
     bans = list(league_bans(timezone.localdate()))
     inputs_of = {
-        ban.pk: tokens.banned_inputs(ban.person.full_name, ban.person.date_of_birth)  # type: ignore[arg-type]
+        ban.pk: tokens.banned_inputs(
+            ban.person.full_name, ban.person.date_of_birth,  # type: ignore[arg-type]
+            filler_key=filler_key(),
+        )
         for ban in bans
-    }
+    }  # fmt: skip
     flat = [item for ban in bans for item in inputs_of[ban.pk]]
-    made = iter(tokens_of(flat, client, key, "publication/evaluate"))
+    # Cached under the exchange's key like the holders' tokens: a ban published before is not
+    # evaluated again, so the exchange's bound on this route (tokens.FORMS for each ban the
+    # club publishes) is met by the bans new since, and a retry does not spend it twice.
+    made = iter(checking.cached_tokens(
+        flat, lambda item: item, key, evaluation_at(client, "publication/evaluate"),
+        batch=oprf.BATCH,
+    ))  # fmt: skip
     payload = [
         {
             "reference": reference(ban),

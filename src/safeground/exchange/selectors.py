@@ -51,32 +51,56 @@ def check_of(club: Club, check_id: int) -> ExchangeRecord | None:
     return ExchangeRecord.objects.filter(pk=check_id, club=club, action=Action.CHECK).first()
 
 
-def checks_against(club: Club, *, limit: int = 500) -> list[dict[str, Any]]:
-    """The checks other clubs made while this club had bans published: who, when, how many
-    holders, and how many matched as they reported it (newest first)."""
+def checks_against(club: Club, *, limit: int = 500) -> dict[str, list[dict[str, Any]]]:
+    """What other clubs did while this club had bans published, newest first: their checks
+    (who, when, how many holders of how many tickets, the tickets of their coming fixtures (the
+    holders they may have evaluated in a day), how many matched as they reported it, and
+    why any was unusual), and every unusual use, refused or not (a check refused, evaluations
+    for a publication beyond it): each could reach this club's bans."""
     first = ExchangeRecord.objects.filter(club=club, action=Action.PUBLISH).order_by("at").first()
     if first is None:
-        return []
+        return {"checks": [], "unusual": []}
+    others = ExchangeRecord.objects.filter(at__gte=first.at).exclude(club=club)
     checks = (
-        ExchangeRecord.objects.filter(action=Action.CHECK, at__gte=first.at)
-        .exclude(club=club)
+        others.filter(action=Action.CHECK)
         .select_related("club")
         .prefetch_related("steps")
         .order_by("-at", "-pk")[:limit]
     )
     found = []
     for check in checks:
-        outcome = next((s for s in check.steps.all() if s.action == Action.OUTCOME), None)
+        steps = list(check.steps.all())
+        outcome = next((s for s in steps if s.action == Action.OUTCOME), None)
         found.append(
             {
                 "id": check.pk,
                 "club": check.club.name,
                 "at": check.at,
                 "holders": check.count,
+                "tickets": check.tickets,
+                "coming": check.coming,
                 "matched": outcome.matched if outcome else None,
+                "unusual": [s.detail for s in steps if s.action == Action.UNUSUAL],
             }
         )
-    return found
+    unusual = (
+        others.filter(action=Action.UNUSUAL).select_related("club").order_by("-at", "-pk")[:limit]
+    )
+    return {
+        "checks": found,
+        "unusual": [
+            {
+                "club": record.club.name,
+                "at": record.at,
+                "what": record.detail,
+                "fixture": record.fixture,
+                "count": record.count,
+                "tickets": record.tickets,
+                "check": record.of_check_id,
+            }
+            for record in unusual
+        ],
+    }
 
 
 def own_record(club: Club, *, limit: int = 20) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The safety officer's page of the league's exchange (a club's installation): this club's
 publication (pending while a change waits for the worker, and why when the exchange is down),
-and the exchange's record of this club: bans published now and withdrawn, its checks and the
-matches found. Counts only: no person is shown, so no access record is due."""
+the exchange's record of this club: bans published now and withdrawn, its checks and the
+matches found; and the checks other clubs made against its bans, with every unusual use of the
+exchange (refused or flagged). Counts only: no person is shown, so no access record is due."""
 
 from typing import Any
 
@@ -15,11 +16,28 @@ from django.utils.translation import gettext as _
 from safeground.accounts.permissions import can_use_register, require
 
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
+from .models import Unusual
 from .selectors import publication_read
 
 
 def _dated(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [row | {"at": parse_datetime(row["at"])} for row in rows]
+
+
+def _said(code: str) -> str:
+    """An unusual use in words, in the reader's language (a code this version does not know:
+    as the exchange gave it)."""
+    return str(Unusual(code).label) if code in Unusual.values else code
+
+
+def _against(answer: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "checks": [
+            row | {"unusual": [_said(code) for code in row["unusual"]]}
+            for row in _dated(answer["checks"])
+        ],
+        "unusual": [row | {"what": _said(row["what"])} for row in _dated(answer["unusual"])],
+    }
 
 
 @login_required
@@ -33,12 +51,14 @@ def league_record(request: HttpRequest) -> HttpResponse:
     unreachable = ""
     try:
         answer = ExchangeClient().get("record")
+        against = ExchangeClient().get("checks-against-us")
     except (ExchangeRefused, ExchangeUnreachable) as away:
         unreachable = str(away)
     else:
         record = answer | {
             "publications": _dated(answer["publications"]),
             "checks": _dated(answer["checks"]),
+            "against": _against(against),
         }
     return render(
         request,

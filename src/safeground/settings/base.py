@@ -360,6 +360,14 @@ SAFEGROUND_EXCHANGE_OPRF_SEED = env.str("SAFEGROUND_EXCHANGE_OPRF_SEED", default
 SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE = env.int(
     "SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE", default=120_000
 )
+# The holders a club may have evaluated in a day: the tickets it has imported for its coming
+# fixtures times this margin (above the tickets themselves a check is flagged as unusual); and
+# the bans a club may add to its publication in a day (its evaluations for it are bounded by
+# tokens.FORMS times the bans it publishes plus these).
+SAFEGROUND_EXCHANGE_TICKETS_MARGIN = env.float("SAFEGROUND_EXCHANGE_TICKETS_MARGIN", default=1.25)
+SAFEGROUND_EXCHANGE_NEW_BANS_PER_DAY = env.int(
+    "SAFEGROUND_EXCHANGE_NEW_BANS_PER_DAY", default=1_000
+)
 _SQLITE_FILE = "exchange.sqlite3" if SAFEGROUND_ROLE == "exchange" else "safeground.sqlite3"
 DATABASES = {"default": database_from_env(BASE_DIR / "var" / _SQLITE_FILE)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
