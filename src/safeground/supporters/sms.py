@@ -25,7 +25,7 @@ from django.views.decorators.http import require_POST
 from safeground.errors import SafegroundError
 from safeground.venues.models import Block, Ground
 
-from .abuse import TooManyReports
+from .abuse import TooManyReports, refusal_words
 from .models import Reporter
 from .selectors import match_on_now
 from .services import (
@@ -215,8 +215,8 @@ def _report(ground: Ground, phone: str, body: str) -> tuple[str, str]:
                 category=parsed.category,
                 text=parsed.text,
             )
-        except TooManyReports:
-            reply = _("We have your earlier reports and are dealing with them. Thank you.")
+        except TooManyReports as refused:
+            reply = refusal_words(refused)
         except SafegroundError as error:
             reply = _("Your report could not be taken: %(why)s") % {"why": error.message}
         else:
