@@ -229,3 +229,30 @@ def test_the_panel_counts_everything_waiting_and_pages_the_rest(tonight, client_
     action = reverse("supporters_item_action", args=[tonight.fixture.pk, other, "dismiss"])
     assert loggist.post(action, {"reason": "x", "page": "-1"}).status_code == 400
     assert TriageItem.objects.get(pk=other).status == TriageItem.Status.QUEUED
+
+
+def test_the_screens_read_one_copy_until_the_queue_changes(tonight, client_for, settings) -> None:
+    """Twenty control-room screens read the fragment after every frame: the first renders it,
+    the others read its copy, until anything it shows changes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
+    send(tonight, "one", category="drunk")
+    loggist = client_for("loggist")
+    url = reverse("supporters_panel", args=[tonight.fixture.pk])
+    with CaptureQueriesContext(connection) as rendered:
+        first = loggist.get(url)
+    with CaptureQueriesContext(connection) as copied:
+        second = loggist.get(url)
+    assert second.content == first.content and len(copied) < len(rendered) - 3
+    assert second["Server-Timing"].startswith("cpu;dur=")
+    # A report joining, a new item, a decision: each shows at the next read.
+    send(tonight, "two", category="drunk")
+    assert 'data-item-count="2"' in loggist.get(url).content.decode()
+    medical = send(tonight, "three", category="medical", block="S-L2")
+    assert "2 waiting, 1 life at risk" in loggist.get(url).content.decode()
+    item_accept(fixture=tonight.fixture, item_id=medical.item_id, by=tonight.cast["loggist"])
+    after = loggist.get(url).content.decode()
+    assert "1 waiting" in after and f'data-decided="{medical.item_id}"' in after

@@ -118,6 +118,26 @@ def queue(fixture: Fixture, page: int = 1) -> Queue:
     )
 
 
+def queue_version(fixture: Fixture) -> tuple[Any, ...]:
+    """What changes whenever the queue's fragment would: its items (a report joining one, an
+    item begun, decided or tasked) and the stewards posted (the suggestions). Two small
+    aggregate queries: a control room's screens read the fragment after every frame, and all
+    but the first after a change read a copy kept under this version (triage_views)."""
+    from django.db.models import Count, Max, Sum
+
+    from safeground.incidents.models import StewardPost
+
+    items = TriageItem.objects.filter(fixture=fixture).aggregate(
+        n=Count("pk"),
+        reports=Sum("count"),
+        last=Max("last_at"),
+        decided=Max("decided_at"),
+        tasked=Max("tasked_at"),
+    )
+    posts = StewardPost.objects.filter(fixture=fixture).aggregate(last=Max("pk"))
+    return (*items.values(), posts["last"])
+
+
 def decided_recently(fixture: Fixture, limit: int = 10) -> QuerySet[TriageItem]:
     return (
         TriageItem.objects.filter(fixture=fixture)
