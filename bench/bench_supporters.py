@@ -11,8 +11,8 @@ item in the queue; p50 and p99. Then the number of items in the match's queue (g
 from one stand is a handful of items (its blocks by the categories used), not thousands of rows.
 
 Every report comes from a new device (its own cookie) but from one address (this machine), so the
-server is started with a high per-address bound (SAFEGROUND_SUPPORTERS_NETWORK_RATE); the
-per-device bound is the normal one. Last line:
+server is started with high per-address bounds (SAFEGROUND_SUPPORTERS_NETWORK_RATE and its
+_URGENT twin, which a life at risk is held to); the per-device bound is the normal one. Last line:
 
     supporters reports=N p99_ms=X groups=G queue_read_cpu_ms=C
 
@@ -114,6 +114,7 @@ def prepare(database: Database) -> dict[str, str]:
         "SAFEGROUND_DEMO_TICKETS": "none",
         "SAFEGROUND_DEMO_HISTORY": "false",
         "SAFEGROUND_SUPPORTERS_NETWORK_RATE": "1000000/10m",
+        "SAFEGROUND_SUPPORTERS_NETWORK_URGENT_RATE": "1000000/10m",  # the medical reports'
     }
     for command in (["migrate", "--no-input", "-v", "0"], ["demo"]):
         subprocess.run([PYTHON, "-m", "safeground.cli", *command], env=env, cwd=ROOT, check=True,
