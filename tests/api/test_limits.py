@@ -28,7 +28,9 @@ def test_every_limit_the_code_keeps_is_set_in_the_settings_and_listed(settings) 
         "exchange.club": "30/h",
         "exchange.fixture": "12/d",
         "supporters.network": "200/10m",
+        "supporters.network_urgent": "2000/10m",
         "supporters.reporter": "5/10m",
+        "supporters.reporter_urgent": "30/10m",
     }
 
 

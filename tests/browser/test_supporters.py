@@ -113,3 +113,69 @@ def test_a_dismissal_being_typed_survives_the_queue_refreshing_under_it(site, ne
         "(Standing in the safe-standing rows)"
     )
     assert TriageItem.objects.get().reason == "Standing in the safe-standing rows"
+
+
+def test_the_control_rooms_queue_during_a_flood(site, new_page, log_in):
+    """A stand floods the line with one complaint while reports wait from around the ground, and
+    someone collapses in the middle of it: the loggist sees the count at the top of the control
+    room, skips to the queue, finds the medical report at its top, the heading counting every
+    item waiting, and the rest on the next page, which a refresh keeps."""
+    import itertools
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from safeground.supporters.categories import CATEGORIES
+    from safeground.supporters.services import Sender, report_receive
+
+    rerun = rerun_load()
+    blocks = {b.code: b for b in rerun.ground.blocks.all()}
+
+    def report(device: str, block: str, category: str, **kw) -> TriageItem:
+        sender = Sender("web", f"device-{device}-abcdefghijkl", f"10.3.{len(device)}.9")
+        return report_receive(
+            fixture=rerun, sender=sender, block=blocks[block], category=category, **kw
+        ).item
+
+    # 55 reports from around the ground in the hour before, each its own item.
+    places = itertools.product(sorted(blocks), [c.code for c in CATEGORIES if c.severity > 1])
+    for n, (block, category) in enumerate(itertools.islice(places, 55)):
+        item = report(f"single-{n}", block, category)
+        when = timezone.now() - timedelta(minutes=60 - n)
+        TriageItem.objects.filter(pk=item.pk).update(first_at=when, last_at=when)
+
+    room = log_in(new_page(DESK), "loggist")
+    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
+    expect(room.locator("[data-freshness]")).not_to_have_text("connecting…")
+    top = room.locator("#supporters-queue-count")
+    expect(top).to_have_text("(55 waiting)")
+
+    for n in range(30):
+        report(f"flood-{n}", "E-L1", "smoking")
+    medical = report("medical", "E-L2", "medical", text="Man collapsed on the stairs")
+    for n in range(30, 60):
+        report(f"flood-{n}", "E-L1", "smoking")
+
+    # At the top of the page: the count, and a link to the queue.
+    expect(top).to_have_text("(57 waiting, 1 life at risk)")
+    room.get_by_role("link", name="Supporters' reports").click()
+    panel = room.locator("#supporters-queue")
+    expect(panel).to_be_focused()
+    expect(panel).to_be_in_viewport()
+    items = room.locator("[data-supporters-queue] li[data-item]")
+    expect(items.first).to_have_attribute("data-item", str(medical.pk))
+    expect(items.first).to_contain_text("A life at risk")
+    expect(items.first).to_contain_text("Man collapsed on the stairs")
+    expect(room.locator("[data-queue-count]")).to_have_text("57 waiting")
+    expect(items).to_have_count(50)
+    expect(room.locator("[data-queue-shown]")).to_contain_text("1–50 of 57")
+
+    room.locator("[data-queue-next]").click()
+    expect(room.locator("[data-queue-shown]")).to_contain_text("51–57 of 57")
+    expect(items).to_have_count(7)
+    report(
+        "late", sorted(blocks)[0], "drunk"
+    )  # its frame refreshes the queue: the page read is kept
+    expect(room.locator("[data-queue-shown]")).to_contain_text("of 58")
+    expect(room.locator("[data-queue-shown]")).to_contain_text("51–58")
+    expect(top).to_have_text("(58 waiting, 1 life at risk)")

@@ -46,7 +46,7 @@ def test_a_report_waits_in_the_queue_and_not_in_the_log(tonight) -> None:
     before = LogEntry.objects.filter(fixture=tonight.fixture).count()
     report = send(tonight, row="A", seat="1", text="Monkey chants from row C")
     assert report.reference.startswith("SR") and len(report.reference) == 10
-    assert [i.pk for i in queue(tonight.fixture)] == [report.item_id]
+    assert [i.pk for i in queue(tonight.fixture).items] == [report.item_id]
     assert LogEntry.objects.filter(fixture=tonight.fixture).count() == before
     assert report_status(report) == RECEIVED
 
@@ -107,7 +107,8 @@ def test_a_network_address_over_its_bound_is_refused(tonight, settings) -> None:
 
 def test_an_address_is_counted_up_to_its_bound_and_each_address_apart(tonight, settings) -> None:
     """What decides a refusal is read, and no more: a flood's thousands of reports from one
-    address are not counted again at every batch."""
+    address are not counted again at every batch (nor up to the higher bound of a life at risk
+    unless the batch holds such a report)."""
     from safeground.supporters import queue_rows
 
     settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "supporters.network": "1000/10m"}
@@ -116,12 +117,17 @@ def test_an_address_is_counted_up_to_its_bound_and_each_address_apart(tonight, s
     other = Sender("web", "device-token-0099-abcdefghij", "10.9.9.9")
     send(tonight, 99, sender=other)
     networks = sorted(set(SupporterReport.objects.values_list("network", flat=True)))
-    since = timezone.now() - timedelta(minutes=10)
-    _known, _by_reporter, by_network = queue_rows.reporters_and_sent(
-        keys=["no-such-device"], networks=networks, reporters_since=since, networks_since=since,
-        network_bound=3,
+    settings.SAFEGROUND_LIMITS = {
+        **settings.SAFEGROUND_LIMITS,
+        "supporters.network": "3/10m",
+        "supporters.network_urgent": "4/10m",
+    }
+    _known, counts = queue_rows.reporters_and_sent(
+        keys=["no-such-device"], networks=networks, urgent_networks=networks[:1],
+        now=timezone.now(),
     )  # fmt: skip
-    assert sorted(by_network.values()) == [1, 3]
+    assert sorted(counts["network"].values()) == [1, 3]
+    assert len(counts["network_urgent"]) == 1 and set(counts["network_urgent"].values()) <= {1, 4}
 
 
 def test_a_row_the_block_does_not_have_stays_in_the_words(tonight) -> None:
@@ -237,13 +243,14 @@ def test_dismissing_needs_a_reason_and_lowers_trust_accepting_raises_it(tonight)
     assert send(tonight, 9, category="pyrotechnics").item_id != false.item_id
 
 
-def test_a_trusted_reporters_item_sorts_first(tonight) -> None:
+def test_a_trusted_reporters_item_is_marked_but_not_raised_above_a_newer_one(tonight) -> None:
     trusted = Sender("web", "trusted-device-token-abcde", "10.0.0.5")
     Reporter.objects.create(channel="web", key=trusted.key, trust=3)
-    for n in range(3):
-        send(tonight, n, category="standing")
     mine = send(tonight, sender=trusted, category="smoking", block="S-L3")
-    assert queue(tonight.fixture)[0].pk == mine.item_id
+    newer = send(tonight, 1, category="standing")
+    shown = queue(tonight.fixture).items
+    assert [i.pk for i in shown] == [newer.item_id, mine.item_id]
+    assert shown[1].trust == 3
 
 
 def test_the_nearest_posted_steward_is_suggested_and_tasked(tonight) -> None:

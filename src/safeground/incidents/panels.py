@@ -22,6 +22,11 @@ class Panel:
     url: str
     refresh_on: tuple[str, ...] = ()  # live event types that bring a fresh copy
     top: bool = False  # the control room: above the log (an alarm), not in the side tabs
+    # A map panel far down the control room: its id, and the words of a skip link to it at the
+    # top of the page, beside a count the fragment keeps there (an element `<anchor>-count`
+    # swapped out of band on each refresh).
+    anchor: str = ""
+    skip: Any = ""
 
     @property
     def refresh_types(self) -> str:

@@ -459,12 +459,17 @@ SAFEGROUND_SUPPORTERS_ID_SEAT_CODES = env.bool("SAFEGROUND_SUPPORTERS_ID_SEAT_CO
 #   phone resending in a loop), far above what a person does; a device's scans are not counted.
 # - supporters.reporter, supporters.network: the reports a phone or device, and a network
 #   address, may send (a ground's Wi-Fi puts many phones behind one address).
+# - supporters.reporter_urgent, supporters.network_urgent: the same, for a report of a life at
+#   risk (medical help, a crush), held to these much higher bounds instead: a phone that used its
+#   allowance on a flood can still report an emergency.
 # - exchange.club, exchange.fixture: the checks a club may begin, and of one fixture.
 SAFEGROUND_LIMITS = limits_read(
     {
         "api.person": ("SAFEGROUND_API_RATE", "1800/m"),
         "supporters.reporter": ("SAFEGROUND_SUPPORTERS_REPORTER_RATE", "5/10m"),
         "supporters.network": ("SAFEGROUND_SUPPORTERS_NETWORK_RATE", "200/10m"),
+        "supporters.reporter_urgent": ("SAFEGROUND_SUPPORTERS_REPORTER_URGENT_RATE", "30/10m"),
+        "supporters.network_urgent": ("SAFEGROUND_SUPPORTERS_NETWORK_URGENT_RATE", "2000/10m"),
         "exchange.club": ("SAFEGROUND_EXCHANGE_CLUB_RATE", "30/h"),
         "exchange.fixture": ("SAFEGROUND_EXCHANGE_FIXTURE_RATE", "12/d"),
     }

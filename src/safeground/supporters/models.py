@@ -72,7 +72,8 @@ class TriageItem(models.Model):
     category = models.CharField(max_length=30, choices=CATEGORY_CHOICES)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     # Open: later reports of the same block and category join it (until it goes quiet for
-    # SAFEGROUND_SUPPORTERS_GROUP_MINUTES or is dismissed). One open item per block and category.
+    # SAFEGROUND_SUPPORTERS_GROUP_MINUTES, is dismissed or its incident is dealt with: a report
+    # after that is news, a new item). One open item per block and category.
     is_open = models.BooleanField(default=True)
     count = models.PositiveIntegerField(default=0)
     trust = models.IntegerField(default=0)  # the most trusted reporter's: trusted items first

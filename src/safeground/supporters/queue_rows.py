@@ -8,9 +8,9 @@ of SQL with its values, in the subset PostgreSQL and SQLite (3.35+) share: INSER
 time adapted for the database), so a field added to a model is written here too.
 
 Four statements a batch, however many reports: the reporters and what they and their network
-addresses sent lately (one SELECT), the new reporters (one INSERT), the items joined or begun
-(one INSERT ... ON CONFLICT DO UPDATE: an item counted up where it is open, begun where none is),
-the reports (one INSERT).
+addresses sent within each bound's window (one SELECT), the new reporters (one INSERT), the
+items joined or begun (one INSERT ... ON CONFLICT DO UPDATE: an item counted up where it is
+open, begun where none is), the reports (one INSERT).
 """
 
 from collections import Counter
@@ -23,6 +23,7 @@ from django.db.models import Model
 
 from safeground.clock import stored_time
 
+from .abuse import LIMITS
 from .models import Reporter, SupporterReport, TriageItem
 
 # In the models' order of fields, as Model.from_db reads the values.
@@ -83,43 +84,50 @@ def rows_insert(
 
 
 def reporters_and_sent(
-    *,
-    keys: Iterable[str],
-    networks: Iterable[str],
-    reporters_since: datetime,
-    networks_since: datetime,
-    network_bound: int,
-) -> tuple[dict[str, Reporter], Counter[str], Counter[str]]:
+    *, keys: Iterable[str], networks: Iterable[str], urgent_networks: Iterable[str], now: datetime
+) -> tuple[dict[str, Reporter], dict[str, Counter[str]]]:
     """The reporters known by these keys, and how many reports each of them and each of these
-    network addresses sent since then (an address's up to its bound): one statement."""
+    network addresses sent within each bound's window (abuse.LIMITS), an address's up to its
+    bound: one statement. The addresses' higher bound for a life at risk is counted only for
+    `urgent_networks` (those with such a report in the batch): a flood's address is not counted
+    up to the higher bound at every batch."""
     keys, networks = sorted(set(keys)), sorted(set(networks) - {""})
     report, reporter = _table(SupporterReport), _table(Reporter)
+    sent_since = (
+        f"(SELECT COUNT(*) FROM {report} s WHERE s.reporter_id = r.id AND s.received_at >= %s)"
+    )
     sql = (
-        f"SELECT 'reporter', r.key, r.id, r.channel, r.phone, r.trust,"
-        f" (SELECT COUNT(*) FROM {report} s WHERE s.reporter_id = r.id AND s.received_at >= %s)"
+        f"SELECT 'reporter', r.key, r.id, r.channel, r.phone, r.trust, {sent_since}, {sent_since}"
         f" FROM {reporter} r WHERE r.key IN ({_placeholders(len(keys))})"
     )
-    params: list[Any] = [_when(reporters_since), *keys]
-    for network in networks:
+    params: list[Any] = [
+        _when(LIMITS["reporter"].since(now)),
+        _when(LIMITS["reporter_urgent"].since(now)),
+        *keys,
+    ]
+    counted = [("network", n) for n in networks]
+    counted += [("network_urgent", n) for n in sorted(set(urgent_networks) - {""})]
+    for bound, network in counted:
         # Counted up to the bound only: a stand's flood from one address would otherwise count
         # its thousands of reports again at every batch.
         sql += (
-            f" UNION ALL SELECT 'network', %s, NULL, NULL, NULL, NULL, COUNT(*) FROM"
+            f" UNION ALL SELECT %s, %s, NULL, NULL, NULL, NULL, COUNT(*), NULL FROM"
             f" (SELECT 1 FROM {report} s WHERE s.network = %s AND s.received_at >= %s LIMIT %s) n"
         )
-        params += [network, network, _when(networks_since), network_bound]
+        limit = LIMITS[bound]
+        params += [bound, network, network, _when(limit.since(now)), limit.rate.count]
     known: dict[str, Reporter] = {}
-    by_reporter: Counter[str] = Counter()
-    by_network: Counter[str] = Counter()
+    counts: dict[str, Counter[str]] = {bound: Counter() for bound in LIMITS}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for kind, key, pk, channel, phone, trust, sent in cursor.fetchall():
-            if kind == "network":
-                by_network[key] = sent
-            else:
+        for bound, key, pk, channel, phone, trust, sent, sent_urgent in cursor.fetchall():
+            if bound == "reporter":
                 known[key] = _reporter((pk, channel, key, phone, trust))
-                by_reporter[key] = sent
-    return known, by_reporter, by_network
+                counts["reporter"][key] = sent
+                counts["reporter_urgent"][key] = sent_urgent
+            else:
+                counts[bound][key] = sent
+    return known, counts
 
 
 def _reporter(row: Sequence[Any]) -> Reporter:

@@ -1,6 +1,10 @@
 """Reads of supporters' reports: the match on now at a ground, the queue, a report's status as
 its reporter sees it, the steward nearest a block, and what an organisation holds about a phone."""
 
+import math
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Prefetch, Q, QuerySet
@@ -16,9 +20,13 @@ from safeground.incidents.selectors import current_posts, incident_state, post_z
 from safeground.matches import selectors as matches_selectors
 from safeground.matches.models import Fixture
 
+from .categories import severity
 from .models import Reporter, SupporterReport, TriageItem
 
-QUEUE_LIMIT = 50  # lines shown; a flood is one line with its count, so this is plenty
+QUEUE_PAGE = 50  # lines shown at once; the rest are paged, never dropped
+# A group's size raises it within its severity: each doubling of its reports counts as this much
+# newer, never newer than its last report (so never above a newer single report of its severity).
+GROUP_STEP = timedelta(minutes=1)
 # The match on now at a ground: the matches app's (re-exported for supporters' views and texts).
 match_on_now = matches_selectors.match_on_now
 
@@ -38,10 +46,55 @@ def item_json(item: TriageItem) -> dict[str, Any]:
     }
 
 
-def queue(fixture: Fixture) -> list[TriageItem]:
-    """The items waiting, trusted reporters' first, then the busiest and latest."""
-    return list(
-        TriageItem.objects.filter(fixture=fixture, status=TriageItem.Status.QUEUED)
+def queue_rank(*, category: str, count: int, first_at: datetime, last_at: datetime) -> Any:
+    """Where an item stands in the queue (smallest first): by severity (a life at risk first),
+    then newest first, an item's age taken from its first report, raised by GROUP_STEP for each
+    doubling of its reports but never past its last report. A new single report is at the top
+    of its severity at once, and a flood of one complaint never sorts above a more severe report.
+    """
+    raised = first_at + GROUP_STEP * math.log2(max(count, 1))
+    return severity(category), -min(raised, last_at).timestamp(), -first_at.timestamp()
+
+
+@dataclass(frozen=True)
+class Queue:
+    """One page of the items waiting, and what is waiting in all."""
+
+    items: list[TriageItem]  # this page's, in the queue's order
+    waiting: int  # every item waiting, on every page
+    by_severity: dict[int, int]  # items waiting of each severity (LIFE, HARM, CONDUCT)
+    page: int
+    pages: int
+    blocks: list[str]  # the blocks with an item waiting (the map outlines them)
+
+    @property
+    def first(self) -> int:
+        """The number of this page's first line (1-based), 0 when nothing waits."""
+        return (self.page - 1) * QUEUE_PAGE + 1 if self.items else 0
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.items) - 1 if self.items else 0
+
+
+def queue(fixture: Fixture, page: int = 1) -> Queue:
+    """The items waiting, in the queue's order (queue_rank), a page at a time: every waiting
+    item is read in one query of five columns to be ordered and counted (a match's queue holds
+    hundreds of items at most: a flood is a few), then the page's items with their first
+    reports. A page past the last is the last."""
+    waiting = list(
+        TriageItem.objects.filter(fixture=fixture, status=TriageItem.Status.QUEUED).values_list(
+            "pk", "category", "count", "first_at", "last_at", "block__code"
+        )
+    )
+    waiting.sort(
+        key=lambda row: queue_rank(category=row[1], count=row[2], first_at=row[3], last_at=row[4])
+    )
+    pages = max(1, math.ceil(len(waiting) / QUEUE_PAGE))
+    page = min(max(page, 1), pages)
+    shown = [row[0] for row in waiting[(page - 1) * QUEUE_PAGE : page * QUEUE_PAGE]]
+    items = (
+        TriageItem.objects.filter(pk__in=shown)
         .select_related("block")
         .prefetch_related(
             # The first few reports' words and photos; a flood's item has hundreds.
@@ -51,8 +104,38 @@ def queue(fixture: Fixture) -> list[TriageItem]:
                 to_attr="first_reports",
             )
         )
-        .order_by("-trust", "-count", "-last_at")[:QUEUE_LIMIT]
+        if shown
+        else []
     )
+    by_pk = {item.pk: item for item in items}
+    return Queue(
+        items=[by_pk[pk] for pk in shown],
+        waiting=len(waiting),
+        by_severity=Counter(severity(row[1]) for row in waiting),
+        page=page,
+        pages=pages,
+        blocks=sorted({row[5] for row in waiting if row[5]}),
+    )
+
+
+def queue_version(fixture: Fixture) -> tuple[Any, ...]:
+    """What changes whenever the queue's fragment would: its items (a report joining one, an
+    item begun, decided or tasked) and the stewards posted (the suggestions). Two small
+    aggregate queries: a control room's screens read the fragment after every frame, and all
+    but the first after a change read a copy kept under this version (triage_views)."""
+    from django.db.models import Count, Max, Sum
+
+    from safeground.incidents.models import StewardPost
+
+    items = TriageItem.objects.filter(fixture=fixture).aggregate(
+        n=Count("pk"),
+        reports=Sum("count"),
+        last=Max("last_at"),
+        decided=Max("decided_at"),
+        tasked=Max("tasked_at"),
+    )
+    posts = StewardPost.objects.filter(fixture=fixture).aggregate(last=Max("pk"))
+    return (*items.values(), posts["last"])
 
 
 def decided_recently(fixture: Fixture, limit: int = 10) -> QuerySet[TriageItem]:

@@ -33,8 +33,8 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Block, Ground
 
 from . import queue_rows
-from .abuse import LIMITS, Sent, TooManyReports, bounds_since, keyed
-from .categories import BY_CODE
+from .abuse import Sent, TooManyReports, keyed
+from .categories import BY_CODE, LIFE, severity
 from .group_commit import GroupCommit
 from .models import Reporter, SupporterReport, TriageItem
 from .photos import photo_clean
@@ -162,19 +162,21 @@ def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
     TooManyReports."""
     now = max(i.report.received_at for i in batch)
     with one_sqlite_writer(), transaction.atomic():
-        reporters_since, networks_since = bounds_since(now)
-        reporters, by_reporter, by_network = queue_rows.reporters_and_sent(
+        reporters, counts = queue_rows.reporters_and_sent(
             keys=[i.sender.key for i in batch],
             networks=[i.report.network for i in batch],
-            reporters_since=reporters_since,
-            networks_since=networks_since,
-            network_bound=LIMITS["network"].rate.count,
+            urgent_networks=[i.report.network for i in batch if _urgent(i.report)],
+            now=now,
         )
-        sent = Sent(reporters=reporters, by_reporter=by_reporter, by_network=by_network, now=now)
+        sent = Sent(reporters=reporters, counts=counts, now=now)
         results: list[SupporterReport | Exception] = []
         for incoming in batch:
             try:
-                sent.admit(key=incoming.sender.key, network=incoming.report.network)
+                sent.admit(
+                    key=incoming.sender.key,
+                    network=incoming.report.network,
+                    urgent=_urgent(incoming.report),
+                )
             except TooManyReports as refused:
                 results.append(refused)
             else:
@@ -195,6 +197,11 @@ def reports_write(batch: list[Incoming]) -> list[SupporterReport | Exception]:
 
 
 _reports_together = GroupCommit(reports_write)
+
+
+def _urgent(report: SupporterReport) -> bool:
+    """A life at risk: held to its own, higher bounds (abuse.LIMITS)."""
+    return severity(report.category) == LIFE
 
 
 def _reporters_new(batch: list[Incoming], known: dict[str, Reporter]) -> dict[str, Reporter]:
@@ -367,9 +374,10 @@ def item_merge(*, fixture: Fixture, item_id: int, by: User, seq: int) -> TriageI
                 "seq", _("no incident #%(seq)s in this match's log") % {"seq": seq}
             )
         # An incident already resolved or closed: its reporters hear it has been dealt with, now
-        # (its resolution, before they reported, told only the reporters it had then).
+        # (its resolution, before they reported, told only the reporters it had then), and the
+        # item takes no more reports (a later one is news: a new item, _items_join).
         dealt_with = incident_state(entry).status in DEALT_WITH_STATUSES
-        told = {"dealt_with_told_at": timezone.now()} if dealt_with else {}
+        told = {"dealt_with_told_at": timezone.now(), "is_open": False} if dealt_with else {}
         _decided(item, TriageItem.Status.MERGED, by, log_entry=entry, **told)
         _trust_move(item, TRUST_ACCEPTED)
     return item
@@ -428,7 +436,10 @@ def _reporters_tell(item_id: int, status: str, dealt_with: bool) -> None:
 def reporters_tell_dealt_with(status_entry: LogEntry) -> None:
     """The log's incident resolved or closed (incidents.hooks, after its commit): the reporters
     on the text line of the items in it are told their report has been dealt with, once (an
-    incident resolved again, or closed after it was resolved, tells nobody twice)."""
+    incident resolved again, or closed after it was resolved, tells nobody twice). The items
+    take no more reports: one sent after the incident was dealt with is news, and begins a new
+    item in the queue (its reporter reads "received", and a texter is told when it is decided),
+    never folded into the closed one."""
     incident_id = status_entry.concerns_id or status_entry.pk
     with one_sqlite_writer(), transaction.atomic():
         untold = list(
@@ -436,7 +447,9 @@ def reporters_tell_dealt_with(status_entry: LogEntry) -> None:
             .filter(log_entry_id=incident_id, dealt_with_told_at=None)
             .values_list("pk", flat=True)
         )
-        TriageItem.objects.filter(pk__in=untold).update(dealt_with_told_at=timezone.now())
+        TriageItem.objects.filter(pk__in=untold).update(
+            dealt_with_told_at=timezone.now(), is_open=False
+        )
     # Texted once marked as told: a text that fails is not sent again at the next resolution.
     _reporters_text(untold, TOLD_DEALT_WITH)
 

@@ -27,7 +27,7 @@ from safeground import clock
 from safeground.errors import SafegroundError
 from safeground.venues.models import Block, Ground
 
-from .abuse import TooManyReports
+from .abuse import TooManyReports, refusal_words
 from .models import Reporter
 from .reading import GroundPlan, Reading, message_read
 from .selectors import match_on_now
@@ -164,8 +164,8 @@ def _report(ground: Ground, text: Inbound) -> tuple[str, str]:
                     text=words,
                     sent_at=text.sent_at,
                 )
-            except TooManyReports:
-                reply = _("We have your earlier reports and are dealing with them. Thank you.")
+            except TooManyReports as refused:
+                reply = refusal_words(refused)
             except SafegroundError as error:
                 reply = _("Your report could not be taken: %(why)s") % {"why": error.message}
             else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 from typing import Any
 
 import qrcode
@@ -16,10 +17,12 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
+    HttpResponseBadRequest,
     HttpResponseNotAllowed,
 )
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -32,29 +35,40 @@ from safeground.accounts.permissions import (
 from safeground.errors import SafegroundError
 from safeground.incidents.panels import Panel
 from safeground.incidents.selectors import current_posts
+from safeground.kept import Kept
 from safeground.live.catalogue import LOG_ENTRY, SUPPORTERS_ITEM
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Ground
 
+from .categories import CATEGORIES, LIFE
 from .models import SupporterReport
 from .seats import block_seats
 from .selectors import (
     decided_recently,
     nearest_steward,
     queue,
+    queue_version,
     report_contact_read,
     report_photo_open,
 )
 from .services import item_accept, item_dismiss, item_merge, item_task
 
 REFRESH_ON = (SUPPORTERS_ITEM, LOG_ENTRY)
+# The queue's fragment as last rendered, by match, page, language and queue_version.
+_copies = Kept("SAFEGROUND_LOG_CACHE_SECONDS", max_entries=256, one_first_load=True)
+LIFE_CATEGORIES = frozenset(c.code for c in CATEGORIES if c.severity == LIFE)
 
 
 def control_room_panel_for(user: Any, fixture: Fixture) -> Panel | None:
     if not can_triage_supporter_reports(user, fixture):
         return None
-    return Panel(reverse("supporters_panel", args=[fixture.pk]), REFRESH_ON)
+    return Panel(
+        reverse("supporters_panel", args=[fixture.pk]),
+        REFRESH_ON,
+        anchor="supporters-queue",
+        skip=gettext_lazy("Supporters' reports"),
+    )
 
 
 def _fixture(request: HttpRequest, fixture_id: int) -> Fixture:
@@ -79,23 +93,39 @@ def _action_urls(fixture: Fixture) -> Any:
     }
 
 
-def _panel(request: HttpRequest, fixture: Fixture, error: str = "") -> HttpResponse:
-    items = queue(fixture)
+def _page(request: HttpRequest) -> int | None:
+    """The queue's page asked for (a refresh or a decision keeps the page being read), or None
+    when it is not a page number."""
+    page = (request.POST.get("page") or request.GET.get("page") or "1").strip()
+    return int(page) if page.isdigit() and len(page) <= 6 else None
+
+
+def _not_a_page() -> HttpResponse:
+    return HttpResponseBadRequest(_("page: a page of the queue, such as 2"))
+
+
+def _panel(request: HttpRequest, fixture: Fixture, page: int, error: str = "") -> HttpResponse:
+    waiting = queue(fixture, page=page)
     decided = list(decided_recently(fixture))
     posts = current_posts(fixture)
-    suggested = {i.pk: nearest_steward(fixture, i.block_id, posts) for i in [*items, *decided]}
+    suggested = {
+        i.pk: nearest_steward(fixture, i.block_id, posts) for i in [*waiting.items, *decided]
+    }
     urls = _action_urls(fixture)
     return render(
         request,
         "supporters/control_room_panel.html",
         {
             "fixture": fixture,
+            "queue": waiting,
+            "life": waiting.by_severity.get(LIFE, 0),
+            "life_categories": LIFE_CATEGORIES,
             "items": [
                 (item, suggested[item.pk], item.first_reports, urls(item.pk))  # type: ignore[attr-defined]
-                for item in items
+                for item in waiting.items
             ],
             "decided": [(item, suggested[item.pk], urls(item.pk)) for item in decided],
-            "blocks": " ".join(sorted({i.block.code for i in items if i.block})),
+            "blocks": " ".join(waiting.blocks),
             "error": error,
         },
     )
@@ -104,8 +134,23 @@ def _panel(request: HttpRequest, fixture: Fixture, error: str = "") -> HttpRespo
 @login_required
 @require_GET
 def control_room_panel(request: HttpRequest, fixture_id: int) -> HttpResponse:
-    """The queue, trusted reporters first; the items decided lately with their steward."""
-    return _panel(request, _fixture(request, fixture_id))
+    """The queue, a life at risk first (selectors.queue_rank), a page at a time; the items
+    decided lately with their steward. Every control-room screen reads it after the queue's
+    frames: its CPU is in the answer's Server-Timing (bench/bench_supporters.py reads it)."""
+    started = time.thread_time()
+    fixture = _fixture(request, fixture_id)
+    page = _page(request)
+    if page is None:
+        response = _not_a_page()
+    else:
+        # The copy the first screen read since the last change, for every other screen (the
+        # version changes with anything the fragment shows; SAFEGROUND_LOG_CACHE_SECONDS bounds
+        # what it does not see, such as a steward renamed).
+        key = (fixture.pk, page, get_language(), queue_version(fixture))
+        html = _copies.get(key, lambda: _panel(request, fixture, page).content)
+        response = HttpResponse(html)
+    response["Server-Timing"] = f"cpu;dur={(time.thread_time() - started) * 1000:.2f}"
+    return response
 
 
 @login_required
@@ -114,6 +159,9 @@ def item_action(request: HttpRequest, fixture_id: int, item_id: int, action: str
     fixture = _fixture(request, fixture_id)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
+    page = _page(request)
+    if page is None:
+        return _not_a_page()
     by = _user(request)
     try:
         if action == "accept":
@@ -134,8 +182,8 @@ def item_action(request: HttpRequest, fixture_id: int, item_id: int, action: str
         else:
             raise Http404(_("No such action."))
     except SafegroundError as error:
-        return _panel(request, fixture, f"{error.field}: {error.message}")
-    return _panel(request, fixture)
+        return _panel(request, fixture, page, f"{error.field}: {error.message}")
+    return _panel(request, fixture, page)
 
 
 @login_required

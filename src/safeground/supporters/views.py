@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from safeground.errors import SafegroundError
 
-from .abuse import TooManyReports
+from .abuse import TooManyReports, refusal_words
 from .categories import CATEGORIES
 from .models import Reporter
 from .seats import Seat, seat_at
@@ -67,11 +67,7 @@ def _page(request: HttpRequest, seat: Seat, status: int = 200, **context: object
 def _refusal(error: SafegroundError) -> str:
     """The words a supporter reads; the field's name would mean nothing to them."""
     if isinstance(error, TooManyReports):
-        minutes = max(1, round(error.retry_after / 60))
-        return _(
-            "You have sent several reports in the last few minutes and the control room has "
-            "them. You can send another in about %(minutes)s minutes."
-        ) % {"minutes": minutes}
+        return refusal_words(error)
     messages = {
         "photo": _("The photo could not be used: send a JPEG, PNG or WebP image under 10 MB."),
         "text": _("Please keep the description under 1,000 characters."),

@@ -7,3 +7,13 @@
     block.classList.toggle("supporter-reported", waiting.has(block.dataset.block));
   }
 })();
+
+// The queue is paged: a live refresh of the panel (its container's own request) asks for the page
+// being read, not the first. Registered once, however often the fragment is swapped in.
+if (!window.supportersQueuePaged) {
+  window.supportersQueuePaged = true;
+  document.addEventListener("htmx:configRequest", (event) => {
+    const panel = event.detail.elt.querySelector?.(":scope > [data-supporters-panel]");
+    if (panel && event.detail.parameters.page === undefined) event.detail.parameters.page = panel.dataset.page;
+  });
+}
