@@ -143,7 +143,10 @@ def _check_times(
         if timezone.is_naive(parts.review_at):
             raise DecisionError("review_at", _("give a time with its time zone"))
         if parts.review_at <= decided:
-            raise DecisionConflict("review_at", _("must be after the time decided"))
+            after = {"decided": clock.local_time(decided)}
+            raise DecisionConflict(
+                "review_at", _("must be after the time decided (%(decided)s)") % after
+            )
     return decided
 
 
