@@ -77,13 +77,18 @@ CANCELLED_REASON = "Cancelled before the match: bought for a supporter the polic
 
 
 def cup_tie_night_load(cup_tie: Fixture) -> None:
-    """The cup tie's figures recorded as the night left them: its seven arrests in the log and
-    its 30 refusals at the turnstiles. The arrests are the seed scenario's own entries, by the
+    """The cup tie's figures recorded as the night left them: its seven arrests and the surge in
+    the log and its 30 refusals at the turnstiles. The entries are the seed scenario's own, by the
     same authors with the same idempotency keys: `safeground replay seed` finds them stored and
     plays the rest of the night around them, and the match still has seven."""
     scenario = scenario_load("seed")
-    arrests = [spec for spec in scenario.entries if spec.get("category") == "arrest"]
-    replay(replace(scenario, posts=[], entries=arrests), fixture=cup_tie, speed=0)
+    # With the surge the riot police were sent in for, which the commander's decision links.
+    night = [
+        spec
+        for spec in scenario.entries
+        if spec.get("category") == "arrest" or spec.get("ref") == "surge"
+    ]
+    replay(replace(scenario, posts=[], entries=night), fixture=cup_tie, speed=0)
     _turned_away(cup_tie)
 
 
