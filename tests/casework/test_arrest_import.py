@@ -57,7 +57,7 @@ def test_an_arrest_recorded_from_the_log_is_not_counted_again(match_day, tmp_pat
     arrest_record(entry=entry, by=match_day.cast["safety"], home_office_offence="alcohol",
                   club="away", reference="RC/2")  # fmt: skip
     said = run(cup, "offence,club,reference\nalcohol,away,RC/2\nalcohol,home,RC/9\n", tmp_path)
-    assert "Imported 1 arrests" in said and "already recorded: RC/2" in said
+    assert "Imported 1 arrest for" in said and "already recorded: RC/2" in said
     assert Outcome.objects.filter(kind="arrest").count() == 2
 
 

@@ -20,7 +20,7 @@ from safeground.entry.models import Scan, Ticket
 from safeground.entry.rules import REASONS
 from safeground.entry.selectors import prevented_from_attending
 from safeground.incidents.checkpoints import checkpoints_for
-from safeground.incidents.models import Broadcast, LogEntry
+from safeground.incidents.models import Broadcast, LogCheckpoint, LogEntry
 from safeground.incidents.selectors import place_label
 from safeground.incidents.verify import log_verify
 from safeground.matches.models import FULL_TIME_MINUTES, Fixture
@@ -353,6 +353,7 @@ def chain_check(fixture: Fixture) -> dict[str, Any]:
     carries so that whoever holds it can check the club's log later (ADR 0008)."""
     check = log_verify(fixture.pk)
     broken = check.chain_break
+    reasons = dict(LogCheckpoint.Reason.choices)
     return {
         "entries": check.entries,
         "intact": check.ok,
@@ -360,7 +361,12 @@ def chain_check(fixture: Fixture) -> dict[str, Any]:
         "problems": [problem.message for problem in check.problems],
         "anchored": check.anchored,
         "checkpoints": [
-            {**c["statement"], "signature": c["signature"]} for c in checkpoints_for(fixture)
+            {
+                **c["statement"],
+                "signature": c["signature"],
+                "reason_label": str(reasons.get(reason := c["statement"]["reason"], reason)),
+            }
+            for c in checkpoints_for(fixture)
         ],
     }
 
