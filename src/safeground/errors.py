@@ -14,8 +14,9 @@ from typing import Any, ClassVar, cast
 
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import render
 from django.urls import Resolver404, resolve
 from django.utils import timezone, translation
 from django.utils.functional import lazy
@@ -194,10 +195,20 @@ class RequestChecks:
     bypasses Django, checks its own fields (entry/api.py, scan_input) and its size
     (entry/runtime/asgi.py). Of a multipart body (a photo upload) the text fields are checked,
     not the files.
+
+    With DEBUG on (`make run`), a page's ordinary not-found is the plain 404 page too, not
+    Django's technical one listing every address of the site: an address nothing answers
+    (no resolver match) and a view's Http404 (process_exception).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        api = request.path.startswith("/api/")
+        if settings.DEBUG and isinstance(exception, Http404) and not api:
+            return _plain_not_found(request)
+        return None
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         refusal = (
@@ -211,6 +222,8 @@ class RequestChecks:
             if request.path.startswith("/api/") and not _json_or_fine(response):
                 with translation.override(translation.get_language_from_request(request)):
                     return _in_the_one_shape(response)
+            if settings.DEBUG and response.status_code == 404 and request.resolver_match is None:
+                return _plain_not_found(request)
             return response
         # This runs before LocaleMiddleware: the asker's language is found for a refusal only,
         # and the refusal's words (said_later) are made in it as the answer is written.
@@ -223,6 +236,10 @@ class RequestChecks:
         if wait is not None:
             answer["Retry-After"] = str(wait)
         return answer
+
+
+def _plain_not_found(request: HttpRequest) -> HttpResponse:
+    return render(request, "404.html", status=404)
 
 
 def _json_or_fine(response: HttpResponse) -> bool:

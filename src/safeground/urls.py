@@ -4,7 +4,8 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.translation import gettext
 from django.views import defaults
@@ -14,6 +15,13 @@ from safeground.accounts import views as account_views
 
 from .api import DATABASE_UNAVAILABLE, api
 from .errors import Unavailable
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """What a browser asks for before it reads a page's <link rel=icon> (and tools that never
+    read one): the same icon."""
+    return HttpResponsePermanentRedirect(static("safeground/favicon-1.svg"))
+
 
 urlpatterns = [
     # First: a stand's flood of reports to the seat pages tried some ninety patterns before
@@ -45,6 +53,7 @@ urlpatterns = [
     path("", include("safeground.exchange.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon),
 ]
 
 

@@ -384,7 +384,9 @@ def test_the_safety_officer_records_an_arrest_from_its_log_entry_in_one_form(
     safety.get_by_role("link", name=f"Record an arrest from entry #{entry.seq}").click()
     expect(safety.locator("[data-entry]")).to_contain_text("ran onto the pitch")
     form = safety.locator("[data-arrest-form]")
-    form.get_by_label("Offence group (Home Office)").select_option(label="Pitch incursion")
+    # The defaults read from the entry's words and the force policing the match.
+    expect(form.get_by_label("Offence group (Home Office)")).to_have_value("pitch_incursion")
+    expect(form.get_by_label("Arresting force")).to_have_value("Metropolitan Police Service")
     form.get_by_label("Away club").check()
     # A missing reference is a form error beside its field; nothing is written.
     form.get_by_role("button", name="Record the arrest").click()
@@ -403,3 +405,16 @@ def test_the_safety_officer_records_an_arrest_from_its_log_entry_in_one_form(
 
     safety.goto(f"{site}/grounds/{cup_tie.ground.code}/season/")
     assert _arrests_of(safety, "Chelsea") == before + 1
+
+    # The same entry's form again: it names the arrest already recorded; a second is confirmed.
+    safety.goto(f"{site}/fixtures/{cup_tie.pk}/casework/entries/{entry.pk}/arrest/")
+    expect(safety.locator("[data-arrest-already]")).to_contain_text("ref. RC/2016/0427")
+    form = safety.locator("[data-arrest-form]")
+    form.get_by_label("Police reference").fill("RC/2016/0428")
+    form.get_by_role("button", name="Record the arrest").click()
+    expect(safety.locator('[data-error="another"]')).to_be_visible()
+    form = safety.locator("[data-arrest-form]")
+    form.get_by_label("Record another arrest from this entry").check()
+    form.get_by_role("button", name="Record the arrest").click()
+    expect(safety.locator(".message")).to_contain_text("Arrest recorded")
+    expect(safety.locator('[data-outcomes] [data-outcome="arrest"]')).to_have_count(2)

@@ -89,7 +89,9 @@ def test_the_police_commanders_decision_logged_amended_reviewed_and_printed(site
     page.locator(f"#decision-{decision.entry.seq}").get_by_role("link", name="Amend").click()
     page.get_by_label("Why it is amended").fill("Second unit arrived")
     page.get_by_label("Decision", exact=True).fill("Two public order units into the concourse")
-    page.get_by_label("Review at").fill("")
+    # Its review time has passed: not copied, and the form says so.
+    expect(page.get_by_label("Review at")).to_have_value("")
+    expect(page.locator("[data-amend-form]")).to_contain_text("has passed: give a new one")
     page.get_by_role("button", name="Log the amendment").click()
     amendment = Decision.objects.get(amends=decision)
     old = page.locator(f"#decision-{decision.entry.seq}")

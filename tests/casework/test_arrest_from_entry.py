@@ -113,3 +113,34 @@ def test_the_arrest_form_records_it_and_a_bad_one_is_a_form_error(match_day, arr
 def test_an_entry_of_another_match_is_not_found(match_day, arrest_entry, client_for):
     url = reverse("entry_arrest", args=[match_day.league_match.pk, arrest_entry.pk])
     assert client_for("safety").get(url).status_code == 404
+
+
+def test_the_arrest_form_reads_its_defaults_from_the_entry_and_the_matchs_police_force(
+    match_day, client_for
+):
+    cup = match_day.cup_tie
+    entry = factories.report(cup, category="arrest", text="Arrest 1: public order offence")
+    page = client_for("safety").get(reverse("entry_arrest", args=[cup.pk, entry.pk]))
+    form = page.context["form"]
+    assert form["home_office_offence"].value() == "public_disorder"
+    assert form["force"].value() == factories.POLICE_FORCE
+    assert "another" not in form.fields  # nothing recorded from it yet
+
+
+def test_a_second_arrest_from_the_same_entry_is_warned_of_naming_the_first(
+    match_day, arrest_entry, client_for
+):
+    cup, client = match_day.cup_tie, client_for("safety")
+    url = reverse("entry_arrest", args=[cup.pk, arrest_entry.pk])
+    arrest = {"home_office_offence": "public_disorder", "club": "away", "reference": "RC/27/7"}
+    assert client.post(url, arrest).status_code == 302
+
+    page = client.get(url).content.decode()
+    assert "data-arrest-already" in page and "ref. RC/27/7 (Public disorder)" in page
+    second = arrest | {"reference": "RC/27/8"}
+    refused = client.post(url, second)
+    assert refused.status_code == 400 and 'data-error="another"' in refused.content.decode()
+    assert Outcome.objects.count() == 1
+    # A second person arrested from the same report: confirmed, recorded.
+    assert client.post(url, second | {"another": "on"}).status_code == 302
+    assert Outcome.objects.filter(kind="arrest").count() == 2

@@ -57,7 +57,7 @@ def test_an_arrest_recorded_from_the_log_is_not_counted_again(match_day, tmp_pat
     arrest_record(entry=entry, by=match_day.cast["safety"], home_office_offence="alcohol",
                   club="away", reference="RC/2")  # fmt: skip
     said = run(cup, "offence,club,reference\nalcohol,away,RC/2\nalcohol,home,RC/9\n", tmp_path)
-    assert "Imported 1 arrests" in said and "already recorded: RC/2" in said
+    assert "Imported 1 arrest for" in said and "already recorded: RC/2" in said
     assert Outcome.objects.filter(kind="arrest").count() == 2
 
 
@@ -124,10 +124,18 @@ def test_a_files_line_problems_are_in_the_readers_language_fields_unchanged(matc
     errors = refused.value.errors
     assert errors[0].startswith("llinell 2: offence_group: nid yw 'shoplifting' yn un o grwpiau")
     assert errors[1:] == [
-        "llinell 3: club: rhaid i 'visitors' fod yn home, away, other neu not known",
+        "llinell 3: club: rhaid i 'visitors' fod yn home, away, other neu not_known",
         "llinell 4: reference: mae ar goll",
         "llinell 5: time: nid yw 'yesterday' yn amser fel 2016-10-26 21:05",
     ]
     with translation.override("cy"), pytest.raises(ArrestsRefused) as empty:
         parse_arrests(b"   ")
     assert empty.value.errors == ["llinell 1: file: mae'n wag (dim pennawd, dim arestiadau)"]
+
+
+def test_the_readme_lists_every_offence_group_and_club_code_the_file_and_api_take() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for code in [*Outcome.HomeOfficeOffence.values, *Outcome.Club.values]:
+        assert f"`{code}`" in readme, code

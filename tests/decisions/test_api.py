@@ -103,3 +103,43 @@ def test_a_form_error_names_the_late_field_on_the_page(match_day, client_for):
     form = page.context["form"]
     assert "retrospective_reason" in form.errors
     assert not Decision.objects.exists()
+
+
+def test_a_decision_past_its_review_time_is_amended_without_copying_that_time(
+    match_day, client_for
+):
+    cup, cast = match_day.cup_tie, match_day.cast
+    decision = decision_record(
+        fixture=cup,
+        loggist=cast["loggist"],
+        decision_maker=cast["police"],
+        # Logged late: its review time has come and gone.
+        parts=DecisionParts(
+            decision="Hold", rationale="Surge", review_at=timezone.now() - timedelta(minutes=10)
+        ),
+        decided_at=timezone.now() - timedelta(minutes=30),
+        retrospective_reason="Written up after the surge",
+    )
+    loggist = client_for("loggist")
+    amend = f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"
+    form = loggist.get(amend).context["form"]
+    assert form["review_at"].value() is None
+    assert "has passed: give a new one, or leave it empty" in form.fields["review_at"].help_text
+
+    posted = {
+        "reason": "Second unit arrived",
+        "decision_maker": cast["police"].pk,
+        "decision": "Hold longer",
+        "rationale": "Surge",
+    }
+    assert loggist.post(amend, posted).status_code == 302
+    assert Decision.objects.get(amends=decision).review_at is None
+
+    # A past review time typed in is refused with the time it must follow.
+    past = timezone.localtime(timezone.now() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M")
+    amendment = Decision.objects.get(amends=decision)
+    refused = loggist.post(
+        f"/fixtures/{cup.pk}/decisions/{amendment.pk}/amend/", {**posted, "review_at": past}
+    )
+    assert refused.status_code == 400
+    assert "must be after the time decided (" in refused.context["form"].errors["review_at"][0]

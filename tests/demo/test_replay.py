@@ -6,11 +6,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from safeground.demo.replay import replay, scenario_fixture, scenario_load
+from safeground.decisions.models import Decision, RadioSwitch
+from safeground.decisions.selectors import radio_periods
+from safeground.demo.replay import RADIO, replay, scenario_fixture, scenario_load
+from safeground.demo.season import demo_load
 from safeground.incidents.models import LogEntry
 from safeground.incidents.selectors import RECORD_KINDS
 from safeground.incidents.verify import chain_verify
 from safeground.matches.models import Fixture
+from safeground.matches.services import risk_assessment_current
 
 pytestmark = pytest.mark.django_db
 
@@ -51,9 +55,11 @@ def test_a_high_speed_replay_gives_the_entries_and_chain_the_scenario_describes(
         for e in LogEntry.objects.filter(fixture=fixture).order_by("seq")
         if e.kind != "warning" and e.kind not in RECORD_KINDS
     ]
-    assert len(played) == len(scenario.entries)
+    # The radio's switches are decisions: chained records too.
+    logged = [spec for spec in scenario.entries if spec.get("action") not in RADIO]
+    assert len(played) == len(logged)
     kinds = {"assign": "assignment", "escalate": "escalation", "resolve": "status"}
-    for spec, entry in zip(scenario.entries, played, strict=True):
+    for spec, entry in zip(logged, played, strict=True):
         if "action" in spec:
             assert entry.kind == kinds[spec["action"]]
             assert entry.concerns is not None
@@ -83,3 +89,25 @@ def test_the_seed_scenario_plays_into_the_2016_tie_not_a_later_fixture(demo) -> 
     later.kickoff = timezone.now() + timedelta(hours=3)  # the same clubs, later today
     later.save()
     assert scenario_fixture(scenario).pk == played.pk
+
+
+def test_the_demo_tells_its_own_story_the_radio_down_the_surge_decided_on(settings) -> None:
+    """Issue 38 row 15: the police's radio did not work inside the ground that night (marked
+    down in the replay, at the scenario's minutes); the riot police decision links the surge;
+    the alcohol decision names the category the risk page gives."""
+    settings.SAFEGROUND_DEMO_HISTORY = True
+    demo_load()
+    scenario = scenario_load("seed")
+    fixture = scenario_fixture(scenario)
+    replay(scenario, fixture=fixture, speed=0)
+    periods = radio_periods(fixture)
+    assert [(p.began, p.ended) for p in periods] == [
+        (fixture.kickoff - timedelta(minutes=45), fixture.kickoff + timedelta(minutes=120))
+    ]
+    assert all(s.decision.retrospective_reason for s in RadioSwitch.objects.filter(fixture=fixture))
+    page_category = risk_assessment_current(fixture=fixture).category  # the risk page's
+    alcohol = Decision.objects.get(fixture=fixture, decision__startswith="No alcohol")
+    assert f"category {page_category}," in alcohol.rationale
+    surge = LogEntry.objects.get(fixture=fixture, category__code="crowd-surge")
+    riot = Decision.objects.get(fixture=fixture, decision__startswith="Riot police")
+    assert list(riot.links) == [surge.seq]

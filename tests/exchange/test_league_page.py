@@ -54,4 +54,8 @@ def test_the_page_says_so_when_the_exchange_does_not_answer(enrolled, settings, 
     page = client_for("safety").get(reverse("league_record"))
     assert page.status_code == 200 and "data-unreachable" in page.content.decode()
     settings.SAFEGROUND_EXCHANGE_URL = ""
-    assert client_for("safety").get(reverse("league_record")).status_code == 404
+    alone = client_for("safety").get(reverse("league_record"))
+    assert alone.status_code == 404
+    html = alone.content.decode()
+    assert "This club is not enrolled in a league's ban exchange." in html
+    assert "safeground league-key" in html and "SAFEGROUND_EXCHANGE_URL" in html

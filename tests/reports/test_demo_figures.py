@@ -12,6 +12,7 @@ from django.test import Client
 
 from safeground.accounts.models import User
 from safeground.bans.models import Ban
+from safeground.casework.models import Outcome
 from safeground.demo.history import ENTRIES
 from safeground.demo.register import CLUB_BANS
 from safeground.demo.replay import replay, scenario_fixture, scenario_load
@@ -128,3 +129,22 @@ def test_the_demo_season_shows_the_seed_case_figures(settings) -> None:
     on_the_night = found.bans[[m["id"] for m in found.matches].index(cup.pk)]
     appealed = Ban.objects.filter(status=Ban.Status.APPEALED).count()
     assert on_the_night["issued"] == len(CLUB_BANS) + appealed == 23
+
+
+def test_every_arrest_in_the_demos_log_is_recorded_in_a_case(settings) -> None:
+    """The 4 arrests v Middlesbrough and the cup tie's 7: each in a case with its offence group
+    (from the entry's words) and the force policing the match, none "not recorded"; the
+    figures count each once."""
+    settings.SAFEGROUND_DEMO_HISTORY = True
+    ground = demo_load()
+    arrests = LogEntry.objects.filter(fixture__ground=ground, category__code="arrest")
+    assert arrests.count() == 11
+    for entry in arrests:
+        recorded = Outcome.objects.get(kind="arrest", case__entries=entry)
+        assert recorded.home_office_offence in ("public_disorder", "missile"), entry.text
+        assert recorded.force == "Metropolitan Police Service"
+    cup = Fixture.objects.get(away_club__name="Chelsea", stage="Fourth round")
+    assert match_report(cup).arrests == 7
+    offences = season(ground, SeasonFilter()).arrests_by_offence
+    assert "Not recorded in a case" not in {row["offence"] for row in offences}
+    assert sum(row["arrests"] for row in offences) == 11

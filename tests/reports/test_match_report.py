@@ -2,18 +2,20 @@
 
 import io
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from pypdf import PdfReader
 
+from safeground.bans.models import Ban
 from safeground.entry import rules
 from safeground.entry.models import Scan
 from safeground.entry.rules import REASONS
 from safeground.entry.selectors import PREVENTING
 from safeground.incidents.models import LogCheckpoint, LogEntry
+from safeground.incidents.selectors import NOT_INCIDENT_CATEGORIES
 from safeground.incidents.services import log_checkpoint_make
 from safeground.reports.match_report import TIMELINE_STEP, match_report, match_report_for
-from safeground.reports.selectors import OUTCOMES
 
 from .conftest import Played, denied_by_reason
 
@@ -59,7 +61,7 @@ def test_the_timeline_counts_admissions_per_step_from_kick_off(played: Played) -
 def test_incidents_by_category_severity_block_and_outcomes(played: Played) -> None:
     report = match_report(played.cup)
     reports = played.reports
-    incidents = [e for e in reports if e.category.code not in OUTCOMES]  # type: ignore[union-attr]
+    incidents = [e for e in reports if e.category.code not in NOT_INCIDENT_CATEGORIES]  # type: ignore[union-attr]
     assert len(incidents) < len(reports)  # the match has arrests and ejections, counted apart
 
     by_category_severity = Counter((e.category.code, e.severity) for e in incidents)  # type: ignore[union-attr]
@@ -73,11 +75,12 @@ def test_incidents_by_category_severity_block_and_outcomes(played: Played) -> No
     assert report.incidents_total == len(incidents)
     codes = Counter(e.category.code for e in reports)  # type: ignore[union-attr]
     assert (report.arrests, report.ejections) == (codes["arrest"], codes["ejection"])
-    blocks = Counter(e.block.code for e in reports if e.block)  # type: ignore[union-attr]
+    # The map counts what the count by category counts: one definition of an incident.
+    blocks = Counter(e.block.code for e in incidents if e.block)  # type: ignore[union-attr]
     assert report.blocks["counts"] == dict(blocks)
-    assert sum(row["count"] for row in report.blocks["elsewhere"]) == len(
-        [e for e in reports if not e.block_id]
-    )
+    elsewhere = sum(row["count"] for row in report.blocks["elsewhere"])
+    assert elsewhere == len([e for e in incidents if not e.block_id])
+    assert sum(blocks.values()) + elsewhere == report.incidents_total
 
 
 def test_escalations_show_minutes_from_report_to_each_action(played: Played) -> None:
@@ -117,9 +120,18 @@ def test_broadcasts_chain_debrief_and_bans_proposed(played: Played) -> None:
     assert [(c["entries"], c["head"]) for c in chain["checkpoints"]] == [(entries, signed.head)]
     assert played.debrief is not None
     assert [note["text"] for note in report.debrief] == [played.debrief.text]
+    # The bans were proposed today, seasons after the match: the window closes at its season's end.
+    assert report.bans_proposed["total"] == 0
+    assert report.bans_proposed["until_is"] == "season_end"
+    assert report.bans_proposed["until"].startswith("2024-07-01T00:00:00")
+    Ban.objects.filter(pk__in=[b.pk for b in played.bans]).update(
+        created_at=played.cup.kickoff + timedelta(hours=3)
+    )
+    report = match_report(played.cup)
     assert report.bans_proposed["total"] == len(played.bans)
     # The league match a week earlier: its window closes at the cup tie's kick-off.
-    assert match_report(played.day.league_match).bans_proposed["total"] == 0
+    earlier = match_report(played.day.league_match).bans_proposed
+    assert (earlier["total"], earlier["until_is"]) == (0, "next_match")
 
 
 def test_home_only_reports_count_for_the_home_club_only(played: Played) -> None:
@@ -127,7 +139,7 @@ def test_home_only_reports_count_for_the_home_club_only(played: Played) -> None:
     home = match_report_for(cast["safety"], played.cup.pk)
     police = match_report_for(cast["police"], played.cup.pk)
 
-    incidents = [e for e in played.reports if e.category.code not in OUTCOMES]  # type: ignore[union-attr]
+    incidents = [e for e in played.reports if e.category.code not in NOT_INCIDENT_CATEGORIES]  # type: ignore[union-attr]
     home_only = [e for e in incidents if e.home_only]
     assert home.incidents_total == len(incidents)
     assert police.incidents_total == len(incidents) - len(home_only) < home.incidents_total

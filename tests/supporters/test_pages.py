@@ -260,3 +260,13 @@ def test_the_queue_reads_in_a_fixed_number_of_queries(
     with django_assert_max_num_queries(20):
         response = client.get(url)
     assert response.content.decode().count("data-item=") == 12
+
+
+def test_the_seat_page_has_a_language_switch_and_speaks_welsh_once_chosen(tonight) -> None:
+    client = Client()
+    html = client.get(seat_url(tonight)).content.decode()
+    assert "data-language-switch" in html and 'data-language="cy"' in html and ">Cymraeg<" in html
+    chosen = client.post("/i18n/setlang/", {"language": "cy", "next": seat_url(tonight)})
+    assert chosen.status_code == 302 and chosen["Location"] == seat_url(tonight)
+    welsh = client.get(seat_url(tonight)).content.decode()
+    assert '<html lang="cy">' in welsh and 'data-language="en-gb"' in welsh

@@ -6,7 +6,8 @@ listed here are ignored):
 
     offence_group   the Home Office offence group: its code (`pitch_incursion`) or its name
                     (`Pitch incursion`) (also: offence, group, home_office_offence)
-    club            the arrested person's club: home, away, other or not known (empty: not known)
+    club            the arrested person's club: home, away, other or not_known (empty:
+                    not_known), spelt as the API spells it
     reference       the police's custody or crime reference (required; unique in the file)
     time            optional: when the arrest was made, `2016-10-26 21:05` or `26/10/2016 21:05`
                     (UK time) or ISO 8601 with its offset (also: arrested_at)
@@ -134,7 +135,7 @@ def _row(fields: Row) -> ArrestRow | None:
         bad("offence_group", said % {"value": get("offence_group")[:60], "groups": names})
     club = CLUBS.get(" ".join(get("club").lower().split()))
     if club is None:
-        said = _("'%(value)s' must be home, away, other or not known")
+        said = _("'%(value)s' must be home, away, other or not_known")
         bad("club", said % {"value": get("club")[:60]})
     reference = get("reference")
     if not reference:

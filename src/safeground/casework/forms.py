@@ -1,5 +1,7 @@
 """Forms of the casework pages: they parse; the services decide."""
 
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -105,6 +107,21 @@ class ArrestForm(forms.Form):
     note = forms.CharField(
         label=_("Note"), widget=forms.Textarea(attrs={"rows": 2}), required=False
     )
+    another = forms.BooleanField(
+        label=_("Record another arrest from this entry"),
+        required=False,
+        help_text=_("An arrest is already recorded from it: tick only if this is a second person."),
+    )
+
+    def __init__(self, *args: Any, already: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.already = already
+        if not already:
+            del self.fields["another"]  # asked only when an arrest is already recorded
+
+    def particulars(self) -> dict[str, Any]:
+        """The arrest's fields, as arrest_record takes them."""
+        return {k: v for k, v in self.cleaned_data.items() if k != "another"}
 
 
 class BanForm(forms.Form):

@@ -32,11 +32,18 @@ from safeground.incidents.selectors import (
     logged_entry_audience,
 )
 from safeground.live.viewers import viewer_for
-from safeground.matches.models import Fixture
+from safeground.matches.models import Fixture, FixtureShare
 from safeground.matches.selectors import fixture_for
 
 from .models import Case, CustodyRecord, Evidence, Outcome, Subject
-from .services import CaseworkError, CaseworkNotFound, FileErased, custody_record_write
+from .services import (
+    CaseworkError,
+    CaseworkNotFound,
+    FileErased,
+    case_of_entry,
+    custody_record_write,
+    entry_home_office_group,
+)
 from .who import (
     MAX_ROWS,
     PAGE_SIZE,
@@ -147,6 +154,27 @@ def report_of(user: Any, fixture: Fixture, entry_id: int) -> LogEntry:
     return get_object_or_404(
         reports.select_related("category", "block", "zone", "gate", "concourse"), pk=entry_id
     )
+
+
+def arrest_defaults(entry: LogEntry) -> dict[str, str]:
+    """What the arrest form offers first: the offence group the entry (or its case) points to,
+    and the force the match is shared with for policing."""
+    police = (
+        entry.fixture.shares.filter(purpose=FixtureShare.Purpose.POLICE)
+        .order_by("pk")
+        .values_list("organisation__name", flat=True)
+        .first()
+    )
+    return {"home_office_offence": entry_home_office_group(entry), "force": police or ""}
+
+
+def arrests_already(entry: LogEntry) -> list[Outcome]:
+    """The arrests already recorded in the entry's case (the case an arrest from it goes into):
+    a second one from the same entry is most often the first recorded twice."""
+    case = case_of_entry(entry)
+    if case is None:
+        return []
+    return list(case.outcomes.filter(kind=Outcome.Kind.ARREST).select_related("by").order_by("pk"))
 
 
 def _distance(rows: int) -> int:

@@ -189,22 +189,52 @@ HOME_OFFICE_GROUP_OF_CATEGORY = {
 }
 
 
+# The words a log entry uses for an offence -> its group, read when its category names none
+# (an "arrest" entry: "Arrest 1: public order offence"). First match wins: the more particular
+# words first ("violent disorder" before "disorder").
+HOME_OFFICE_GROUP_OF_WORDS = (
+    ("violent disorder", _GROUP.VIOLENT_DISORDER),
+    ("public order", _GROUP.PUBLIC_DISORDER),
+    ("disorder", _GROUP.PUBLIC_DISORDER),
+    ("affray", _GROUP.PUBLIC_DISORDER),
+    ("drunk", _GROUP.ALCOHOL),
+    ("alcohol", _GROUP.ALCOHOL),
+    ("pitch", _GROUP.PITCH_INCURSION),
+    ("missile", _GROUP.MISSILE),
+    ("thrown", _GROUP.MISSILE),
+    ("tout", _GROUP.TICKET_TOUTING),
+    ("chant", _GROUP.CHANTING),
+    ("damage", _GROUP.CRIMINAL_DAMAGE),
+    ("pyrotechnic", _GROUP.PYROTECHNICS),
+    ("flare", _GROUP.PYROTECHNICS),
+    ("smoke bomb", _GROUP.PYROTECHNICS),
+)
+
+
+def _group_of(code: str, text: str) -> str | None:
+    if code in HOME_OFFICE_GROUP_OF_CATEGORY:
+        return HOME_OFFICE_GROUP_OF_CATEGORY[code]
+    words = text.lower()
+    return next((group for said, group in HOME_OFFICE_GROUP_OF_WORDS if said in words), None)
+
+
 def case_home_office_group(case: Case) -> str:
-    """The group the case's most severe categorised entry points to ("other" if none does)."""
-    for code in case.entries.order_by("-severity", "seq").values_list("category__code", flat=True):
-        if code in HOME_OFFICE_GROUP_OF_CATEGORY:
-            return HOME_OFFICE_GROUP_OF_CATEGORY[code]
+    """The group the case's most severe entry points to, by its category or its words ("other"
+    if none does)."""
+    entries = case.entries.order_by("-severity", "seq").values_list("category__code", "text")
+    for code, text in entries:
+        if group := _group_of(code or "", text):
+            return group
     return _GROUP.OTHER
 
 
 def entry_home_office_group(entry: LogEntry) -> str:
     """The group to offer first for an arrest from this entry: its open case's, else its own
-    category's ("other" if neither points to one)."""
+    category's or words' ("other" if neither points to one)."""
     case = case_of_entry(entry)
     if case is not None:
         return case_home_office_group(case)
-    code = entry.category.code if entry.category else ""
-    return HOME_OFFICE_GROUP_OF_CATEGORY.get(code, _GROUP.OTHER)
+    return _group_of(entry.category.code if entry.category else "", entry.text) or _GROUP.OTHER
 
 
 def _arrest_fields(

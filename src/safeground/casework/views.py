@@ -97,16 +97,18 @@ def entry_arrest(request: HttpRequest, fixture_id: int, entry_id: int) -> HttpRe
     none); who was arrested may be added to the case when known."""
     fixture = selectors.fixture_for_casework(request.user, fixture_id)
     entry = selectors.report_of(request.user, fixture, entry_id)
+    already = selectors.arrests_already(entry)
     form = ArrestForm(
-        request.POST or None,
-        initial={"home_office_offence": services.entry_home_office_group(entry)},
+        request.POST or None, initial=selectors.arrest_defaults(entry), already=bool(already)
     )
     status = 200
     if request.method == "POST":
+        if form.is_valid() and already and not form.cleaned_data["another"]:
+            form.add_error("another", _("tick it to record a second arrest from this entry"))
         if form.is_valid():
             try:
                 outcome = services.arrest_record(
-                    entry=entry, by=_user(request), **form.cleaned_data
+                    entry=entry, by=_user(request), **form.particulars()
                 )
             except SafegroundError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
@@ -121,7 +123,13 @@ def entry_arrest(request: HttpRequest, fixture_id: int, entry_id: int) -> HttpRe
     return render(
         request,
         "casework/arrest.html",
-        {"fixture": fixture, "entry": entry, "form": form, "case": services.case_of_entry(entry)},
+        {
+            "fixture": fixture,
+            "entry": entry,
+            "form": form,
+            "case": services.case_of_entry(entry),
+            "already": already,
+        },
         status=status,
     )
 

@@ -143,7 +143,10 @@ def _check_times(
         if timezone.is_naive(parts.review_at):
             raise DecisionError("review_at", _("give a time with its time zone"))
         if parts.review_at <= decided:
-            raise DecisionConflict("review_at", _("must be after the time decided"))
+            after = {"decided": clock.local_time(decided)}
+            raise DecisionConflict(
+                "review_at", _("must be after the time decided (%(decided)s)") % after
+            )
     return decided
 
 
@@ -355,7 +358,14 @@ def _stewards_told(fixture: Fixture, by: User, text: str) -> Any:
 
 
 def _radio_switch(
-    *, fixture: Fixture, by: User, decision_maker: User, down: bool, note: str
+    *,
+    fixture: Fixture,
+    by: User,
+    decision_maker: User,
+    down: bool,
+    note: str,
+    decided_at: datetime | None = None,
+    retrospective_reason: str = "",
 ) -> RadioSwitch:
     if not can_switch_radio(by, fixture):
         raise Forbidden("by", _("the control room switches the radio down or back up"))
@@ -387,13 +397,13 @@ def _radio_switch(
         loggist=by,
         decision_maker=decision_maker,
         parts=parts,
-        decided_at=None,
-        retrospective_reason="",
+        decided_at=decided_at,
+        retrospective_reason=retrospective_reason,
     )
     switch = RadioSwitch.objects.create(
         fixture=fixture,
         down=down,
-        at=decision.entry.logged_at,
+        at=decision.decided_at,
         by=by,
         decision=decision,
         broadcast=_stewards_told(fixture, by, told),
@@ -416,19 +426,36 @@ def _radio_switch(
 
 
 @transaction.atomic
-def radio_down(*, fixture: Fixture, by: User, decision_maker: User, note: str = "") -> RadioSwitch:
+def radio_down(
+    *,
+    fixture: Fixture,
+    by: User,
+    decision_maker: User,
+    note: str = "",
+    decided_at: datetime | None = None,
+    retrospective_reason: str = "",
+) -> RadioSwitch:
     """The radio has failed: a logged decision, the plan's fallback instructions broadcast to
-    every steward, and a banner on every screen until the radio is switched back up."""
+    every steward, and a banner on every screen until the radio is switched back up. A switch
+    logged after it was made (a replay) gives decided_at and why it is late, as a decision does."""
     return _radio_switch(
-        fixture=fixture, by=by, decision_maker=decision_maker, down=True, note=note
-    )
+        fixture=fixture, by=by, decision_maker=decision_maker, down=True, note=note,
+        decided_at=decided_at, retrospective_reason=retrospective_reason,
+    )  # fmt: skip
 
 
 @transaction.atomic
 def radio_restore(
-    *, fixture: Fixture, by: User, decision_maker: User, note: str = ""
+    *,
+    fixture: Fixture,
+    by: User,
+    decision_maker: User,
+    note: str = "",
+    decided_at: datetime | None = None,
+    retrospective_reason: str = "",
 ) -> RadioSwitch:
     """The radio works again: a logged decision, the stewards told, the banner gone."""
     return _radio_switch(
-        fixture=fixture, by=by, decision_maker=decision_maker, down=False, note=note
-    )
+        fixture=fixture, by=by, decision_maker=decision_maker, down=False, note=note,
+        decided_at=decided_at, retrospective_reason=retrospective_reason,
+    )  # fmt: skip

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
@@ -20,6 +21,7 @@ from safeground.accounts.permissions import (
     can_switch_radio,
     require,
 )
+from safeground.clock import hhmm
 from safeground.errors import SafegroundError
 from safeground.incidents.panels import Panel
 from safeground.live.catalogue import DECISION, RADIO_STATUS
@@ -110,13 +112,24 @@ def decision_log_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 
 def _amend_initial(decision: Any) -> dict[str, Any]:
-    names = [*KEYS, "review_at", "home_only"]
+    names = [*KEYS, "home_only"]
     initial = {name: getattr(decision, name) for name in names}
     initial["decision_maker"] = decision.decision_maker_id
     initial["links"] = ", ".join(str(seq) for seq in decision.links)
-    if decision.review_at:
+    # A review time already passed is not copied: the amendment is decided now, and its review
+    # must come after that (the form says why the field is empty).
+    if decision.review_at and decision.review_at > timezone.now():
         initial["review_at"] = timezone.localtime(decision.review_at)
     return initial
+
+
+def _amend_form(decision: Any, fixture: Fixture, data: Any = None) -> AmendForm:
+    form = AmendForm(data, fixture=fixture, initial=None if data else _amend_initial(decision))
+    if decision.review_at and decision.review_at <= timezone.now():
+        form.fields["review_at"].help_text = _(
+            "the decision's review time (%(at)s) has passed: give a new one, or leave it empty"
+        ) % {"at": hhmm(decision.review_at)}
+    return form
 
 
 @login_required
@@ -125,13 +138,13 @@ def decision_amend_page(request: HttpRequest, fixture_id: int, decision_id: int)
     fixture = fixture_for_logging_decisions(request.user, fixture_id)
     decision = decision_seen_by(request.user, fixture, decision_id)
     if request.method != "POST":
-        form = AmendForm(fixture=fixture, initial=_amend_initial(decision))
+        form = _amend_form(decision, fixture)
         return render(
             request,
             "decisions/amend.html",
             {"fixture": fixture, "decision": decision, "form": form},
         )
-    form = AmendForm(request.POST, fixture=fixture)
+    form = _amend_form(decision, fixture, request.POST)
     status = 400
     if form.is_valid():
         try:

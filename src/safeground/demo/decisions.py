@@ -17,9 +17,10 @@ def _at(cup_tie: Fixture, minutes: int) -> datetime:
     return cup_tie.kickoff + timedelta(minutes=minutes)
 
 
-def _concourse_arrests(cup_tie: Fixture) -> tuple[int, ...]:
+def _surge(cup_tie: Fixture) -> tuple[int, ...]:
+    """The concourse surge the riot police were sent in for (history.cup_tie_night_load)."""
     found = LogEntry.objects.filter(
-        fixture=cup_tie, kind=LogEntry.Kind.REPORT, category__code="arrest", concourse__isnull=False
+        fixture=cup_tie, kind=LogEntry.Kind.REPORT, category__code="crowd-surge"
     )
     return tuple(found.order_by("seq").values_list("seq", flat=True))
 
@@ -34,7 +35,7 @@ def cup_tie_decisions_load(cup_tie: Fixture) -> None:
             -585,
             DecisionParts(
                 decision="No alcohol on sale anywhere in the ground for this match",
-                rationale="A London derby in the cup, category C-IR, after disorder at the "
+                rationale="A London derby in the cup, category C, after disorder at the "
                 "Watford and Middlesbrough matches this season",
                 information="The police's intelligence on both clubs' risk groups; "
                 "this season's log",
@@ -63,7 +64,7 @@ def cup_tie_decisions_load(cup_tie: Fixture) -> None:
                 "order unit in",
                 options_rejected="Stewards alone: outnumbered, and stewards had been moved between "
                 "areas all night",
-                links=_concourse_arrests(cup_tie),
+                links=_surge(cup_tie),
             ),
         ),
         (

@@ -10,11 +10,17 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from django.utils import timezone
+
 from safeground.accounts.models import User
+from safeground.casework.models import Outcome
+from safeground.casework.selectors import arrest_defaults
+from safeground.casework.services import arrest_record
 from safeground.entry.models import Ticket
 from safeground.entry.runtime import lookups
 from safeground.entry.scans import scan_decide
 from safeground.entry.services import ticket_cancel
+from safeground.incidents.models import LogEntry
 from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
 from safeground.venues.models import Ground, Turnstile
@@ -36,12 +42,14 @@ ENTRIES = [
      "Disorder on the east lower concourse at full time"),
     ("Middlesbrough", "2016-10-01 17:05", "missile", 3, Place(concourse="E-L"),
      "Bottles thrown on the concourse"),
-    ("Middlesbrough", "2016-10-01 17:15", "arrest", 3, Place(concourse="E-L"), "Arrest 1 of 4"),
-    ("Middlesbrough", "2016-10-01 17:16", "arrest", 3, Place(concourse="E-L"), "Arrest 2 of 4"),
+    ("Middlesbrough", "2016-10-01 17:15", "arrest", 3, Place(concourse="E-L"),
+     "Arrest 1 of 4: public order offence"),
+    ("Middlesbrough", "2016-10-01 17:16", "arrest", 3, Place(concourse="E-L"),
+     "Arrest 2 of 4: throwing a missile"),
     ("Middlesbrough", "2016-10-01 17:20", "arrest", 3, Place(outside="Stadium Island bridge"),
-     "Arrest 3 of 4"),
+     "Arrest 3 of 4: public order offence"),
     ("Middlesbrough", "2016-10-01 17:24", "arrest", 3, Place(outside="Stadium Island bridge"),
-     "Arrest 4 of 4"),
+     "Arrest 4 of 4: public order offence"),
 ]  # fmt: skip
 
 
@@ -69,14 +77,39 @@ CANCELLED_REASON = "Cancelled before the match: bought for a supporter the polic
 
 
 def cup_tie_night_load(cup_tie: Fixture) -> None:
-    """The cup tie's figures recorded as the night left them: its seven arrests in the log and
-    its 30 refusals at the turnstiles. The arrests are the seed scenario's own entries, by the
+    """The cup tie's figures recorded as the night left them: its seven arrests and the surge in
+    the log and its 30 refusals at the turnstiles. The entries are the seed scenario's own, by the
     same authors with the same idempotency keys: `safeground replay seed` finds them stored and
     plays the rest of the night around them, and the match still has seven."""
     scenario = scenario_load("seed")
-    arrests = [spec for spec in scenario.entries if spec.get("category") == "arrest"]
-    replay(replace(scenario, posts=[], entries=arrests), fixture=cup_tie, speed=0)
+    # With the surge the riot police were sent in for, which the commander's decision links.
+    night = [
+        spec
+        for spec in scenario.entries
+        if spec.get("category") == "arrest" or spec.get("ref") == "surge"
+    ]
+    replay(replace(scenario, posts=[], entries=night), fixture=cup_tie, speed=0)
     _turned_away(cup_tie)
+
+
+def arrests_recorded(ground: Ground) -> None:
+    """Every arrest in the demo's log recorded in a case, as the police's return would have it:
+    the offence group the entry's words give, the force policing the match, a reference; whose
+    supporter each was is not in the story, so not known."""
+    police = User.objects.get(username="police")
+    arrests = LogEntry.objects.filter(
+        fixture__ground=ground, kind=LogEntry.Kind.REPORT, category__code="arrest"
+    ).select_related("fixture", "category")
+    for entry in arrests.order_by("fixture__kickoff", "seq"):
+        defaults = arrest_defaults(entry)
+        arrest_record(
+            entry=entry,
+            by=police,
+            home_office_offence=defaults["home_office_offence"],
+            club=Outcome.Club.NOT_KNOWN,
+            force=defaults["force"],
+            reference=f"DEMO/{timezone.localdate(entry.fixture.kickoff):%Y%m%d}/{entry.seq}",
+        )
 
 
 def _turned_away(cup_tie: Fixture) -> None:

@@ -2,7 +2,8 @@
 
 A scenario is a YAML file (see scenarios/): the fixture (home and away club), optional steward
 posts, and entries at minutes from kick-off: reports (`category` with a place) and actions on
-earlier ones (`action: assign | escalate | resolve | close`, `entry: <ref>`). Times observed are
+earlier ones (`action: assign | escalate | resolve | close`, `entry: <ref>`), and the radio
+switched (`action: radio-down | radio-up`, `decided_by: <login>`, `note`). Times observed are
 the fixture's kick-off plus `at`, so a replay's log is the same whatever the speed.
 """
 
@@ -18,6 +19,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from safeground import background
+from safeground.decisions.models import RadioSwitch
+from safeground.decisions.selectors import radio_is_down
+from safeground.decisions.services import radio_down, radio_restore
 from safeground.errors import SafegroundError
 from safeground.incidents import posts, services
 from safeground.incidents.models import LogEntry
@@ -134,6 +138,29 @@ def replay(
     return written
 
 
+RADIO = {"radio-down": True, "radio-up": False}
+REPLAYED = "Replayed from the scenario"
+
+
+def _radio(spec: dict[str, Any], *, fixture: Fixture, author: Any, users: dict[str, Any]) -> Any:
+    """The radio switched down or back up at the scenario's minute (a retrospective decision);
+    a replay finding it already so switches nothing."""
+    down = RADIO[spec["action"]]
+    if radio_is_down(fixture) == down:
+        return RadioSwitch.objects.filter(fixture=fixture, down=down).latest("at").decision.entry
+    if spec.get("decided_by") not in users:
+        raise ScenarioError(f"at {spec['at']}: no user {spec.get('decided_by')!r} decided it")
+    switch = (radio_down if down else radio_restore)(
+        fixture=fixture,
+        by=author,
+        decision_maker=users[spec["decided_by"]],
+        note=spec.get("note", ""),
+        decided_at=fixture.kickoff + timedelta(minutes=float(spec["at"])),
+        retrospective_reason=REPLAYED,
+    )
+    return switch.decision.entry
+
+
 def _play(
     spec: dict[str, Any],
     *,
@@ -154,6 +181,8 @@ def _play(
             place=services.Place(**{f: str(spec.get(f, "")) for f in PLACE_FIELDS}),
             idempotency_key=f"replay:{fixture.pk}:{spec['at']}:{spec.get('ref', '')}",
         )
+    if action in RADIO:
+        return _radio(spec, fixture=fixture, author=author, users=users)
     target = refs.get(spec.get("entry", ""))
     if target is None:
         raise ScenarioError(f"at {spec['at']}: {action} of unknown entry {spec.get('entry')!r}")

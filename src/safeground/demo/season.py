@@ -23,7 +23,7 @@ from safeground.venues.models import Ground
 from safeground.venues.services import venue_import
 
 from .decisions import cup_tie_decisions_load
-from .history import cup_tie_night_load, history_demo_load
+from .history import arrests_recorded, cup_tie_night_load, history_demo_load
 from .register import cup_tie_tickets, register_demo_load
 
 DEMO_GROUND_FILE = Path(__file__).resolve().parents[1] / "venues" / "demo" / "london-stadium.yaml"
@@ -153,6 +153,7 @@ def demo_load() -> Ground:
         history_demo_load(ground=ground, author=User.objects.get(username="loggist"))
         cup_tie_night_load(Fixture.objects.get(ground=ground, stage="Fourth round"))
         cup_tie_decisions_load(Fixture.objects.get(ground=ground, stage="Fourth round"))
+        arrests_recorded(ground)
     return ground
 
 

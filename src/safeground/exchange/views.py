@@ -8,10 +8,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.dateparse import parse_datetime
-from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import can_use_register, require
 
@@ -46,7 +45,8 @@ def league_record(request: HttpRequest) -> HttpResponse:
     readers (ban and safety officers)."""
     require(can_use_register(request.user))
     if not settings.SAFEGROUND_EXCHANGE_URL:
-        raise Http404(_("this club is not in a league's exchange"))
+        # Nothing to show but how to join: 404, as the exchange's record of this club is none.
+        return render(request, "exchange/not_enrolled.html", status=404)
     record: dict[str, Any] | None = None
     unreachable = ""
     try:

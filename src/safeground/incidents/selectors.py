@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from safeground.live.events import Viewer
 
 RELATED = ["category", "block", "zone", "gate", "concourse", "assignee", "concerns"]
+# What counts as an incident in every figure (the match report's count and map, the season's),
+# once: a report of something that happened. Not a decision or debrief note (category "decision":
+# a record), nor an arrest or an ejection (an outcome of an incident, counted apart as such).
+NOT_INCIDENT_CATEGORIES = ("decision", "arrest", "ejection")
 # Entries that start an incident of their own; every other kind acts on one of these.
 INCIDENT_KINDS = {LogEntry.Kind.REPORT, LogEntry.Kind.WARNING}
 # Chained records (a broadcast, a steward's post, a photo's hash): in the chain so checkpoints
@@ -283,6 +287,13 @@ def entry_audience(
         home_only=report.home_only,
         zone_ids=frozenset(entry_zone_ids(report, zones)) or None,
         user_ids=frozenset(addressed_to(before, after) | authors_of(entry, report)),
+    )
+
+
+def incidents_reported(fixture_ids: Collection[int]) -> QuerySet[LogEntry]:
+    """The incidents reported at these matches: reports not in NOT_INCIDENT_CATEGORIES."""
+    return LogEntry.objects.filter(fixture_id__in=fixture_ids, kind=LogEntry.Kind.REPORT).exclude(
+        category__code__in=NOT_INCIDENT_CATEGORIES
     )
 
 

@@ -217,6 +217,7 @@ def fixture_plan(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "fixture": fixture,
             "plan": plan,
             "measure_names": dict(MEASURES),
+            "use_names": dict(FixtureZone.Use.choices),
             "signatures": [(Role(role).label, sign_off) for role, sign_off in signatures.items()],
             "signed_off": bool(plan) and all(signatures.values()),
             "may_edit": can_edit_plan(request.user, fixture),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import Count, Q
 from django.db.models.functions import TruncMinute
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from safeground import clock
@@ -19,18 +20,18 @@ from safeground.entry.models import Scan, Ticket
 from safeground.entry.rules import REASONS
 from safeground.entry.selectors import prevented_from_attending
 from safeground.incidents.checkpoints import checkpoints_for
-from safeground.incidents.models import Broadcast, LogEntry
+from safeground.incidents.models import Broadcast, LogCheckpoint, LogEntry
 from safeground.incidents.selectors import place_label
 from safeground.incidents.verify import log_verify
 from safeground.matches.models import FULL_TIME_MINUTES, Fixture
+from safeground.matches.seasons import season_of
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
 from safeground.supporters.selectors import supporters_summary
 from safeground.venues.plan import Plan
 from safeground.venues.selectors import ground_plan
 
 from .selectors import (
-    NOT_INCIDENTS,
-    OUTCOMES,
+    DECISION,
     arrests_and_ejections,
     category_names,
     counted_incidents,
@@ -166,7 +167,6 @@ def _incidents_by_category(fixture: Fixture, *, home_only: bool) -> tuple[list[d
     table: dict[int, list[int]] = {}
     for category_id, severity, n in (
         counted_incidents([fixture.pk], home_only=home_only)
-        .exclude(category__code__in=OUTCOMES)
         .values_list("category_id", "severity")
         .annotate(n=Count("pk"))
         .values_list("category_id", "severity", "n")
@@ -215,22 +215,33 @@ def admissions_timeline(fixture: Fixture) -> dict[str, Any]:
     }
 
 
-def _next_kickoff(fixture: Fixture) -> datetime | None:
-    return (
+def _bans_window_end(fixture: Fixture) -> tuple[datetime, str]:
+    """When the bans arising from this match stop being counted, and why: the ground's next
+    match, or the end of the match's season if that comes first (a rerun years later, or the
+    last match of a season, would count every ban since)."""
+    season = season_of(timezone.localdate(fixture.kickoff))
+    season_end = timezone.make_aware(datetime.combine(season.end + timedelta(days=1), time()))
+    following = (
         Fixture.objects.filter(ground_id=fixture.ground_id, kickoff__gt=fixture.kickoff)
         .order_by("kickoff")
         .values_list("kickoff", flat=True)
         .first()
     )
+    if following is not None and following < season_end:
+        return following, "next_match"
+    return season_end, "season_end"
 
 
 def bans_proposed(fixture: Fixture) -> dict[str, Any]:
-    """Bans the club's register proposed after this match and before the ground's next one (a
-    ban carries no match: the window stands for 'arising from this match')."""
-    until = _next_kickoff(fixture)
-    window = Q(organisation_id=fixture.ground.organisation_id, created_at__gte=fixture.kickoff)
-    if until is not None:
-        window &= Q(created_at__lt=until)
+    """Bans the club's register proposed after this match and before the ground's next one,
+    within the match's season (a ban carries no match: the window stands for 'arising from this
+    match')."""
+    until, bound = _bans_window_end(fixture)
+    window = Q(
+        organisation_id=fixture.ground.organisation_id,
+        created_at__gte=fixture.kickoff,
+        created_at__lt=until,
+    )
     by_status = dict(
         Ban.objects.filter(window)
         .values_list("status")
@@ -242,7 +253,9 @@ def bans_proposed(fixture: Fixture) -> dict[str, Any]:
     return {
         "total": sum(by_status.values()),
         "from": clock.iso(fixture.kickoff),
-        "until": clock.iso(until) if until else None,
+        "until": clock.iso(until),
+        "until_is": bound,
+        "season": season_of(timezone.localdate(fixture.kickoff)).label,
         "by_status": [
             {"status": status, "label": labels[status], "count": n}
             for status, n in sorted(by_status.items())
@@ -340,6 +353,7 @@ def chain_check(fixture: Fixture) -> dict[str, Any]:
     carries so that whoever holds it can check the club's log later (ADR 0008)."""
     check = log_verify(fixture.pk)
     broken = check.chain_break
+    reasons = dict(LogCheckpoint.Reason.choices)
     return {
         "entries": check.entries,
         "intact": check.ok,
@@ -347,7 +361,12 @@ def chain_check(fixture: Fixture) -> dict[str, Any]:
         "problems": [problem.message for problem in check.problems],
         "anchored": check.anchored,
         "checkpoints": [
-            {**c["statement"], "signature": c["signature"]} for c in checkpoints_for(fixture)
+            {
+                **c["statement"],
+                "signature": c["signature"],
+                "reason_label": str(reasons.get(reason := c["statement"]["reason"], reason)),
+            }
+            for c in checkpoints_for(fixture)
         ],
     }
 
@@ -359,9 +378,7 @@ def debrief_notes(fixture: Fixture, *, home_only: bool) -> list[dict[str, Any]]:
     return [
         {"seq": seq, "at": clock.iso(at), "author": author, "text": text}
         for seq, at, author, text in counted_reports([fixture.pk], home_only=home_only)
-        .filter(
-            author_role=DEBRIEF_ROLE, observed_at__gte=full_time, category__code__in=NOT_INCIDENTS
-        )
+        .filter(author_role=DEBRIEF_ROLE, observed_at__gte=full_time, category__code=DECISION)
         .order_by("seq")
         .values_list("seq", "observed_at", "author_name", "text")
     ]

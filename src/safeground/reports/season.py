@@ -25,7 +25,6 @@ from safeground.venues.models import Ground
 from safeground.venues.selectors import ground_for
 
 from .selectors import (
-    OUTCOMES,
     arrests_and_ejections,
     arrests_by_club,
     arrests_by_offence,
@@ -186,7 +185,6 @@ def _incidents_by_category(
     by_category: dict[int, Counter[str]] = defaultdict(Counter)
     for fixture_id, category_id, n in (
         counted_incidents(ids, home_only=True)
-        .exclude(category__code__in=OUTCOMES)
         .values_list("fixture_id", "category_id")
         .annotate(n=Count("pk"))
         .values_list("fixture_id", "category_id", "n")

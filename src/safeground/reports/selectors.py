@@ -5,11 +5,12 @@ Every figure is aggregated in the database (GROUP BY, COUNT): a season is tens o
 log entries and millions of scans, and only the counts come back (docs/adr/0009-reports.md).
 Which entries count:
 
-- an *incident* is a report in the log (kind "report") that is not a decision (the category
-  "decision": the control room's decisions and the debrief, recorded, not incidents); its
-  category and severity are the ones it was reported with (a later correction is a new entry
-  and does not move the count);
-- *arrests* and *ejections* (OUTCOMES) are reports in the "arrest" and "ejection" categories,
+- an *incident* is the log's one definition, `incidents.selectors.incidents_reported`: a report
+  that is neither a decision or debrief note (a record) nor an arrest or ejection (an outcome);
+  the same in the count by category, the map and the season's charts; its category and
+  severity are the ones it was reported with (a later correction is a new entry and does not
+  move the count);
+- *arrests* and *ejections* are reports in the "arrest" and "ejection" categories,
   counted apart from the incidents (an arrest is not an incident), and casework's
   arrest and ejection outcomes beyond those logged in the same case (an outcome recorded for an
   arrest already in the log is that arrest, not another), counted in one place,
@@ -33,12 +34,12 @@ from django.utils.translation import gettext as _
 
 from safeground.casework.models import Outcome
 from safeground.incidents.models import DEALT_WITH_STATUSES, Category, LogEntry
+from safeground.incidents.selectors import incidents_reported
 from safeground.matches.models import Fixture
 
 ARREST = "arrest"
 EJECTION = "ejection"
-NOT_INCIDENTS = ("decision",)  # the control room's decisions and debrief: records, not incidents
-OUTCOMES = (ARREST, EJECTION)  # counted apart from the incidents by category, with the cases'
+DECISION = "decision"  # the control room's decisions and debrief notes' category
 
 
 def counted_reports(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[LogEntry]:
@@ -48,11 +49,9 @@ def counted_reports(fixture_ids: Collection[int], *, home_only: bool) -> QuerySe
 
 
 def counted_incidents(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[LogEntry]:
-    """Reports of something that happened: not the control room's decisions and debrief notes
-    (category "decision"), which are in the log for the record."""
-    return counted_reports(fixture_ids, home_only=home_only).exclude(
-        category__code__in=NOT_INCIDENTS
-    )
+    """The match's incidents (the log's one definition) as one viewer may count them."""
+    found = incidents_reported(fixture_ids)
+    return found if home_only else found.filter(home_only=False)
 
 
 def arrests_and_ejections(

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from safeground import clock
 from safeground.accounts.permissions import can_export_people
 from safeground.decisions.selectors import decisions_report
 from safeground.errors import NotFound, SafegroundError, error_body, text_answer
@@ -155,7 +156,7 @@ def _season_charts(season: Season) -> dict[str, Any]:
         },
         "bans": {
             "kind": "lines",
-            "labels": [b["date"] for b in season.bans],
+            "labels": [clock.local_date(b["date"]) for b in season.bans],  # the pages' one format
             "series": [
                 {
                     "name": _("Issued this season"),

@@ -22,7 +22,9 @@ import { reasonOf } from "./api-1.js";
   const bundleStatus = document.querySelector("[data-bundle-status]");
   // The page's own words in the steward's language (entry/scanner_words.py); `{name}` a slot.
   const WORDS = config.words;
-  const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
+  // A number in a slot with its thousands separated (55,540 tickets), as the pages write them.
+  const slot = (value) => (typeof value === "number" ? value.toLocaleString("en-GB") : value ?? "");
+  const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slot(slots[name]));
   const PAIRING = "safeground-scanner";
   const BARCODE = /^[\x21-\x7e]{1,64}$/; // as the server checks it
   const ONLINE_WAIT_MS = 4000; // longer than this at a turnstile, decide offline

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import ngettext
 
 from safeground.accounts.models import User
 from safeground.casework.arrest_file import ArrestsRefused, parse_arrests
@@ -44,4 +45,8 @@ class Command(BaseCommand):
             ) from None
         already = f"; already recorded: {', '.join(done.already)}" if done.already else ""
         where = f" into case #{done.case.pk}" if done.case else ""
-        self.stdout.write(f"Imported {done.created} arrests for {match}{where}{already}")
+        n = done.created
+        imported = ngettext(
+            "Imported %(n)s arrest for %(match)s", "Imported %(n)s arrests for %(match)s", n
+        ) % {"n": n, "match": match}
+        self.stdout.write(f"{imported}{where}{already}")
