@@ -159,6 +159,9 @@ def test_the_radio_strip_is_one_labelled_row_and_keeps_the_commander_chosen(site
     strip = room.locator("[data-decisions-strip]")
     maker, note = strip.get_by_label("Decided by"), strip.get_by_label("What happened")
     switch = strip.get_by_role("button", name="Radio down")
+    # Connected: the strip has been fetched again on connecting, not in the middle of measuring.
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    expect(note).to_be_visible()
 
     # One row on a desk screen: the two fields and the button side by side, each label above
     # its field.
