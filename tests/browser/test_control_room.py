@@ -349,3 +349,30 @@ def test_the_match_so_far_sits_by_the_log_warnings_stay_pinned_and_nothing_is_of
     page.get_by_role("link", name="Steward posts").click()
     expect(page.get_by_role("tab", name="Posts")).to_have_attribute("aria-selected", "true")
     expect(page.locator("[data-post-form]")).to_be_visible()
+
+
+def test_the_log_is_in_time_order_with_late_entries_placed_by_their_time(site, new_page, log_in):
+    """Issue 38: an entry logged late (a replay, a phone back online) sits where its time puts it,
+    its number beside it; one arriving live is placed by its time as well."""
+    cup_tie = Fixture.objects.get(away_club__name="Chelsea")
+    loggist = User.objects.get(username="loggist")
+
+    def append(text: str, minutes: int) -> LogEntry:
+        at = cup_tie.kickoff + timedelta(minutes=minutes)
+        return log_entry_append(fixture=cup_tie, author=loggist, category="other", text=text,
+                                place=Place(block="S-L2"), observed_at=at)  # fmt: skip
+
+    late = append("Arrest at the away turnstiles", 98)
+    early = append("Gangway blocked at the start", 2)
+    page = open_control_room(log_in(new_page(), "loggist"), site, cup_tie)
+    log = page.locator("[data-log] > li")
+    expect(log).to_have_count(2)
+    expect(log.nth(0)).to_contain_text(f"#{late.seq}")
+    expect(log.nth(1)).to_contain_text(f"#{early.seq}")
+
+    middle = append("Coins thrown at half time", 50)  # the highest number, live, in the middle
+    expect(log).to_have_count(3)
+    expect(log.nth(0)).to_contain_text("Arrest at the away turnstiles")
+    expect(log.nth(1)).to_contain_text(f"#{middle.seq}")
+    expect(log.nth(1)).to_contain_text("Coins thrown at half time")
+    expect(log.nth(2)).to_contain_text("Gangway blocked at the start")

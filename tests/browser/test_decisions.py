@@ -149,3 +149,47 @@ def test_radio_down_logs_a_decision_broadcasts_the_fallback_and_shows_its_banner
     expect(room.locator("[data-radio-banner]")).to_have_count(0)
     expect(phone.locator("[data-radio-banner]")).to_have_count(0)
     assert RadioSwitch.objects.count() == 2
+
+
+def test_the_radio_strip_is_one_labelled_row_and_keeps_the_commander_chosen(site, new_page, log_in):
+    """Issue 38: the strip was a loose row, its note unlabelled, and "Decided by" went back to
+    the first name after each switch."""
+    fixture = cup_tie()
+    police = str(User.objects.get(username="police"))
+    room = log_in(new_page({"width": 1366, "height": 768}), "loggist")
+    room.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    strip = room.locator("[data-decisions-strip]")
+    maker, note = strip.get_by_label("Decided by"), strip.get_by_label("What happened")
+    switch = strip.get_by_role("button", name="Radio down")
+    # Connected: the strip has been fetched again on connecting, not in the middle of measuring.
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    expect(note).to_be_visible()
+
+    # One row on a desk screen: the two fields and the button side by side, each label above
+    # its field.
+    boxes = [maker.bounding_box(), note.bounding_box(), switch.bounding_box()]
+    assert all(boxes)
+    assert max(b["y"] + b["height"] for b in boxes) - min(b["y"] for b in boxes) < 60, boxes
+    for label, field in (("Decided by", maker), ("What happened", note)):
+        above, below = strip.locator("label", has_text=label).bounding_box(), field.bounding_box()
+        assert above and below and above["y"] + above["height"] <= below["y"] + 1, label
+
+    maker.select_option(label=police)
+    note.fill("No answer on channel 1")
+    switch.click()
+    expect(strip.locator("[data-radio-banner]")).to_be_visible()
+    expect(strip.get_by_label("Decided by")).to_have_value(
+        str(User.objects.get(username="police").pk)
+    )
+    expect(strip.get_by_label("What happened")).to_have_value("")
+
+    # Back up without choosing again: the same commander decides it.
+    strip.get_by_role("button", name="Radio back up").click()
+    expect(strip.locator("[data-radio-banner]")).to_have_count(0)
+    expect(strip.get_by_label("Decided by")).to_have_value(
+        str(User.objects.get(username="police").pk)
+    )
+    assert [s.decision.decision_maker.username for s in RadioSwitch.objects.order_by("pk")] == [
+        "police",
+        "police",
+    ]

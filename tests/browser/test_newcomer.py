@@ -40,7 +40,7 @@ def test_the_newcomers_path_from_a_fresh_demo_to_the_cup_ties_figures(site, new_
     page = log_in(new_page(), "safety")
     expect(page).to_have_url(f"{site}/")
     page.get_by_role("link", name=CUP_TIE, exact=True).click()
-    expect(page.locator("h1")).to_have_text("West Ham United v Chelsea")
+    expect(page.locator("h1")).to_have_text("West Ham United v Chelsea (26/10/2016)")
     expect(page.locator("main")).to_contain_text("26/10/2016 19:45")
     page.get_by_role("link", name="Post-match report").click()
     expect(page.locator("h1")).to_have_text("Post-match report")

@@ -6,7 +6,7 @@ follows their own report, wherever it is, as the control room acts on it."""
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import ConsoleMessage, Page, expect
 
 from safeground.accounts.models import User
 from safeground.incidents.broadcasting import broadcast_send
@@ -298,3 +298,43 @@ def test_a_steward_with_no_post_follows_their_own_report_to_resolved(site, new_p
     phone.reload()
     expect(phone.locator("[data-sent] li")).to_have_count(1)
     expect(mine.locator("[data-report-state]")).to_have_text("resolved")
+
+
+def test_the_steward_page_works_with_no_console_error(site, new_page, log_in):
+    """The Content Security Policy allows no inline style: nothing the page draws (its panels,
+    a report followed, a broadcast, a task) may need one (issue 38: 9 errors)."""
+    fixture = cup_tie()
+    post_steward(fixture)
+    room = open_control_room(log_in(new_page(), "loggist"), site, fixture)
+    phone = log_in(new_page(PHONE), "steward")
+    errors: list[str] = []
+    phone.add_init_script(VIOLATIONS)
+    phone.on("console", lambda m: errors.append(m.text) if _an_error(m) else None)
+    phone.on("pageerror", lambda e: errors.append(str(e)))
+    open_steward_page(phone, site, fixture)
+
+    file_report(phone, "Missile thrown", "S-L2", "Coins thrown from row F")
+    expect(room.locator("[data-log] li").first).to_contain_text("Coins thrown from row F")
+    broadcast_send(fixture=fixture, sent_by=User.objects.get(username="loggist"), script="hold")
+    phone.get_by_role("button", name="Acknowledge").click()
+    expect(phone.locator("[data-broadcast]")).to_be_hidden()
+    phone.reload()
+    expect(phone.locator("[data-freshness]")).to_contain_text("connected")
+    expect(phone.locator("[data-sent] li").first).to_contain_text("Coins thrown from row F")
+
+    assert errors == []
+    assert phone.evaluate("window.__violations") == []
+
+
+# Each Content Security Policy violation, caught by the page (the console may word it otherwise).
+VIOLATIONS = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}`);
+});
+"""
+
+
+def _an_error(message: ConsoleMessage) -> bool:
+    """An error in the console; not the favicon's 404 (issue 38 row 5, a change of its own)."""
+    return message.type == "error" and not message.location["url"].endswith("/favicon.ico")

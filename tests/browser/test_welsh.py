@@ -199,7 +199,9 @@ def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page
     page.get_by_role("button", name="Cymraeg").click()
     page.goto(f"{site}/fixtures/{fixture.pk}/control/")
     expect(page.locator("html")).to_have_attribute("lang", "cy")
-    expect(page.get_by_role("heading", level=1)).to_have_text("West Ham v Chelsea · log byw")
+    expect(page.get_by_role("heading", level=1)).to_have_text(
+        "West Ham v Chelsea (26/10/2016) · log byw"
+    )
     expect(page.locator("[data-tally] dt").first).to_have_text("Arestiadau")
     expect(page.get_by_role("tab", name="Negeseuon i bawb")).to_be_visible()
     expect(page.get_by_role("button", name="Cofnodi")).to_be_visible()

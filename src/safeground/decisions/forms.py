@@ -121,9 +121,11 @@ class RadioForm(PlainForm):
     note = forms.CharField(label=_("What happened"), required=False, max_length=500)
 
     def __init__(self, *args: Any, fixture: Fixture, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "radio-%s")
         super().__init__(*args, **kwargs)
         from safeground.accounts.models import User
 
         field = self.fields["decision_maker"]
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = User.objects.filter(pk__in=[u.pk for u in commanders(fixture)])
+        field.empty_label = None  # a commander is always named: no blank choice to pick by mistake

@@ -175,13 +175,19 @@ def radio_switches(fixture: Fixture) -> list[RadioSwitch]:
     )
 
 
+def radio_latest_switch(fixture: Fixture) -> RadioSwitch | None:
+    """The radio's last switch, down or back up, with its decision."""
+    switches = RadioSwitch.objects.filter(fixture=fixture).select_related("decision")
+    return switches.order_by("-at", "-pk").first()
+
+
 def radio_is_down(fixture: Fixture) -> bool:
-    latest = RadioSwitch.objects.filter(fixture=fixture).order_by("-at", "-pk").first()
+    latest = radio_latest_switch(fixture)
     return bool(latest and latest.down)
 
 
 def radio_down_since(fixture: Fixture) -> RadioSwitch | None:
-    latest = RadioSwitch.objects.filter(fixture=fixture).order_by("-at", "-pk").first()
+    latest = radio_latest_switch(fixture)
     return latest if latest is not None and latest.down else None
 
 

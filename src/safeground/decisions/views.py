@@ -38,6 +38,7 @@ from .selectors import (
     fixture_for_logging_decisions,
     fixture_for_radio,
     radio_down_since,
+    radio_latest_switch,
     reviews_due,
 )
 
@@ -214,15 +215,21 @@ def decision_log_pdf(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 def _banner(request: HttpRequest, fixture: Fixture, form: Any = None) -> HttpResponse:
     may_switch = can_switch_radio(request.user, fixture)
+    latest = radio_latest_switch(fixture)
+    if form is None and may_switch:
+        # The commander who decided the last switch is the one most likely to decide the next:
+        # the choice stays after use and after the strip is drawn again (issue 38).
+        maker = latest.decision.decision_maker_id if latest else None
+        form = RadioForm(fixture=fixture, initial={"decision_maker": maker})
     return render(
         request,
         "decisions/_banner.html",
         {
             "fixture": fixture,
             "due": reviews_due(request.user, fixture),
-            "radio_down": radio_down_since(fixture),
+            "radio_down": latest if latest is not None and latest.down else None,
             "may_switch": may_switch,
-            "radio_form": form or (RadioForm(fixture=fixture) if may_switch else None),
+            "radio_form": form,
         },
     )
 

@@ -20,6 +20,9 @@ def scanner_words() -> dict[str, object]:
             "The ticket list for {title} expired at {time}: reconnect to the network."
         ),
         "bundle": gettext("Bundle for {title}, valid until {time}, {count} tickets"),
+        # The page's heading and tab once a list is loaded: the match and its day (issue 38).
+        "heading": gettext("Scanner · {title} ({day})"),
+        "today": gettext("today"),
         "exit": pgettext("turnstile decision", "EXIT"),
         "admit": pgettext("turnstile decision", "ADMIT"),
         "deny": pgettext("turnstile decision", "DO NOT ADMIT"),

@@ -33,6 +33,7 @@ SCANNER_ASSETS = [
     "safeground/safeground-1.css",
     "vendor/htmx-2.0.11.min.js",
     "safeground/csrf-1.js",
+    "safeground/tables-1.js",
     "safeground/scanner-1.css",
     "safeground/scanner-1.js",
     "safeground/api-1.js",

@@ -108,6 +108,7 @@ STEWARD_ASSETS = [
     "safeground/safeground-1.css",
     "vendor/htmx-2.0.11.min.js",
     "safeground/csrf-1.js",
+    "safeground/tables-1.js",
     "safeground/steward-1.js",
     "safeground/outbox-1.js",
     "safeground/live-1.js",

@@ -18,10 +18,13 @@ from safeground.accounts.permissions import (
     can_open_control_room,
     can_open_steward_page,
     can_plan_fixtures,
+    can_print_seat_codes,
     can_read_briefing,
     can_read_checkpoints,
+    can_read_decisions,
     can_read_match_report,
     can_read_plan,
+    can_triage_supporter_reports,
     can_use_register,
     can_view_deployment,
     can_work_cases,
@@ -30,7 +33,12 @@ from safeground.accounts.permissions import (
     plan_sign_roles,
     require,
 )
-from safeground.venues.selectors import ground_for_planning, ground_plan, grounds_visible_to
+from safeground.venues.selectors import (
+    blocks_with_seats,
+    ground_for_planning,
+    ground_plan,
+    grounds_visible_to,
+)
 
 from .fixture_fields import FixtureError
 from .forms import FixtureForm, fixture_initial
@@ -106,6 +114,13 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
             "may_view_deployment": can_view_deployment(request.user, fixture),
             "may_read_briefing": can_read_briefing(request.user, fixture),
             "may_work_cases": can_work_cases(request.user, fixture),
+            "may_read_decisions": can_read_decisions(request.user, fixture),
+            "may_triage_supporters": can_triage_supporter_reports(request.user, fixture),
+            "seat_code_blocks": (
+                blocks_with_seats(fixture.ground)
+                if can_print_seat_codes(request.user, fixture.ground)
+                else []
+            ),
             "assessment": _assessment(request, fixture) if may_read_plan else None,
         },
     )

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from safeground.accounts.permissions import can_plan_fixtures, can_view_ground, require
 
-from .models import Gate, Ground, Turnstile, natural_key
+from .models import Block, Gate, Ground, Turnstile, natural_key
 from .plan import Plan, plan_for_ground
 
 
@@ -30,6 +30,11 @@ def ground_for_planning(user: Any, code: str) -> Ground:
 
 def ground_plan(ground: Ground, zone_uses: dict[int, str] | None = None) -> Plan:
     return plan_for_ground(ground, zone_uses=zone_uses)
+
+
+def blocks_with_seats(ground: Ground) -> list[Block]:
+    """The blocks whose seats are numbered: those a sheet of seat labels can be printed for."""
+    return list(ground.blocks.filter(seats_per_row__gt=0).order_by("code"))
 
 
 def ground_totals(ground: Ground) -> dict[str, int]:

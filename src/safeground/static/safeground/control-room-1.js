@@ -1,4 +1,4 @@
-// The control room: the live log (newest first), quick entry, actions, and the map with markers
+// The control room: the live log (newest first, by the time observed), quick entry, actions, and the map with markers
 // and heat. Everything on screen is drawn from live frames; the server is the only source.
 import { post as apiPost } from "./api-1.js";
 import { connectLive, refreshPanels } from "./live-1.js";
@@ -28,6 +28,9 @@ import { connectLive, refreshPanels } from "./live-1.js";
   const isIncident = (entry) => entry.kind === "report" || entry.kind === "warning";
   const actionUrl = (entryId, action) => `/api/fixtures/${config.fixtureId}/log/${entryId}/${action}`;
   const n = (x) => Number(x).toLocaleString("en-GB");
+  // Newest first by when it happened, the entry number beside it: an entry logged late (the
+  // replay, an offline phone's report) takes its place in time, not at the top (issue 38).
+  const newestFirst = (a, b) => Date.parse(b.observed_at) - Date.parse(a.observed_at) || b.seq - a.seq;
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: config.timeZone });
 
   function describeAction(e) {
@@ -177,7 +180,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
   }
 
   function redraw() {
-    const sorted = [...entries.values()].sort((a, b) => b.seq - a.seq);
+    const sorted = [...entries.values()].sort(newestFirst);
     const place = focusedInLog();
     logList.replaceChildren(...sorted.map(render));
     refocus(place);
@@ -212,7 +215,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
   function drawPinned() {
     const open = [...incidents.values()]
       .filter((i) => i.kind === "warning" && !["resolved", "closed"].includes(i.status) && !acknowledged.has(i.id))
-      .sort((a, b) => b.seq - a.seq);
+      .sort(newestFirst);
     pinned.hidden = open.length === 0;
     pinned.querySelector("[data-pinned-list]").replaceChildren(
       ...open.map((w) => {
@@ -259,7 +262,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
   // the map, so none is nowhere.
   function drawOutside() {
     const list = document.querySelector("[data-outside-list]");
-    const off = [...incidents.values()].filter((i) => i.kind === "report" && !i.block).sort((a, b) => b.seq - a.seq);
+    const off = [...incidents.values()].filter((i) => i.kind === "report" && !i.block).sort(newestFirst);
     if (!off.length) return;
     list.replaceChildren(
       ...off.map((i) => {
@@ -596,7 +599,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
     box.querySelector("[data-block-entries-title]").textContent = say(WORDS.entriesInBlock, { block: code });
     const list = box.querySelector("ol");
     const reports = [...entries.values()].filter((e) => isIncident(e) && incidents.get(e.id)?.block === code);
-    list.replaceChildren(...reports.sort((a, b) => b.seq - a.seq).map(render));
+    list.replaceChildren(...reports.sort(newestFirst).map(render));
     if (!reports.length) list.textContent = WORDS.noEntriesInBlock;
   });
 

@@ -52,6 +52,9 @@ import { reasonOf } from "./api-1.js";
   }
 
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
+  // A day on the ground's clock, 26/10/2016, as the pages write it; "today" for today's.
+  const day = (when) => new Date(when).toLocaleDateString("en-GB", { timeZone: config.timeZone });
+  const matchDay = (iso) => (day(iso) === day(Date.now()) ? WORDS.today : day(iso));
 
   // ---- base64url, IndexedDB ----------------------------------------------------------------
   function unb64(text) {
@@ -215,6 +218,9 @@ import { reasonOf } from "./api-1.js";
     const expired = new Date() > bundle.expires;
     const slots = { title: p.fixture.title, time: time(p.expires_at), count: p.tickets.length };
     bundleStatus.textContent = say(expired ? WORDS.listExpired : WORDS.bundle, slots);
+    const heading = say(WORDS.heading, { title: p.fixture.title, day: matchDay(p.fixture.kickoff) });
+    document.querySelector("[data-work] h1").textContent = heading;
+    document.title = `${heading} · Safeground`;
     bundleStatus.classList.toggle("is-stale", expired);
   }
 

@@ -226,7 +226,8 @@ import { Outbox } from "./outbox-1.js";
   }
 
   function drawReports() {
-    const sorted = [...reports.values()].sort((a, b) => b.seq - a.seq);
+    // Newest first by when it happened, as the control room lists the log.
+    const sorted = [...reports.values()].sort((a, b) => Date.parse(b.observed_at) - Date.parse(a.observed_at) || b.seq - a.seq);
     sentList.replaceChildren(
       ...sorted.map((report) => {
         const label = report.label || [categoryName(report.category_name), report.place, report.text].filter(Boolean).join(" · ");

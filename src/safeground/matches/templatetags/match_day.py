@@ -1,0 +1,25 @@
+"""A match named with its day: the same two clubs meet more than once (a cup replay, the demo's
+rerun of its 2016 tie), and a heading or a browser tab must tell the two apart (issue 38)."""
+
+from django import template
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from safeground.clock import local, local_date
+from safeground.matches.models import Fixture
+
+register = template.Library()
+
+
+@register.filter
+def match_day(fixture: Fixture) -> str:
+    """ "today", or the day of the kick-off on the ground's clock: 26/10/2016."""
+    if local(fixture.kickoff).date() == timezone.localdate():
+        return gettext("today")
+    return local_date(fixture.kickoff)
+
+
+@register.filter
+def dated(fixture: Fixture) -> str:
+    """West Ham v Chelsea (today); West Ham v Chelsea (26/10/2016)."""
+    return f"{fixture} ({match_day(fixture)})"
