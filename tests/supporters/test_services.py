@@ -185,8 +185,8 @@ def test_a_photo_not_an_image_is_refused(tonight) -> None:
 def test_a_photos_refusal_is_in_the_supporters_language(tonight) -> None:
     with translation.override("cy"), pytest.raises(PhotoRefused) as unreadable:
         send(tonight, photo=factories.upload("p.jpg", b"not an image", "image/jpeg"))
-    assert (unreadable.value.field, unreadable.value.message) == (
-        "photo", "delwedd JPEG, PNG neu WebP: nid y ddelwedd y mae'n dweud yw'r ffeil hon")  # fmt: skip
+    not_an_image = "delwedd JPEG, PNG neu WebP: nid y ddelwedd y mae'n dweud yw'r ffeil hon"
+    assert (unreadable.value.field, unreadable.value.message) == ("photo", not_an_image)
     with translation.override("cy"), pytest.raises(PhotoRefused) as gif:
         send(tonight, photo=factories.upload("p.gif", b"GIF89a", "image/gif"))
     assert gif.value.message == "delwedd JPEG, PNG neu WebP"  # the log's rule, as a log photo's

@@ -130,7 +130,7 @@ def _check_times(
     late = now - decided
     if late > RETROSPECTIVE_AFTER and not retrospective_reason.strip():
         minutes = int(late.total_seconds() // 60)
-        # The clock, not the request's form, refuses it: a 409, in the API and on pages (a form error).
+        # The clock, not the request's form, refuses it: a 409 in the API and on pages alike.
         raise DecisionConflict(
             "retrospective_reason",
             _(
