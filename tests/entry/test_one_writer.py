@@ -6,7 +6,6 @@ scan fail alone, and answers 503 while another writer holds SQLite's lock past t
 import asyncio
 import dataclasses
 import sqlite3
-import threading
 import time
 import uuid
 
@@ -33,16 +32,16 @@ def sqlite_only():
 
 @pytest.fixture
 def held(monkeypatch):
-    """The writer's batches, by size; the first one held at the pen until `release()`, so that
-    the scans sent meanwhile wait together for the next."""
+    """The writer's batches, by size; the first one held until `release()`, so that the scans
+    sent meanwhile wait together for the next."""
     sizes: list[int] = []
-    gate = threading.Event()
+    gate = asyncio.Event()
     write = one_writer.write
 
-    def counted(batch):
+    async def counted(batch):
         sizes.append(len(batch))
-        gate.wait(10)
-        return write(batch)
+        await gate.wait()
+        return await write(batch)
 
     monkeypatch.setattr(one_writer, "write", counted)
 
@@ -139,7 +138,7 @@ def test_one_transaction_admits_a_ticket_once_even_if_it_holds_it_twice(gates) -
     twice anyway, its conditional UPDATE moves the ticket once and the other is already_inside."""
     (at_f03,) = contexts(gates, "AWAY-1")
     (at_f07,) = contexts(gates, "AWAY-1", turnstile="F07")
-    outcomes = one_writer.write([at_f03, at_f07])
+    outcomes = run(lambda: one_writer.write([at_f03, at_f07]))
     assert [(o.decision, o.reason) for o in outcomes] == [
         ("admit", ""),
         ("deny", "already_inside"),
@@ -201,7 +200,6 @@ def test_scans_answered_503_while_another_writer_holds_the_lock(gates, settings)
 
     try:
         answers, took = run(locked_out)
-        one_writer.batches.settle()
     finally:
         other.execute("ROLLBACK")
         other.close()
