@@ -76,8 +76,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tickets", type=int, help="PostgreSQL (default 200000; quick 20000)")
     parser.add_argument("--sqlite-tickets", type=int, default=20_000)
     parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
+    parser.add_argument("--no-postgresql", action="store_true", help="SQLite only")
     parser.add_argument("--connections", type=int, default=32, help="max: concurrent connections")
-    parser.add_argument("--rate", type=float, default=500.0, help="rate: scans/s offered")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        action="append",
+        help="rate: scans/s offered (default 500; give it again for more runs, e.g. 200 and 500)",
+    )
     parser.add_argument("--rate-connections", type=int, default=64, help="rate: connection pool")
     parser.add_argument("--only", choices=["pretix", "safeground"], help="one system only")
     parser.add_argument(
@@ -98,6 +104,7 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     args.seconds = args.seconds or (5.0 if args.quick else 20.0)
     args.tickets = args.tickets or (20_000 if args.quick else 200_000)
+    args.rate = args.rate or [500.0]
     if args.quick:
         args.no_sqlite = True
     return args
@@ -119,7 +126,9 @@ def main() -> None:
         print(f"entry generator {describe(result)}", flush=True)
 
     figures: dict[tuple[str, str], dict[str, Result]] = {}
-    backends = ["postgresql"] + ([] if args.no_sqlite else ["sqlite"])
+    backends = ([] if args.no_postgresql else ["postgresql"]) + (
+        [] if args.no_sqlite else ["sqlite"]
+    )
     built = safeground_built()
     for backend in backends:
         tickets = args.tickets if backend == "postgresql" else args.sqlite_tickets
@@ -134,14 +143,21 @@ def main() -> None:
         if args.only != "safeground":
             figures["pretix", backend] = measure_pretix(args, backend, tickets)
 
-    ours = figures.get(("safeground", "postgresql"), {})
-    peer = figures.get(("pretix", "postgresql"), {})
+    # The last line's figures are PostgreSQL's, or SQLite's when it ran alone.
+    backend = backends[0] if backends else "postgresql"
+    ours = figures.get(("safeground", backend), {})
+    peer = figures.get(("pretix", backend), {})
     scans = ours["max"].ok_per_s if "max" in ours else math.nan
-    p99 = ours["rate"].p99_ms if "rate" in ours else math.nan
+    p99s = " ".join(
+        f"p99_ms_at_{rate:.0f}={number(ours[f'rate{rate:.0f}'].p99_ms, 1)}"
+        if f"rate{rate:.0f}" in ours
+        else f"p99_ms_at_{rate:.0f}=n/a"
+        for rate in args.rate
+    )
     peer_scans = peer["max"].ok_per_s if "max" in peer else math.nan
     ratio = scans / peer_scans if peer_scans else math.nan
     print(
-        f"entry scans_per_s={number(scans, 0)} p99_ms_at_{args.rate:.0f}={number(p99, 1)} "
+        f"entry db={backend} scans_per_s={number(scans, 0)} {p99s} "
         f"pretix_scans_per_s={number(peer_scans, 1)} ratio={number(ratio, 1)}",
         flush=True,
     )
@@ -235,8 +251,9 @@ def measure(
                 break
         else:
             print(f"entry {label}: still slow after warm-up: {describe(warm)}", flush=True)
-        wanted = int(args.rate * args.seconds)
-        for mode in ("max", "rate"):
+        # Tickets kept back for the rate runs after `max`.
+        wanted = int(sum(args.rate) * args.seconds)
+        for mode, rate in [("max", 0.0)] + [("rate", rate) for rate in args.rate]:
             available = len(barcodes) - cursor - (wanted if mode == "max" else 0)
             if available <= 0:
                 print(f"entry {label}: out of tickets for {mode}; raise --tickets", flush=True)
@@ -246,14 +263,15 @@ def measure(
             if mode == "max":
                 argv.append(f"--connections={args.connections}")
             else:
-                argv += [f"--rate={args.rate}", f"--connections={args.rate_connections}"]
+                argv += [f"--rate={rate}", f"--connections={args.rate_connections}"]
+                wanted -= int(rate * args.seconds)
             (result,) = run_load(argv)
             cursor += result.barcodes_used
             server_cpu = cpu_of(server_pids) - cpu_before
             answered = result.rps * result.seconds
             per_request = f" server_cpu_ms_per_req={1000 * server_cpu / max(answered, 1):.2f}"
             print(f"entry {label} {describe(result)}{per_request}", flush=True)
-            results[mode] = result
+            results[mode if mode == "max" else f"rate{rate:.0f}"] = result
     return results
 
 
@@ -343,7 +361,9 @@ def safeground_database(backend: str, workdir: Path, pg_db: str) -> Iterator[dic
         (settings_dir / "bench_entry_settings.py").write_text(
             SQLITE_SETTINGS.format(path=str(path))
         )
-        yield {"DJANGO_SETTINGS_MODULE": "bench_entry_settings", "PYTHONPATH": str(settings_dir)}
+        # Beside the caller's PYTHONPATH (a worktree's src measured instead of the installed one).
+        path_list = os.pathsep.join(filter(None, [str(settings_dir), os.environ.get("PYTHONPATH")]))
+        yield {"DJANGO_SETTINGS_MODULE": "bench_entry_settings", "PYTHONPATH": path_list}
 
 
 def safeground_setup(tickets: int, out: str) -> None:

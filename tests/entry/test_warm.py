@@ -29,8 +29,8 @@ def test_a_warmed_process_decides_its_first_scan_from_its_caches(gates) -> None:
     async def start() -> bool:
         try:
             await warm_up(now=now)  # the matches whose gates are open then
-            if not loop.on_loop():
-                return True
+            if connection.vendor != "postgresql":
+                return True  # SQLite's writer opens its connection at its first batch
             pool = loop._batches[1].pool  # type: ignore[index]
             return pool.get_stats()["pool_available"] >= loop.CONNECTIONS
         finally:

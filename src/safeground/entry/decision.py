@@ -4,25 +4,28 @@ entry.rules, in their order, applied to one scan or a batch.
 `decide(...)` finds the ticket, checks its match, flags, status and end, admits it with a
 conditional UPDATE (only if not already inside: one admission per ticket whatever the concurrency),
 and stores the scan, or returns the scan already stored under the device's nonce. PostgreSQL runs
-it as one statement (a CTE, DECIDE_SQL); other databases (SQLite, the laptop case) run the same
-steps through the ORM in one transaction (SQLite's writes are serialised, so the conditional
-UPDATE is as safe). Both are exercised by the same tests (docs/adr/0005-turnstile-decisions.md).
-The statement's order of reasons and the ORM's are generated from entry.rules.
+it as one statement (a CTE, DECIDE_SQL); SQLite (the laptop case, the default install) as three
+in one transaction that holds its write lock (decide_sqlite: the reading with the same reasons'
+CASE, the conditional UPDATE, the INSERT); the ORM path runs the same steps one by one (USE_SQL
+off). All are exercised by the same tests (docs/adr/0005-turnstile-decisions.md). The
+statements' order of reasons and the ORM's are generated from entry.rules.
 
-The same statement runs for a batch of scans from the event loop (entry.runtime.loop); this module
-knows nothing of the loop, its pool or its threads.
+The same statements run for a batch of scans from the event loop (entry.runtime.loop, and
+runtime.one_writer on SQLite); this module knows nothing of the loop, its pool or its threads.
 """
 
 import json
+import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 from uuid import UUID
 
 import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q, QuerySet
+from django.utils.dateparse import parse_datetime
 
 from safeground.bans.models import in_force_q, in_force_sql
 from safeground.prepared import prepared_cursor
@@ -76,6 +79,10 @@ def decide(ctx: ScanContext) -> Outcome:
         # The same nonce stored by a concurrent request between our read and our insert: ours
         # changed nothing (its UPDATE and INSERT are one statement); answer with the stored one.
         return prior_outcome(ctx)  # type: ignore[return-value]
+    if USE_SQL and connection.vendor == "sqlite":
+        # Django's connection, in the caller's transaction if it has one (tests, the demo).
+        with transaction.atomic(), connection.cursor() as cursor:
+            return decide_sqlite(cursor, [ctx])[0]
     return _decide_orm(ctx)
 
 
@@ -256,6 +263,168 @@ def _decide_sql(ctx: ScanContext) -> Outcome | None:
             if cursor.connection.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
                 cursor.execute(PLAN_OFF, (list(PLAN_SETTINGS),))
     return outcomes([ctx], rows)[0]
+
+
+# --- SQLite: a batch in one transaction ---------------------------------------------------------
+
+# SQLite has no data-modifying CTE, so a batch is three statements in one transaction, whatever
+# its size: the reading and the reasons (the same CASE as PostgreSQL's, from entry.rules), the
+# conditional UPDATE of the tickets that move, the INSERT of the new scans. The transaction holds
+# SQLite's one write lock from its BEGIN IMMEDIATE (settings.SQLITE_OPTIONS; the writer's own
+# connection, runtime.one_writer): nothing else writes between the reading and the commit. Each
+# statement takes the batch as one JSON text (json_each), as PostgreSQL's takes one parameter.
+# A batch never holds two scans of one ticket or one nonce (the group commit's keys).
+
+
+def _from_json(columns: tuple[str, ...]) -> str:
+    fields = ", ".join(f"json_extract(value, '$.{c}') AS \"{c}\"" for c in columns)
+    return f"SELECT {fields} FROM json_each(%s)"
+
+
+_SQLITE_FLAGS = f"""FROM bans_ticketflag f LEFT JOIN bans_ban b ON b.id = f.ban_id
+    LEFT JOIN bans_leagueban l ON l.id = f.league_ban_id
+    WHERE f.ticket_id = pre.ticket_id AND f.status IN ('confirmed', 'open')
+      AND (({in_force_sql("b", "pre.day")})
+        OR (l.id IS NOT NULL AND l.withdrawn_at IS NULL
+            AND (l.ends_on IS NULL OR l.ends_on >= pre.day)))"""
+
+# Each scan's prior scan (by nonce), its ticket, its flags' level and its reason ('' when the
+# ticket may move); the answer's ticket columns; the confirmed flag behind `banned`. SQLite inlines
+# the CTEs (the flags' lookup runs for each use of `level`): materialising them cost more, 0.94
+# against 0.71 ms of CPU for a batch of 16 (Session 6).
+SQLITE_READ_SQL = f"""
+WITH s AS ({_from_json((*COLUMNS, "n"))}),
+pre AS (
+    SELECT s.*, p.id AS prior_id, p.decision AS prior_decision, p.reason AS prior_reason,
+        p.ticket_id AS prior_ticket, t.id AS ticket_id, t.status, t."end"
+    FROM s
+    LEFT JOIN entry_scan p ON p.device_id = s.device AND p.nonce = s.nonce
+    LEFT JOIN entry_ticket t ON p.id IS NULL AND t.fixture_id = s.fixture
+        AND t.barcode = s.barcode
+),
+looked AS (
+    SELECT pre.*, (SELECT max(CASE WHEN f.status = 'confirmed' THEN 2 ELSE 1 END)
+        {_SQLITE_FLAGS}) AS level
+    FROM pre
+),
+decided AS (
+    SELECT l.*, CASE
+        WHEN l.prior_id IS NOT NULL THEN l.prior_reason
+        WHEN l.ticket_id IS NULL THEN {_no_ticket_case()}
+        WHEN l.direction = 'out' THEN ''
+        {_whens(rules.codes("ticket"))}
+        ELSE '' END AS reason
+    FROM looked l
+)
+SELECT pre.n, pre.prior_id, pre.prior_decision, pre.reason,
+    coalesce(pre.prior_ticket, pre.ticket_id), t.block_id, t.row, t.seat, t.area, t."end",
+    t.entered_at, t.entered_gate_id,
+    CASE WHEN pre.prior_id IS NULL AND pre.reason = 'banned' THEN
+        (SELECT min(CASE WHEN f.status = 'confirmed' THEN f.id END) {_SQLITE_FLAGS}) END
+FROM decided pre LEFT JOIN entry_ticket t ON t.id = coalesce(pre.prior_ticket, pre.ticket_id)
+"""
+
+# The tickets that move, each only if it is where the scan needs it (one admission a ticket).
+SQLITE_MOVE_SQL = f"""
+UPDATE entry_ticket SET
+    inside = (m.direction = 'in'),
+    entered_at = CASE WHEN m.direction = 'in' THEN m.scanned_at ELSE entered_at END,
+    entered_gate_id = CASE WHEN m.direction = 'in' THEN m.gate ELSE entered_gate_id END
+FROM ({_from_json(("ticket", "direction", "reentry", "scanned_at", "gate"))}) AS m
+WHERE entry_ticket.id = m.ticket
+  AND ((m.direction = 'in' AND NOT entry_ticket.inside)
+    OR (m.direction = 'out' AND m.reentry AND entry_ticket.inside))
+RETURNING entry_ticket.id
+"""
+
+_STORED = ("device", "nonce", "ticket", "barcode", "fixture", "turnstile", "gate", "direction",
+           "decision", "reason", "scanned_at", "stored_at")  # fmt: skip
+SQLITE_STORE_SQL = f"""
+INSERT INTO entry_scan (device_id, nonce, ticket_id, barcode, fixture_id, turnstile_id, gate_id,
+    direction, decision, reason, scanned_at, stored_at)
+{_from_json(_STORED)}
+RETURNING id, device_id, nonce
+"""
+SQLITE_READ_SQL, SQLITE_MOVE_SQL, SQLITE_STORE_SQL = (
+    " ".join(sql.split()) for sql in (SQLITE_READ_SQL, SQLITE_MOVE_SQL, SQLITE_STORE_SQL)
+)
+# Django's cursor takes %s (and logs the statement with it); sqlite3's own, `?`.
+_QMARK = {
+    sql: sql.replace("%s", "?") for sql in (SQLITE_READ_SQL, SQLITE_MOVE_SQL, SQLITE_STORE_SQL)
+}
+
+
+def _sqlite_time(moment: datetime) -> str:
+    """A time as Django stores it in SQLite (DatabaseOperations.adapt_datetimefield_value): UTC,
+    without its zone."""
+    return str(moment.astimezone(UTC).replace(tzinfo=None))
+
+
+def _aware(value: datetime | str | None) -> datetime | None:
+    """A stored time read back: as Django reads it, aware, in UTC."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def decide_sqlite(cursor: Any, batch: list[ScanContext]) -> list[Outcome]:
+    """Each scan's outcome, in the batch's order, on `cursor`'s connection, inside a transaction
+    that holds the write lock (the caller's). What fails raises, and the caller rolls back."""
+
+    def execute(sql: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        own = isinstance(cursor, sqlite3.Cursor)
+        cursor.execute(_QMARK[sql] if own else sql, [json.dumps(rows)])
+        return cursor.fetchall()
+
+    scans = []
+    for n, ctx in enumerate(batch, 1):
+        scan: dict[str, Any] = {column: getattr(ctx, field) for column, field in COLUMNS.items()}
+        scan.update(
+            n=n,
+            nonce=ctx.nonce.hex,  # a UUIDField in SQLite: 32 hex digits
+            scanned_at=_sqlite_time(ctx.scanned_at),
+            stored_at=_sqlite_time(ctx.stored_at),
+            day=ctx.day.isoformat() if ctx.day else None,
+        )
+        scans.append(scan)
+    read = {row[0]: row for row in execute(SQLITE_READ_SQL, scans)}
+    # The scan that may move each ticket: the first of the batch (a second, which the group
+    # commit keeps for the next batch anyway, finds it moved).
+    moving: dict[int, int] = {}
+    for n, (_, prior, _decision, reason, ticket, *_rest) in read.items():
+        if prior is None and ticket is not None and not reason:
+            moving.setdefault(ticket, n)
+    moved: set[int] = set()
+    if moving:
+        rows = [scans[n - 1] | {"ticket": ticket} for ticket, n in moving.items()]
+        moved = {ticket for (ticket,) in execute(SQLITE_MOVE_SQL, rows)}
+    new = []
+    for n, (_, prior, _decision, reason, ticket, *_rest) in read.items():
+        if prior is not None:
+            continue
+        scan = scans[n - 1]
+        went = ticket in moved and moving[ticket] == n
+        if not reason and scan["direction"] == Scan.Direction.IN and not went:
+            reason = ADMISSION
+        scan.update(ticket=ticket, reason=reason, decision="deny" if reason else "admit")
+        new.append(scan)
+    stored: dict[tuple[int, str], int] = {}
+    if new:
+        stored = {(device, nonce): pk for pk, device, nonce in execute(SQLITE_STORE_SQL, new)}
+    outcomes = []
+    for n, scan in enumerate(scans, 1):
+        _, prior, prior_decision, reason, ticket, *seat, entered_at, gate, flag = read[n]
+        if prior is not None:
+            outcome = Outcome(prior, True, prior_decision, reason, ticket, *seat)
+        else:
+            pk = stored[scan["device"], scan["nonce"]]
+            outcome = Outcome(pk, False, scan["decision"], scan["reason"], ticket, *seat)
+        outcomes.append(
+            replace(outcome, entered_at=_aware(entered_at), entered_gate_id=gate, flag_id=flag)
+        )
+    return outcomes
 
 
 # --- every database: the ORM, one transaction ---------------------------------------------------

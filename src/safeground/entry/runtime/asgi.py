@@ -5,12 +5,13 @@ machinery (twelve middlewares, ninja's operation) that costs more than the decis
 read here, checked against the cached device key and its profile, and decided by the same
 service the ninja route calls (entry.scans.scan_decide); every other request goes to `app`.
 
-On PostgreSQL a scan is decided on the event loop: device, turnstile and match from the process's
-caches, the one prepared statement on an async connection (runtime.loop.decide_async), no hop to a
-thread and back. A scan that needs something not cached (a new or expired key, turnstile or
-match), SQLite and the ORM path go whole to a scan thread that keeps its Django connection
-(scan_over_http, entry.api.scan_answer). The answers are the same as the ninja route's
-(tests/entry/test_asgi.py); the route stays in the OpenAPI schema through ninja.
+A scan is decided from the event loop: device, turnstile and match from the process's caches,
+then on PostgreSQL the one prepared statement on an async connection (runtime.loop.decide_async),
+no hop to a thread and back; on SQLite the process's one writer, which decides the scans waiting
+together in one transaction (runtime.one_writer). A scan that needs something not cached (a new
+or expired key, turnstile or match) and the ORM path go whole to a scan thread that keeps its
+Django connection (scan_over_http, entry.api.scan_answer). The answers are the same as the ninja
+route's (tests/entry/test_asgi.py); the route stays in the OpenAPI schema through ninja.
 docs/adr/0005-turnstile-decisions.md has the measurements.
 
     safeground.asgi wraps the whole application with it; at a big ground serve two workers:

@@ -3,11 +3,15 @@
 and back for a scan. Scans that arrive while the statement is running wait and go together in the
 next one (group commit): one statement, one commit for all of them. What the loop cannot do
 without Django's database access runs on the scan threads (runtime.threads).
+
+On SQLite the loop does the same but for the database call: its scans go to the process's one
+writer (runtime.one_writer), which decides those waiting together in one transaction.
 """
 
 import asyncio
 import functools
 import os
+import sqlite3
 import weakref
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +28,7 @@ from safeground.prepared import ONLY_WHEN_ASKED
 
 from .. import decision, scans
 from ..decision import Outcome, ScanContext
-from . import lookups
+from . import lookups, one_writer
 from .threads import in_scan_thread
 
 # Statements in flight per process for scans decided on the loop, each on its own connection.
@@ -34,9 +38,16 @@ from .threads import in_scan_thread
 # the connection free and goes alone.
 CONNECTIONS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_CONNECTIONS", "1")))
 BATCH_LIMIT = 64  # scans in one statement at most
-# The database is down or unreachable (psycopg's pool timing out is one of these): a scan gets a
-# 503 with Retry-After, not a 500 (runtime/asgi.py).
-DATABASE_DOWN = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+# The database is down or unreachable (psycopg's pool timing out is one of these; SQLite's write
+# lock not had within the deadline): a scan gets a 503 with Retry-After, not a 500
+# (runtime/asgi.py).
+DATABASE_DOWN = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    sqlite3.OperationalError,
+)
 
 
 def _ticket_and_nonce(ctx: ScanContext) -> tuple[tuple[Any, ...], ...]:
@@ -81,20 +92,28 @@ DECIDE_SQL_BYTES = decision.DECIDE_SQL.encode()
 
 
 @functools.cache
-def _postgresql() -> bool:
+def _vendor() -> str:
     # Read once: on the loop every request is a new context, and Django would make a new
     # connection object for each one that touched `connection`.
-    return connections["default"].vendor == "postgresql"
+    return connections["default"].vendor
+
+
+def _postgresql() -> bool:
+    return _vendor() == "postgresql"
 
 
 def on_loop() -> bool:
-    """Whether scans are decided on the event loop: the one statement, on PostgreSQL."""
-    return decision.USE_SQL and _postgresql()
+    """Whether scans are decided from the event loop: the one statement on PostgreSQL, the one
+    writer on SQLite."""
+    return decision.USE_SQL and _vendor() in ("postgresql", "sqlite")
 
 
 async def decide_async(ctx: ScanContext) -> Outcome:
     """`decide` for the event loop: the same statement on an async connection, in autocommit,
-    with whatever other scans were waiting for one; it has committed when this returns."""
+    with whatever other scans were waiting for one (SQLite: the one writer's transaction); it has
+    committed when this returns."""
+    if not _postgresql():
+        return await one_writer.decide_async(ctx)
     batches = (
         _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
     )
@@ -145,7 +164,10 @@ async def _batches_open() -> _Scans:
 
 async def scan_pool_ready() -> None:
     """Open this loop's pool and wait until its connections are made (runtime.warm); psycopg's
-    PoolTimeout, a DATABASE_DOWN error, when they are not within the scan's deadline."""
+    PoolTimeout, a DATABASE_DOWN error, when they are not within the scan's deadline. SQLite's
+    writer opens its connection at its first batch (a file: no wait to speak of)."""
+    if not _postgresql():
+        return
     batches = (
         _batches[1] if _batches is not None and _batches[0] is asyncio.get_running_loop() else None
     )

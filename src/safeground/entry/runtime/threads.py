@@ -1,5 +1,5 @@
-"""The scan threads: what the event loop cannot do itself (cache misses, SQLite, the ORM path,
-a banned holder's announcement) runs on a few threads per process, each keeping its Django
+"""The scan threads: what the event loop cannot do itself (cache misses, the ORM path, a banned
+holder's announcement) runs on a few threads per process, each keeping its Django
 connection from scan to scan (returning it to the pool and taking it back costs more than the
 decision)."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import Error, connection, connections
 
-# Threads per process for what the loop cannot do itself (cache misses, SQLite, the ORM path);
+# Threads per process for what the loop cannot do itself (cache misses, the ORM path);
 # each keeps its Django connection from scan to scan.
 THREADS = max(1, int(os.environ.get("SAFEGROUND_ENTRY_THREADS", "8")))
 
