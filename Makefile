@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-seat-sheet install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -108,6 +108,9 @@ bench-alerts: $(STAMP)
 # Supporters' reports: 100/s from one stand and 10/s over the ground, the control room open.
 bench-supporters: $(STAMP)
 	$(BIN)/python bench/bench_supporters.py $(BENCH_SUPPORTERS_ARGS)
+
+bench-seat-sheet: $(STAMP)
+	$(BIN)/python bench/bench_seat_sheet.py
 
 # Turnstile decisions against pretix's check-in endpoint (installed by the benchmark into a cache
 # folder of its own, never into the project); Debian's wrk drives the load.
