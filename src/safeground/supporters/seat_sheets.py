@@ -14,7 +14,6 @@ embed, nothing to lay out).
 from __future__ import annotations
 
 import io
-import logging
 import tempfile
 import unicodedata
 import zipfile
@@ -37,8 +36,6 @@ from safeground.venues.models import Block, Ground
 
 from .models import SeatLabelsJob
 from .seats import Seat, block_seats
-
-logger = logging.getLogger(__name__)
 
 MM = 72 / 25.4  # PDF points a millimetre
 PAGE_WIDTH, PAGE_HEIGHT = 210 * MM, 297 * MM  # A4
