@@ -29,7 +29,7 @@ def read_page(pdf: bytes, number: int = 0) -> list[ReadLabel]:
     text = page.get_textpage()
     height = page.get_height()
     labels = []
-    for code in zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCode):
+    for code in zxingcpp.read_barcodes(image):
         corners = [code.position.top_left, code.position.top_right]
         corners += [code.position.bottom_left, code.position.bottom_right]
         right = max(point.x for point in corners) * 72 / DPI
