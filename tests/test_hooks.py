@@ -35,6 +35,7 @@ live.catch_up_sources (at render) 1: safeground.incidents.catch_up.live_catch_up
 live.viewer_zones (at render) 1: safeground.incidents.selectors.viewer_zone_ids
 matches.history_sources (at render) 1: safeground.incidents.risk_history.log_history
 matches.history_sources (at render) 2: safeground.entry.risk_history.banned_denials
+venues.ground_panels (at render) 1: safeground.supporters.sheet_views.ground_panel_for
 """  # noqa: E501
 
 

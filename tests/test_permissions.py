@@ -1375,6 +1375,18 @@ TABLE: dict[str, list[Row]] = {
             only(302, SUPPORTER_TRIAGERS, 200, 403),
         )
     ],
+    "supporters_seat_labels": [
+        (
+            lambda: reverse("supporters_seat_labels", args=["riverside-park"]),
+            only(302, SUPPORTER_TRIAGERS, 200, 403),
+        )
+    ],
+    "supporters_seat_labels_download": [
+        (  # no such job: the one who may print is told so, the others are refused first
+            lambda: reverse("supporters_seat_labels_download", args=["riverside-park", 999999]),
+            only(302, SUPPORTER_TRIAGERS, 404, 403),
+        )
+    ],
     "supporters_subject_access": [
         (
             lambda: reverse("supporters_subject_access"),

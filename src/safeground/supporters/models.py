@@ -187,3 +187,24 @@ class BlockSeatCodes(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ground_code} {self.block_code}: {self.code}"
+
+
+class SeatLabelsJob(models.Model):
+    """The whole ground's seat labels, asked for once and made in the background
+    (seat_sheets.py): a zip of every block's sheet, and how far it has got."""
+
+    ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="+")
+    asked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    asked_at = models.DateTimeField()
+    # The site's address as the asker reached it (https://host): what the QR codes point at.
+    site = models.CharField(max_length=200)
+    blocks_total = models.PositiveIntegerField()
+    blocks_done = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    failed = models.CharField(max_length=200, blank=True)
+    file = models.FileField(upload_to="seat-labels/", blank=True)
+
+    def __str__(self) -> str:
+        return f"seat labels of {self.ground_id}, {self.blocks_done}/{self.blocks_total}"

@@ -1,16 +1,12 @@
 """The control room's side: the queue of supporters' reports (an htmx fragment under the map),
-the decisions on an item, a reporter's contact (recorded) and their photo, the seats' QR sheets
-per block, and the subject-access export of a phone number."""
+the decisions on an item, a reporter's contact (recorded) and their photo, and the
+subject-access export of a phone number (the seats' labels to print: sheet_views.py)."""
 
 from __future__ import annotations
 
-import base64
-import io
 import time
 from typing import Any
 
-import qrcode
-import qrcode.image.svg
 from django.contrib.auth.decorators import login_required
 from django.http import (
     FileResponse,
@@ -28,7 +24,6 @@ from django.views.decorators.http import require_GET
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
-    can_print_seat_codes,
     can_triage_supporter_reports,
     require,
 )
@@ -39,11 +34,9 @@ from safeground.kept import Kept
 from safeground.live.catalogue import LOG_ENTRY, SUPPORTERS_ITEM
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
-from safeground.venues.models import Block, Ground
 
 from .categories import CATEGORIES, LIFE
 from .models import SupporterReport
-from .seats import block_seats
 from .selectors import (
     decided_recently,
     nearest_steward,
@@ -217,34 +210,3 @@ def report_photo(request: HttpRequest, fixture_id: int, report_id: int) -> FileR
     response = FileResponse(photo, content_type=report.photo_type)
     response["Cache-Control"] = "private, max-age=3600"
     return response
-
-
-def _qr_data_uri(url: str) -> str:
-    buffer = io.BytesIO()
-    qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, box_size=8).save(buffer)
-    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
-@login_required
-@require_GET
-def seat_sheet(request: HttpRequest, ground_code: str, block_code: str) -> HttpResponse:
-    """A block's seats, each with its QR code and short address, as a PDF to print for seat
-    backs (one label per seat), concourse posters and the programme."""
-    from safeground.printing import pdf_response
-
-    ground = get_object_or_404(Ground, code=ground_code)
-    require(can_print_seat_codes(request.user, ground))
-    block = get_object_or_404(
-        Block.objects.select_related("tier__stand"), ground=ground, code=block_code
-    )
-    seats = [
-        (seat, url, _qr_data_uri(url))
-        for seat in block_seats(block)
-        for url in [request.build_absolute_uri(reverse("supporters_seat", args=[seat.code]))]
-    ]
-    return pdf_response(
-        "supporters/seat_sheet.html",
-        {"ground": ground, "block": block, "seats": seats},
-        f"seats {ground.code} {block.code}",
-        request,
-    )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import sms, triage_views, views
+from . import sheet_views, sms, triage_views, views
 
 urlpatterns = [
     # Public: a seat's own page (its QR code's address), a report's status, the text line.
@@ -28,9 +28,20 @@ urlpatterns = [
         triage_views.report_photo,
         name="supporters_photo",
     ),
+    # The seats' labels to print: a block's, the ground page's panel, the whole ground's.
     path(
         "grounds/<slug:ground_code>/seat-codes/<str:block_code>.pdf",
-        triage_views.seat_sheet,
+        sheet_views.seat_sheet,
         name="supporters_seat_sheet",
+    ),
+    path(
+        "grounds/<slug:ground_code>/seat-codes/",
+        sheet_views.seat_labels,
+        name="supporters_seat_labels",
+    ),
+    path(
+        "grounds/<slug:ground_code>/seat-codes/all/<int:job_id>.zip",
+        sheet_views.seat_labels_download,
+        name="supporters_seat_labels_download",
     ),
 ]

@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 from safeground.accounts.permissions import can_plan_fixtures
 
 from .capacity import stand_capacities, zone_capacities
+from .hooks import ground_panels
 from .selectors import gates_with_blocks, ground_for, ground_plan, ground_totals
 
 
@@ -22,6 +23,7 @@ def ground(request: HttpRequest, code: str) -> HttpResponse:
             "totals": ground_totals(ground),
             "gates": gates_with_blocks(ground),
             "may_plan": can_plan_fixtures(request.user, ground),
+            "panels": ground_panels(request.user, ground),
         },
     )
 
