@@ -53,7 +53,7 @@ urlpatterns = [
     path("", include("safeground.exchange.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
-    path("favicon.ico", favicon),
+    path("favicon.ico", favicon, name="favicon"),
 ]
 
 

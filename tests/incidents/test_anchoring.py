@@ -108,7 +108,17 @@ def test_cutting_an_anchored_replay_short_fails_verify_log(demo, folder, capsys)
     fixture, head = _replayed(full_time_in=timedelta(minutes=9))
     log_heads_anchor(now=head.logged_at + timedelta(minutes=5))
     newest = list(LogEntry.objects.filter(fixture=fixture).order_by("-seq")[:3])
-    _tamper(*[("DELETE FROM incidents_logentry WHERE id = %s", [e.pk]) for e in newest])
+    # Whoever cuts the log removes what rests on those entries too (the replay's last entry is
+    # the radio's return, a decision, and its switch).
+    decisions = "SELECT id FROM decisions_decision WHERE entry_id = %s"
+    _tamper(
+        *[
+            (f"DELETE FROM decisions_radioswitch WHERE decision_id IN ({decisions})", [e.pk])
+            for e in newest
+        ],
+        *[("DELETE FROM decisions_decision WHERE entry_id = %s", [e.pk]) for e in newest],
+        *[("DELETE FROM incidents_logentry WHERE id = %s", [e.pk]) for e in newest],
+    )
     ok, said = _verify_log(capsys, match=fixture.pk)
     assert not ok
     assert f"entries_removed: entries #{head.seq - 2}..#{head.seq} are missing" in said

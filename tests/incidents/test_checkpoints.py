@@ -13,6 +13,7 @@ from django.db import connection
 
 from safeground import signing
 from safeground.accounts.models import Organisation, Role
+from safeground.decisions.models import Decision, RadioSwitch
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.chain import entry_hash
 from safeground.incidents.checkpoints import (
@@ -58,11 +59,11 @@ def _tamper(*statements: tuple[str, list]) -> None:
     """Change rows behind the application's back, as an attacker with database access would."""
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            for model in (LogEntry, LogCheckpoint):
+            for model in (LogEntry, LogCheckpoint, Decision, RadioSwitch):
                 model.triggers().drop(connection)
             for sql, params in statements:
                 cursor.execute(sql, params)
-            for model in (LogEntry, LogCheckpoint):
+            for model in (LogEntry, LogCheckpoint, Decision, RadioSwitch):
                 model.triggers().install(connection)
         else:
             cursor.execute("SET session_replication_role = replica")

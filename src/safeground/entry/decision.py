@@ -27,6 +27,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
+from safeground import clock
 from safeground.bans.models import in_force_q, in_force_sql
 from safeground.prepared import prepared_cursor
 
@@ -386,7 +387,7 @@ def decide_sqlite(cursor: Any, batch: list[ScanContext]) -> list[Outcome]:
             nonce=ctx.nonce.hex,  # a UUIDField in SQLite: 32 hex digits
             scanned_at=_sqlite_time(ctx.scanned_at),
             stored_at=_sqlite_time(ctx.stored_at),
-            day=ctx.day.isoformat() if ctx.day else None,
+            day=clock.day_iso(ctx.day) if ctx.day else None,
         )
         scans.append(scan)
     read = {row[0]: row for row in execute(SQLITE_READ_SQL, scans)}

@@ -31,6 +31,7 @@ SCANNER_SW_VERSION = 1
 # The files the page needs offline: base.html's and its own.
 SCANNER_ASSETS = [
     "safeground/safeground-1.css",
+    "safeground/favicon-1.svg",
     "vendor/htmx-2.0.11.min.js",
     "safeground/csrf-1.js",
     "safeground/tables-1.js",

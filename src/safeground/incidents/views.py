@@ -106,6 +106,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
 STEWARD_SW_VERSION = 1
 STEWARD_ASSETS = [
     "safeground/safeground-1.css",
+    "safeground/favicon-1.svg",
     "vendor/htmx-2.0.11.min.js",
     "safeground/csrf-1.js",
     "safeground/tables-1.js",

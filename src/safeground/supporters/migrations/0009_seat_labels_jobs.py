@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("supporters", "0007_one_access_trail"),
+        ("supporters", "0008_text_line_sent_time_and_language"),
         ("venues", "0003_green_guide_capacity"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
