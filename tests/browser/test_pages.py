@@ -81,7 +81,7 @@ def test_fixture_page_shows_the_cup_tie_layout_on_a_phone(site, new_page, log_in
     page = log_in(new_page({"width": 390, "height": 844}), "police")
     page.get_by_role("link", name="West Ham United v Chelsea").click()
     expect(page.locator("[data-fixture-title]")).to_have_text("West Ham United v Chelsea")
-    expect(page.locator("[data-away-allocation]")).to_have_text("5000")
+    expect(page.locator("[data-away-allocation]")).to_have_text("5,000")  # thousands separated
     cup_away = page.locator("[data-plan] .block.zone-away")
     expect(cup_away).to_have_count(
         Block.objects.filter(zone_members__zone__code="away-se-cup").count()
