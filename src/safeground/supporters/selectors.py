@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
 from django.utils.translation import gettext_lazy as _
 
 from safeground import clock
@@ -15,7 +15,7 @@ from safeground.accounts.models import User
 from safeground.bans.models import AccessRecord
 from safeground.bans.services import access_record_write
 from safeground.incidents.flashpoint import zone_neighbours
-from safeground.incidents.models import DEALT_WITH_STATUSES, LogEntry
+from safeground.incidents.models import DEALT_WITH_STATUSES, LogEntry, StewardPost
 from safeground.incidents.selectors import current_posts, incident_state, post_zone_ids, zone_map
 from safeground.matches import selectors as matches_selectors
 from safeground.matches.models import Fixture
@@ -123,10 +123,6 @@ def queue_version(fixture: Fixture) -> tuple[Any, ...]:
     item begun, decided or tasked) and the stewards posted (the suggestions). Two small
     aggregate queries: a control room's screens read the fragment after every frame, and all
     but the first after a change read a copy kept under this version (triage_views)."""
-    from django.db.models import Count, Max, Sum
-
-    from safeground.incidents.models import StewardPost
-
     items = TriageItem.objects.filter(fixture=fixture).aggregate(
         n=Count("pk"),
         reports=Sum("count"),
