@@ -438,6 +438,8 @@ TABLE: dict[str, list[Row]] = {
     # The language switch: anyone, logged in or not (the log-in page has it); a GET changes
     # nothing and goes back (to the start page).
     "set_language": [(lambda: reverse("set_language"), expect(302, 302))],
+    # The browser's icon: anyone, the log-in page included; a redirect to the static file.
+    "favicon": [(lambda: reverse("favicon"), expect(301, 301))],
     "home": [(lambda: reverse("home"), expect(302, 200))],
     "ground": [
         (
