@@ -96,8 +96,9 @@ bench-faults: $(STAMP)
 	$(BIN)/python bench/bench_faults.py $(BENCH_FAULTS_ARGS)
 
 # The demo's worst ten minutes at ten times their rate on two processes (PostgreSQL and Redis):
-# scans, reports on three zones, broadcasts acknowledged, 2,000 viewer sockets beside the plain
-# `websockets` reference, one process killed and restarted; BENCH_SURGE_ARGS (--seconds 30).
+# scans, reports on three zones, broadcasts acknowledged, 2,000 viewer sockets, one process killed
+# and restarted; then the plain `websockets` reference alone over the same frames at the same
+# moments; a verdict only where the servers had a core to themselves; BENCH_SURGE_ARGS.
 bench-surge: $(STAMP)
 	$(BIN)/python bench/bench_surge.py $(BENCH_SURGE_ARGS)
 

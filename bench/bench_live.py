@@ -39,7 +39,6 @@ import tempfile
 import time
 import urllib.parse
 import uuid
-from array import array
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -47,6 +46,10 @@ from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import viewers
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -59,6 +62,8 @@ PG_ADMIN_URL = "postgres://root@127.0.0.1:5432/postgres"
 PG_BENCH_DB = os.environ.get("BENCH_LIVE_PG_DB", "safeground_bench")
 REDIS_URL = os.environ.get("BENCH_LIVE_REDIS_URL", "redis://127.0.0.1:6379/0")
 PUBLISHERS = 4  # concurrent POST connections
+TARGET_RATIO = 1.2  # p99 against the plain server's, every layer (docs/design.md)
+TARGET_POST_P99_MS = 50.0
 # The issue's measure last, so its line closes the output: 2,000 clients on one server process,
 # through Redis.
 LAYERS = (
@@ -104,6 +109,9 @@ def main() -> None:
         low, _, high = args.ports.partition("-")
         PORTS = range(int(low), int(high or low) + 1)
     raise_fd_limit()
+    # The load generator (this process's POSTs, its client processes) on one CPU, the server
+    # free to use the others: the server's figures, not the clients', are measured.
+    viewers.pin_here(viewers.client_cpus())
     layers = [layer.strip() for layer in args.layers.split(",") if layer.strip()]
     layers.sort(key=lambda layer: LAYERS.index(layer))
     workdir = Path(tempfile.mkdtemp(prefix="safeground-bench-"))
@@ -252,6 +260,7 @@ class Result:
     frame_bytes: int
     connect_s: float
     load: float
+    cpu: viewers.CpuShare
 
     @property
     def lost(self) -> int:
@@ -269,13 +278,21 @@ class Result:
         mine, peer = sorted(self.latencies_ms), sorted(plain.latencies_ms)
         posts = sorted(self.post_ms)
         ratio = percentile(mine, 99) / max(percentile(peer, 99), 1e-9)
+        met = ratio <= TARGET_RATIO and percentile(posts, 99) <= TARGET_POST_P99_MS
+        judged = self.cpu.server_had_a_core and plain.cpu.server_had_a_core
+        verdict = ("met" if met else "NOT met") if judged else "no verdict (no core to itself)"
         return (
             f"  {self.layer} against plain (same run): p50 {percentile(mine, 50):.1f} vs"
             f" {percentile(peer, 50):.1f} ms, p99 {percentile(mine, 99):.1f} vs"
             f" {percentile(peer, 99):.1f} ms = {ratio:.2f}x plain;"
             f" POST p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms;"
-            f" lost {self.lost}, duplicates {self.duplicates}"
+            f" server CPU {self.us_per_frame():.1f} vs {plain.us_per_frame():.1f} µs per"
+            f" delivered frame; lost {self.lost}, duplicates {self.duplicates};"
+            f" target {TARGET_RATIO}x and POST p99 {TARGET_POST_P99_MS:.0f} ms: {verdict}"
         )
+
+    def us_per_frame(self) -> float:
+        return 1e6 * self.server_cpu_s / max(len(self.latencies_ms), 1)
 
     def detail(self) -> str:
         load = f", load average before the run {self.load:.1f}"
@@ -292,7 +309,8 @@ class Result:
             f", first receipt p50/p99 {p50_p99(self.first_ms)} ms"
             f", first-to-last p50/p99 {p50_p99(self.spread_ms)} ms"
             f", server CPU {100 * self.server_cpu_s / self.seconds:.0f}%"
-            f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame){load}"
+            f" ({1e6 * self.server_cpu_s / delivered:.1f} µs per delivered frame){load}\n"
+            + self.cpu.line()
         )
 
 
@@ -402,7 +420,9 @@ def start_server(
         command.append(f"--workers={WORKERS.get(layer, 1)}")
         via_redis = layer in WORKERS or layer == "reconnect-redis"
         env = server_env(database, redis_url=redis_url if via_redis else "")
-    return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    viewers.unpin(process.pid)  # the load generator is pinned; the server is not
+    return process
 
 
 def stop_server(process: subprocess.Popen[bytes]) -> None:
@@ -461,12 +481,12 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
             connect_s = time.monotonic() - started
             time.sleep(1.0)  # let the connect burst settle
 
-            cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+            meter = viewers.CpuMeter([process.pid], [os.getpid(), *(c.pid for c in children)])
+            meter.start()
             total = int(args.seconds * args.rate)
             t0, post_ms, errors = publish_steadily(publisher, total, args.rate)
             time.sleep(LOST_AFTER_S)
-            cpu_s = cpu_seconds(process.pid) - cpu_before
-            wall_s = time.monotonic() - wall_before
+            cpu = meter.stop()
             for pipe in pipes:
                 pipe.send("stop")
 
@@ -504,8 +524,9 @@ def run_layer(args: argparse.Namespace, layer: str, database: Database, frame_by
             posts=total,
             post_errors=errors,
             post_ms=post_ms,
-            server_cpu_s=cpu_s,
-            seconds=wall_s,
+            server_cpu_s=cpu.server * cpu.seconds,
+            seconds=cpu.seconds,
+            cpu=cpu,
             frame_bytes=seen_bytes,
             connect_s=connect_s,
             load=load,
@@ -549,27 +570,6 @@ def publish_steadily(publisher: Any, total: int, rate: float) -> tuple[dict[int,
 def split(total: int, parts: int) -> list[int]:
     parts = max(1, min(parts, total))
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of the server: the process and its children (uvicorn's workers), from /proc."""
-    ticks = 0
-    family = {pid}
-    stats: dict[int, list[str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-    grew = True
-    while grew:  # descendants, however deep (uvicorn's supervisor, then its workers)
-        found = {p for p, fields in stats.items() if int(fields[1]) in family}
-        grew = not found <= family
-        family |= found
-    for member in family:
-        fields = stats.get(member)
-        if fields is not None:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- publishers: how a message is triggered (the real POST, or the reference's TCP line) --------
@@ -686,76 +686,9 @@ class TriggerPublisher:
 
 
 def client_process(url: str, origin: str, cookie: str, count: int, pipe: Connection) -> None:
-    """`count` sockets on the fixture; receipt times of marked frames go back over the pipe."""
-    raise_fd_limit()
-    try:
-        import uvloop
-
-        run = uvloop.run
-    except ImportError:  # pragma: no cover
-        run = asyncio.run
-    run(_clients(url, origin, cookie, count, pipe))
-
-
-async def _clients(url: str, origin: str, cookie: str, count: int, pipe: Connection) -> None:
-    from websockets.asyncio.client import connect
-
-    ids: array[int] = array("q")
-    times: array[float] = array("d")
-    seen: list[set[int]] = [set() for _ in range(count)]
-    state = {"duplicates": 0, "closed": 0, "frame_len": 0}
-    gate = asyncio.Semaphore(50)
-    sockets: list[Any] = []
-    headers = {"Cookie": cookie} if cookie else {}
-
-    async def open_one() -> Any:
-        async with gate:
-            for _attempt in range(5):
-                try:
-                    ws = await connect(
-                        url,
-                        origin=origin,  # type: ignore[arg-type]
-                        additional_headers=headers,
-                        compression=None,
-                        ping_interval=None,
-                        open_timeout=60,
-                        max_queue=None,
-                    )
-                    await ws.recv()  # hello: the socket is subscribed
-                    return ws
-                except Exception:
-                    await asyncio.sleep(0.5)
-            return None
-
-    async def listen(index: int, ws: Any) -> None:
-        mine = seen[index]
-        try:
-            async for message in ws:
-                found = MARK.search(message)
-                if found is None:
-                    continue
-                i = int(found[1])
-                if i in mine:
-                    state["duplicates"] += 1
-                    continue
-                mine.add(i)
-                state["frame_len"] = len(message)
-                ids.append(i)
-                times.append(time.monotonic())
-        except Exception:
-            pass
-        state["closed"] += 1
-
-    sockets = [ws for ws in await asyncio.gather(*(open_one() for _ in range(count))) if ws]
-    listeners = [asyncio.create_task(listen(i, ws)) for i, ws in enumerate(sockets)]
-    pipe.send(len(sockets))
-    loop = asyncio.get_running_loop()
-    await loop.run_in_executor(None, pipe.recv)  # "stop"
-    closed_before_stop = state["closed"]
-    for ws in sockets:
-        ws.transport.abort()
-    await asyncio.gather(*listeners, return_exceptions=True)
-    pipe.send((ids, times, state["duplicates"], closed_before_stop, state["frame_len"]))
+    """`count` cheap viewers on the fixture (bench/viewers.py), pinned as the bench's other
+    clients; receipt times of marked frames go back over the pipe."""
+    viewers.client_process(url, origin, cookie, count, pipe, viewers.client_cpus())
 
 
 # --- reconnect storm: every socket back after a server restart --------------------------------

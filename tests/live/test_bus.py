@@ -416,6 +416,28 @@ def test_frames_that_reach_a_new_order_out_of_turn_are_shown_in_order_or_the_soc
     asyncio.run(scenario())
 
 
+def test_a_turn_takes_more_sockets_when_frames_queue_behind_it(settings, monkeypatch) -> None:
+    """With frames waiting behind the one being written, a turn writes one turn's sockets for
+    each of them (up to FAN_OUT_CATCH_UP): a hub that falls behind catches up instead of staying
+    behind; every socket still gets every frame once, in order."""
+    in_process(settings)
+    monkeypatch.setattr(bus, "FAN_OUT_PAUSE", 0.05)  # one turn at a time, observably
+
+    async def scenario() -> None:
+        hub = Hub()
+        sockets = [await connected(hub) for _ in range(bus.FAN_OUT_TURN * 3 + 7)]
+        for seq in (1, 2, 3):
+            hub.fan_out(FIXTURE, event(seq).frame, Audience(), seq)
+        assert sum(len(s.frames) for s in sockets) == bus.FAN_OUT_TURN  # the first turn, now
+        await asyncio.sleep(0.075)  # the second turn: three frames queued, three turns' worth
+        assert sum(len(s.frames) for s in sockets) == bus.FAN_OUT_TURN * 4
+        await asyncio.sleep(1.0)
+        assert all([frame_seq(f) for f in s.frames] == [1, 2, 3] for s in sockets)
+        await hub.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_fan_out_gives_the_loop_back_between_turns_and_keeps_each_sockets_order(
     settings,
 ) -> None:

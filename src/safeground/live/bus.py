@@ -58,6 +58,7 @@ logger = logging.getLogger(__name__)
 GAP_WAIT_SECONDS = 1.0  # a missing seq is read from the database after this (see _Order)
 FAN_OUT_TURN = 200  # sockets written to in one turn of the loop (Hub._write_turn)
 FAN_OUT_PAUSE = 0.001  # seconds the loop polls, without the GIL, between two turns
+FAN_OUT_CATCH_UP = 4  # at most this many turns' sockets in one turn when frames queue up
 READY_TIMEOUT = 5.0  # seconds a new socket waits for the Redis subscription
 
 
@@ -285,9 +286,15 @@ class Hub:
         for the whole fan-out. Between turns the loop also waits FAN_OUT_PAUSE in its poll, which
         holds no GIL: with the next turn due at once, the request's thread, woken by its
         crossing, found the GIL taken again and waited its switch interval each time (POST p50
-        312 -> 42 ms: docs/adr/0012-fan-out-at-crisis-load.md)."""
-        budget = FAN_OUT_TURN
+        312 -> 42 ms: docs/adr/0012-fan-out-at-crisis-load.md).
+
+        With frames queued behind the one being written, a turn takes one turn's sockets for
+        each, up to FAN_OUT_CATCH_UP: a pause costs more than its millisecond on a busy machine
+        (the process waits for a core), so with fixed turns 20 frames a second to 2,000 sockets
+        fell seconds behind for good, where the plain broadcast kept up (bench_fanout_cost.py,
+        ADR 0012's update of issue 39)."""
         queued = self._queued
+        budget = FAN_OUT_TURN * min(len(queued), FAN_OUT_CATCH_UP)
         while queued and budget > 0:
             budget = queued[0].write(budget)
             if budget >= 0:
