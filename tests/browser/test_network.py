@@ -179,3 +179,44 @@ def test_a_broadcast_and_its_acknowledgement_get_through_a_stall_and_a_silent_li
     phone.get_by_role("button", name="Acknowledge").click()
     expect(dialog).to_be_hidden(timeout=10_000)
     assert BroadcastAck.objects.filter(broadcast=sent, user__username="steward").count() == 1
+
+
+def test_radio_down_reaches_every_phone_that_can_be_reached(site, new_page, log_in, network):
+    fixture = cup_tie()
+    post_steward(fixture)
+    room = log_in(new_page(), "loggist")  # the control room is wired: no proxy
+    room.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    expect(room.locator("[data-freshness]")).to_contain_text("connected")
+    quiet, quiet_url = network("crowded-4g")
+    dropped, dropped_url = network("dropping")
+    gone, gone_url = network("ground-wifi")
+    steward_page = f"/fixtures/{fixture.pk}/steward/"
+    phones = {
+        url: open_over(log_in(new_page(PHONE), "steward"), url, steward_page)
+        for url in (quiet_url, dropped_url, gone_url)
+    }
+
+    # One phone's cell is quiet for 8 s; another's Wi-Fi drops and its reconnects hang until
+    # it is back; the third is gone for the rest of the test (a link that never answers).
+    quiet.stall(8)
+    dropped.half_open(True)
+    dropped.reset_all()
+    gone.half_open(True)
+    strip = room.locator("[data-decisions-strip]")
+    strip.get_by_label("Decided by").select_option(label=str(User.objects.get(username="safety")))
+    strip.get_by_label("What happened").fill("No answer on channel 1 from any supervisor")
+    strip.get_by_role("button", name="Radio down").click()
+    expect(room.locator("[data-radio-banner]")).to_contain_text("Radio down since")
+
+    # The quiet cell's phone has it when the stall ends; the dropped one when it reconnects.
+    expect(phones[quiet_url].locator("[data-radio-banner]")).to_contain_text(
+        "Radio down since", timeout=15_000
+    )
+    expect(phones[quiet_url].locator("[data-broadcast]")).to_contain_text("Radio down.")
+    dropped.half_open(False)
+    expect(phones[dropped_url].locator("[data-radio-banner]")).to_contain_text(
+        "Radio down since", timeout=30_000
+    )
+    expect(phones[dropped_url].locator("[data-broadcast]")).to_contain_text("Radio down.")
+    # The phone that cannot be reached has nothing yet: nothing reaches it.
+    expect(phones[gone_url].locator("[data-radio-banner]")).to_have_count(0)
