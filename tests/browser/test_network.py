@@ -12,10 +12,13 @@ from bench.impair import PROFILES, ImpairingProxy
 from playwright.sync_api import Page, expect
 
 from safeground.accounts.models import User
+from safeground.entry.models import EntryConflict, Scan
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import BroadcastAck
 from safeground.incidents.services import Place, log_entry_append
 
+from .test_scanner import DENY, expect_decision, pair, scan, scanner_key
+from .test_scanner import match_today as match_today  # the fixture, for the scanner's test
 from .test_steward import PHONE, cup_tie, file_report, log_entries, post_steward
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -220,3 +223,36 @@ def test_radio_down_reaches_every_phone_that_can_be_reached(site, new_page, log_
     expect(phones[dropped_url].locator("[data-broadcast]")).to_contain_text("Radio down.")
     # The phone that cannot be reached has nothing yet: nothing reaches it.
     expect(phones[gone_url].locator("[data-radio-banner]")).to_have_count(0)
+
+
+def test_a_scanner_decides_from_its_bundle_in_a_stall_and_its_scan_is_stored_once(
+    match_today, new_page, network
+):
+    proxy, url = network("crowded-4g")
+    page = new_page(PHONE)
+    page.set_default_timeout(60_000)
+    pair(page, url, scanner_key("Handheld 1"), "F03")
+    mode = page.locator("[data-decision-mode]")
+    scan(page, "AWAY-1")
+    expect_decision(page, "ADMIT", "", "Admit: block S-L2, row C, seat 12.")
+    expect(mode).to_have_text("")  # the server's answer, over the crowded cell
+
+    # The cell goes quiet: no answer within the page's deadline (4 s), so the bundle decides.
+    proxy.stall(12)
+    began = time.monotonic()
+    scan(page, "AWAY-2")
+    expect(mode).to_have_text("OFFLINE · queued (1)", timeout=8_000)
+    assert 3.5 <= time.monotonic() - began <= 7
+    expect_decision(page, "ADMIT", "", "Admit: block S-L3")
+    # Holding off, the next scan is decided at once: a copy of the same ticket is refused.
+    began = time.monotonic()
+    scan(page, "AWAY-2")
+    expect_decision(page, DENY, "already_inside", "already used by this scanner")
+    assert time.monotonic() - began < 2
+
+    # After the stall the scan the server never answered arrives too; the upload carries the
+    # same nonce: one admission, no conflict.
+    expect(page.locator("[data-queued]")).to_have_text("queued (0)", timeout=40_000)
+    assert Scan.objects.filter(ticket__barcode="AWAY-2", decision="admit").count() == 1
+    assert Scan.objects.filter(ticket__barcode="AWAY-2").count() == 2  # and the refused copy
+    assert not EntryConflict.objects.exists()
