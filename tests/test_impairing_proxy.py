@@ -69,7 +69,7 @@ def test_latency_is_the_round_trip_within_its_jitter(upstream: _Upstream) -> Non
         trips = [_round_trip(client) for _ in range(15)]
     # Each way (200 ± 80) / 2 ms: the round trip between 120 and 280 ms, plus this box's share.
     assert min(trips) >= 0.12
-    assert max(trips) <= 0.28 + 0.05
+    assert max(trips) <= 0.28 + 0.1
     assert max(trips) - min(trips) > 0.02, "the jitter varies the round trip"
 
 
