@@ -1,7 +1,8 @@
 """An impairing TCP proxy: a ground's network between its clients and the server (issue 40).
 
-The kernel here has no netem and there is no toxiproxy binary, and PyPI's `toxic-proxy` is one
-release from 2023 with no tests of its timing; this is the small asyncio proxy we need instead.
+The kernel here has no netem and there is no toxiproxy binary, and PyPI's `toxic-proxy` has had
+one release (2023), too little upkeep to carry our figures and a new dependency besides; this is
+the small asyncio proxy we need instead (ADR 0023).
 Every connection accepted on a listening port is joined to the upstream port, and each direction
 is impaired on its own:
 
