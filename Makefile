@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet bench-network install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -101,6 +101,11 @@ bench-faults: $(STAMP)
 # moments; a verdict only where the servers had a core to themselves; BENCH_SURGE_ARGS.
 bench-surge: $(STAMP)
 	$(BIN)/python bench/bench_surge.py $(BENCH_SURGE_ARGS)
+
+# The grounds' networks (bench/impair.py's profiles) between the clients and two processes on
+# PostgreSQL and Redis: reports to the screens, scans decided offline, nothing lost or twice.
+bench-network: $(STAMP)
+	$(BIN)/python bench/bench_network.py $(BENCH_NETWORK_ARGS)
 
 # An urgent broadcast to 500 subscribed stewards through a push service on this machine.
 bench-alerts: $(STAMP)

@@ -729,6 +729,7 @@ class Load:
         self.hold_until = [0.0] * SCANNERS
         self.upload_after = 0.0
         self.held = 0  # scans decided offline without a request, while their scanner held off
+        self.scan_timeout = SCAN_TIMEOUT_S  # bench_network.py: the scanner page's own deadline
 
     # the loggist's session, through the login page as a phone's browser gets it
     async def log_in(self) -> None:
@@ -797,7 +798,7 @@ class Load:
             return
         item.attempts += 1
         if item.kind == "scan":
-            path, timeout = "/api/entry/scan", SCAN_TIMEOUT_S
+            path, timeout = "/api/entry/scan", self.scan_timeout
             headers = {"Content-Type": "application/json", "X-Device-Key": self.setup.device_key}
         else:
             path, timeout = f"/api/fixtures/{self.setup.fixture_id}/log", ENTRY_TIMEOUT_S

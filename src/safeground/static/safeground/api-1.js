@@ -30,16 +30,32 @@ export function reasonOf(data, status, words = {}) {
   return say(words.refused || "HTTP {status}", { status });
 }
 
+// A POST not answered in this long is given up as if there were no network, so the person can
+// try again: on a link gone silent (a half-open connection) the browser would wait for minutes
+// with the button disabled. ADR 0023.
+const POST_WAIT_MS = 15_000;
+
 // POST a JSON body; answers the JSON answer, or throws an Error with the refusal's words (a
-// TypeError, fetch's own, when there is no network).
+// TypeError, fetch's own, when there is no network or no answer in time).
 export async function post(url, body, words = {}) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(reasonOf(data, response.status, words));
-  return data;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), POST_WAIT_MS);
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+      signal: controller.signal,
+    });
+    const data = await response.json().catch(() => ({}));
+    if (controller.signal.aborted) throw new TypeError("no answer in time");
+    if (!response.ok) throw new Error(reasonOf(data, response.status, words));
+    return data;
+  } catch (err) {
+    if (err.name === "AbortError") throw new TypeError("no answer in time");
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }

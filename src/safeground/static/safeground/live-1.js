@@ -19,6 +19,9 @@ const BACKOFF_FIRST_MS = 1_000;
 const BACKOFF_MAX_MS = 4_000;
 const TICK_MS = 5_000;
 const SILENT_MS = 2 * PING_EVERY_MS + 5_000;
+// A socket still opening after this long is on a link that went silent (a half-open connection
+// after the Wi-Fi dropped): the browser would wait minutes for its handshake. ADR 0023.
+const CONNECT_WAIT_MS = 10_000;
 
 export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStatus = () => {} }) {
   let seq = Number(lastSeq) || 0;
@@ -29,16 +32,27 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
   let closed = false;
   const status = { connected: false, lastUpdate: null, reconnectIn: null };
   let lastHeard = 0; // the last frame of any kind, pongs included
+  let openedAt = 0;
 
   const report = () => onStatus({ ...status });
   const tick = setInterval(() => {
-    if (socket && status.connected && Date.now() - lastHeard > SILENT_MS) {
-      // The server stopped answering (a half-open connection): reconnect and catch up.
-      status.connected = false;
-      socket.close();
-    }
+    // The server stopped answering (a half-open connection), or the handshake never finished:
+    // give that socket up and open another, which catches up.
+    if (socket && status.connected && Date.now() - lastHeard > SILENT_MS) abandon();
+    else if (socket && !status.connected && Date.now() - openedAt > CONNECT_WAIT_MS) abandon();
     report();
   }, TICK_MS);
+
+  // Its close may never come on a silent link: stop listening to it and retry at once.
+  function abandon() {
+    const old = socket;
+    socket = null;
+    clearInterval(pingTimer);
+    pingTimer = null;
+    status.connected = false;
+    old.close();
+    retry();
+  }
 
   function url() {
     const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
@@ -48,16 +62,23 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
 
   function open() {
     retryTimer = null;
-    socket = new WebSocket(url());
-    socket.addEventListener("open", () => {
+    openedAt = Date.now();
+    const mine = new WebSocket(url());
+    socket = mine;
+    // A socket given up (abandon) may still answer late: only the current one is listened to.
+    mine.addEventListener("open", () => {
+      if (socket !== mine) return;
       lastHeard = Date.now();
       status.connected = true;
       status.reconnectIn = null;
       report();
       pingTimer = setInterval(() => send({ type: "ping" }), PING_EVERY_MS);
     });
-    socket.addEventListener("message", (event) => receive(event.data));
-    socket.addEventListener("close", (event) => {
+    mine.addEventListener("message", (event) => {
+      if (socket === mine) receive(event.data);
+    });
+    mine.addEventListener("close", (event) => {
+      if (socket !== mine) return;
       clearInterval(pingTimer);
       pingTimer = null;
       status.connected = false;

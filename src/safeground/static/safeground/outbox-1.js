@@ -42,6 +42,13 @@ function openDb() {
 // The outbox's own words, in the steward's language (the page's config gives them).
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
 
+// A POST not answered in this long is given up and sent again later under the same key (the
+// server stores it once): on a connection that went silent (a half-open link after the Wi-Fi
+// dropped) the browser would otherwise wait for minutes, and every report behind it with it.
+// A photo gets longer, by its size at 128 kbit/s (a crowded cell's share). ADR 0023.
+const OUTBOX_WAIT_MS = 15_000;
+const SLOW_BYTES_PER_MS = 16;
+
 // Worth trying again later: the report may yet be stored as it is.
 const transient = (status) => status >= 500 || status === 401 || status === 408 || status === 429;
 
@@ -150,14 +157,19 @@ export class Outbox {
     return result;
   }
 
-  async _post(url, init) {
+  async _post(url, init, bytes = 0) {
     const headers = { "X-CSRFToken": this.csrfToken(), ...(init.headers || {}) };
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), OUTBOX_WAIT_MS + bytes / SLOW_BYTES_PER_MS);
     try {
-      const response = await fetch(url, { method: "POST", credentials: "same-origin", ...init, headers });
+      const response = await fetch(url, { method: "POST", credentials: "same-origin", ...init, headers, signal: controller.signal });
       const data = await response.json().catch(() => ({}));
+      if (controller.signal.aborted) return { status: 0, ok: false, data: {} }; // cut mid-answer
       return { status: response.status, ok: response.ok, data };
     } catch {
-      return { status: 0, ok: false, data: {} }; // no network
+      return { status: 0, ok: false, data: {} }; // no network, or no answer in time
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -184,7 +196,7 @@ export class Outbox {
     const form = new FormData();
     form.append("photo", item.photo, item.photoName);
     const url = item.photoUrl.replace("{entry_id}", item.entry.id);
-    const answer = await this._post(url, { body: form });
+    const answer = await this._post(url, { body: form }, item.photo.size || 0);
     if (answer.ok) {
       await this._done(item);
       return "done";
