@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Organisation, User
 from safeground.append_only import AppendOnlyModel
+from safeground.languages import in_language
 from safeground.venues.models import Ground, Layout, Zone
 
 
@@ -154,6 +155,8 @@ class RiskAssessment(AppendOnlyModel):
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="assessments")
     category = models.CharField(max_length=20)
     meaning = models.CharField(max_length=100, blank=True)
+    # The meaning in other languages, from the policy file's `meanings: {cy: "..."}`.
+    meanings = models.JSONField(default=dict, blank=True)
     score = models.FloatField()
     summary = models.TextField()
     # [{key, name, value, weight, contribution, working, reasons: [...]}, ...] (matches.risk)
@@ -168,6 +171,11 @@ class RiskAssessment(AppendOnlyModel):
     class Meta:
         ordering = ["fixture", "-assessed_at", "-pk"]
         get_latest_by = ["assessed_at", "pk"]
+
+    @property
+    def local_meaning(self) -> str:
+        """The category's meaning in the reader's language (safeground/languages.py)."""
+        return in_language(self.meaning, self.meanings)
 
     @property
     def policy_file(self) -> str:

@@ -230,6 +230,7 @@ def risk_assess(
         fixture=fixture,
         category=result.category,
         meaning=result.meaning,
+        meanings=result.meanings,
         score=result.score,
         summary=result.summary,
         factors=result.factors_json(),
