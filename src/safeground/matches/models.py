@@ -48,6 +48,8 @@ class Fixture(models.Model):
     competition = models.ForeignKey(Competition, on_delete=models.PROTECT)
     stage = models.CharField(max_length=100, blank=True)
     kickoff = models.DateTimeField()
+    # Minutes a commander's decision put the kick-off back (decisions: the log keeps why).
+    kickoff_delay = models.PositiveSmallIntegerField(default=0)
     away_allocation = models.PositiveIntegerField(default=0)
     # The ground's layout the zones were set from (none: set zone by zone, as the demo's 2016 were).
     layout = models.ForeignKey(
@@ -80,6 +82,11 @@ class Fixture(models.Model):
         stage tells them apart where the clubs alone would not."""
         clubs = f"{self.home_club.name} v {self.away_club.name}"
         return f"{clubs}, {self.stage}" if self.stage else clubs
+
+    @property
+    def kickoff_now(self) -> datetime:
+        """The kick-off as it stands: the planned one, put back by any delay decided."""
+        return self.kickoff + timedelta(minutes=self.kickoff_delay)
 
     @property
     def scheduled_full_time(self) -> datetime:
