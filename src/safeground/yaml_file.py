@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from safeground.errors import FileRefused
+from safeground.languages import other_languages
 
 # The demo's London Stadium, about 57,000 seats, is a 30 kB venue file; the default risk policy
 # and checklist are a few kB.
@@ -235,6 +236,32 @@ class Check:
                 self.error(m.line, key, "missing")
             return default
         return self.label(m[name], m.key_lines[name], key, max_length=max_length)
+
+    def names(self, m: Mapping, name: str, key: str, *, max_length: int) -> dict[str, str] | None:
+        """`m[name]`: a name in other languages, `{cy: "..."}` (safeground/languages.py); empty
+        when left out. An unknown language code is named in the error."""
+        if name not in m:
+            return {}
+        languages = other_languages()
+        value, line = m[name], m.key_lines[name]
+        if not isinstance(value, Mapping):
+            example = ", ".join(f'{code}: "..."' for code in languages)
+            self.error(line, key, f"must be a mapping of language to text, like {{{example}}}")
+            return None
+        names: dict[str, str] = {}
+        for code, text in value.items():
+            where = f"{key}.{code}"
+            if code not in languages:
+                self.error(
+                    value.key_lines[code],
+                    where,
+                    f"unknown language {code!r}; expected one of {', '.join(languages)}",
+                )
+                continue
+            label = self.label(text, value.key_lines[code], where, max_length=max_length)
+            if label is not None:
+                names[code] = label
+        return names if len(names) == len(value) else None
 
     def number_value(
         self,

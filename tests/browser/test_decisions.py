@@ -193,3 +193,41 @@ def test_the_radio_strip_is_one_labelled_row_and_keeps_the_commander_chosen(site
         "police",
         "police",
     ]
+
+
+def test_the_safety_officer_puts_the_kick_off_back_and_the_clock_and_the_report_show_it(
+    site, new_page, log_in
+) -> None:
+    """Issue 41 item 5: a kick-off delay is a decision with its reasons, in the decision log; the
+    match's clock on every page (its heading) and the post-match report give the new time."""
+    fixture = cup_tie()
+    safety = str(User.objects.get(username="safety"))
+    page = log_in(new_page(), "safety")
+    page.goto(f"{site}/fixtures/{fixture.pk}/decisions/")
+    form = page.locator("[data-decision-form]")
+    form.get_by_label("Decision-maker (commander)").select_option(label=safety)
+    form.get_by_label("Decision", exact=True).fill("Put the kick-off back 15 minutes")
+    form.get_by_label("Rationale").fill("2,000 away supporters still queuing at Gate F")
+    form.get_by_label("Put the kick-off back by (minutes)").fill("15")
+    page.get_by_role("button", name="Log the decision").click()
+
+    decision = Decision.objects.get()
+    article = page.locator(f"#decision-{decision.entry.seq}")
+    expect(article.locator("[data-kickoff-delay]")).to_have_text("put back 15 min")
+    expect(article).to_contain_text("2,000 away supporters still queuing at Gate F")
+    new_time = timezone.localtime(fixture.kickoff + timedelta(minutes=15)).strftime("%H:%M")
+    put_back = f"kick-off put back 15 min to {new_time}"
+    new_day = timezone.localtime(fixture.kickoff).strftime("%d/%m/%Y")
+
+    page.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    expect(page.get_by_role("heading", level=1)).to_contain_text(put_back)
+    page.goto(f"{site}/fixtures/{fixture.pk}/")
+    expect(page.locator("[data-match-day]")).to_contain_text(put_back)
+
+    page.goto(f"{site}/fixtures/{fixture.pk}/report/")
+    expect(page.locator("p.meta [data-kickoff-delay]")).to_have_text(
+        f"(put back 15 min to {new_day} {new_time} by a decision in the log)"
+    )
+    expect(page.locator("[data-report-decisions] [data-kickoff-delay]")).to_have_text(
+        "put back 15 min"
+    )

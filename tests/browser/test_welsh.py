@@ -1,6 +1,8 @@
 """Welsh end to end (issue 27): a steward whose phone asks for Welsh, or who chooses Cymraeg, logs
 in, reports with two taps and sees it received, and reads a broadcast, all in Welsh; a turnstile
-steward's scanner in Welsh names a refusal in words, online and offline, never by its code."""
+steward's scanner in Welsh names a refusal in words, online and offline, never by its code. The
+ground's own names (the venue file's `names: {cy: ...}`) and the risk category's meaning (the
+policy's `meanings`) come in Welsh too, on the pages and in the live frames (issue 38 row 10)."""
 
 import re
 from collections.abc import Iterator
@@ -9,6 +11,7 @@ from datetime import timedelta
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.utils import timezone
+from django.utils.translation import override
 from playwright.sync_api import Browser, Page, expect
 
 from safeground.accounts.models import Organisation, User
@@ -19,7 +22,10 @@ from safeground.entry.runtime import lookups
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import LogEntry
 from safeground.incidents.posts import steward_post_assign
+from safeground.incidents.services import Place, log_entry_append
 from safeground.matches.models import Fixture
+from safeground.supporters.seats import seat_code
+from safeground.venues.models import Block
 from tests.entry.conftest import flag, make_ticket
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -79,7 +85,8 @@ def test_a_steward_whose_phone_asks_for_welsh_reports_and_reads_a_broadcast_in_w
     page.goto(f"{site}/fixtures/{fixture.pk}/steward/")
     expect(page.locator("html")).to_have_attribute("lang", "cy")
     expect(page.locator("[data-freshness]")).to_contain_text("wedi cysylltu")
-    expect(page.locator("[data-post]")).to_have_text("Eich safle: Away section (cup)")
+    # The post's zone by its Welsh name from the venue file (issue 38 row 10).
+    expect(page.locator("[data-post]")).to_have_text("Eich safle: Adran oddi cartref (cwpan)")
     expect(page.get_by_role("group", name="Beth welsoch chi?")).to_be_visible()
     expect(page.locator("[data-outbox-count]")).to_have_text("yn y ciw (0)")
     no_serious_violation(page)
@@ -92,7 +99,7 @@ def test_a_steward_whose_phone_asks_for_welsh_reports_and_reads_a_broadcast_in_w
     entry = LogEntry.objects.get(kind="report")
     assert entry.category.code == "missile" and entry.zone is not None  # type: ignore[union-attr]
     mine = page.locator(f'[data-sent] li[data-report="{entry.pk}"]')
-    expect(mine).to_contain_text("Taflegryn wedi'i daflu · Away section (cup)")
+    expect(mine).to_contain_text("Taflegryn wedi'i daflu · Adran oddi cartref (cwpan)")
     expect(mine).to_contain_text(f"wedi'i gofnodi fel #{entry.seq}")
     expect(mine.locator("[data-report-state]")).to_have_text("wedi dod i law")
 
@@ -218,3 +225,50 @@ def test_a_welsh_speaking_loggist_works_the_control_room_in_welsh(site, new_page
     assert LogEntry.objects.get(kind="report").text.startswith("Coins thrown")
     no_serious_violation(page)
     assert errors == []
+
+
+def test_a_welsh_speaking_safety_officer_sees_the_grounds_names_and_the_risk_in_welsh(
+    site, new_page, log_in
+) -> None:
+    fixture = cup_tie()
+    page = log_in(new_page(), "safety")
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.locator("[data-language-switch]").get_by_role("button", name="Cymraeg").click()
+
+    page.goto(f"{site}/fixtures/{fixture.pk}/control/")
+    expect(page.locator("html")).to_have_attribute("lang", "cy")
+    expect(page.locator("[data-freshness]")).to_contain_text("wedi cysylltu")
+    zones = page.locator("[data-filters] select[name=zone] option")
+    expect(zones).to_contain_text(["Eisteddle'r Gogledd (cartref)"])
+    expect(zones).to_contain_text(["Adran oddi cartref (cwpan)"])
+    expect(page.locator("[data-filters]")).not_to_contain_text("Away section")
+
+    # A report at the away section, logged by someone reading English, arrives live: this
+    # screen shows its place in Welsh, while the log keeps the venue file's English.
+    with override("en-gb"):
+        entry = log_entry_append(
+            fixture=fixture,
+            author=User.objects.get(username="loggist"),
+            category="missile",
+            text="Coins thrown at the home fans",
+            place=Place(zone="away-se-cup"),
+        )
+    logged = page.locator(f'[data-log] .entry[data-seq="{entry.seq}"] .place')
+    expect(logged).to_have_text("Adran oddi cartref (cwpan)")
+
+    page.goto(f"{site}/fixtures/{fixture.pk}/risk/")
+    # Without the season's history before it the tie is B (the police grading stays as it is).
+    expect(page.locator("[data-risk-category]")).to_have_text("B")
+    expect(page.locator("[data-risk-meaning]")).to_have_text("Peth risg o anhrefn")
+    no_serious_violation(page)
+    assert errors == []
+
+
+def test_a_supporters_seat_page_in_welsh_names_the_stand_in_welsh(site, phone) -> None:
+    block = Block.objects.get(code="E-L1", ground__code="london-stadium")
+    page = phone("cy")
+    page.goto(f"{site}/s/{seat_code(block, 'A', 1)}/")
+    expect(page.locator("html")).to_have_attribute("lang", "cy")
+    expect(page.locator("[data-seat]")).to_contain_text("Eisteddle'r Dwyrain")
+    expect(page.locator("[data-seat]")).not_to_contain_text("East Stand")

@@ -80,6 +80,47 @@ def test_a_decision_keeps_the_commander_the_loggist_and_both_times(cup, cast) ->
     assert chain_verify(cup.pk)[1] is None
 
 
+DELAY = DecisionParts(
+    decision="Put the kick-off back 15 minutes",
+    rationale="Queues at the away turnstiles: 2,000 still outside at 19:30",
+    kickoff_delay=15,
+)
+
+
+def test_a_kick_off_delay_is_a_decision_with_its_reasons_and_moves_the_kick_off(cup, cast) -> None:
+    planned = cup.kickoff
+    decision = record(cup, cast, parts=DELAY)
+
+    cup.refresh_from_db()
+    assert (cup.kickoff, cup.kickoff_delay) == (planned, 15)  # the plan kept, the delay beside it
+    assert cup.kickoff_now == planned + timedelta(minutes=15)
+    assert decision.kickoff_delay == 15 and "Queues" in decision.rationale
+    # The chain anchors the minutes too; a decision about something else keeps its old digest.
+    assert decision_fields(decision)["kickoff_delay"] == 15
+    assert "kickoff_delay" not in decision_fields(record(cup, cast))
+    assert chain_verify(cup.pk)[1] is None
+
+    decision_amend(
+        decision=decision,
+        loggist=cast["loggist"],
+        decision_maker=cast["police"],
+        parts=DecisionParts(
+            decision="Kick off as planned", rationale="Queues cleared", kickoff_delay=0
+        ),
+        reason="The gates cleared faster than feared",
+    )
+    cup.refresh_from_db()
+    assert cup.kickoff_now == planned
+
+
+def test_a_kick_off_delay_past_three_hours_is_refused_and_nothing_is_written(cup, cast) -> None:
+    with pytest.raises(DecisionError) as refused:
+        record(cup, cast, parts=DecisionParts(decision="Delay", rationale="Fog", kickoff_delay=240))
+    assert refused.value.field == "kickoff_delay"
+    cup.refresh_from_db()
+    assert cup.kickoff_delay == 0 and not Decision.objects.filter(fixture=cup).exists()
+
+
 def test_a_decision_logged_more_than_5_minutes_late_must_say_why(cup, cast) -> None:
     late = timezone.now() - timedelta(minutes=12)
     with pytest.raises(DecisionError) as refused:

@@ -80,6 +80,30 @@ def test_replay_refuses_an_unknown_scenario(demo, tmp_path) -> None:
         call_command("replay", str(bad), speed=0)
 
 
+def test_a_scenario_can_put_the_kick_off_back_by_a_decision_once(demo, tmp_path) -> None:
+    """Issue 41 item 5: the replay shows a kick-off delay, decided with its reason."""
+    path = tmp_path / "delay.yaml"
+    path.write_text(
+        "fixture: {home: West Ham United, away: Chelsea}\n"
+        "entries:\n"
+        "  - {at: -10, by: loggist, action: kickoff-delay, decided_by: safety, minutes: 15,\n"
+        "     note: Queues at the away turnstiles}\n"
+    )
+    scenario = scenario_load(str(path))
+    fixture = scenario_fixture(scenario)
+    planned = fixture.kickoff
+
+    replay(scenario, fixture=fixture, speed=0)
+    replay(scenario, fixture=fixture, speed=0)  # played again: decided once
+
+    decision = Decision.objects.get(fixture=fixture)
+    assert (decision.kickoff_delay, decision.rationale) == (15, "Queues at the away turnstiles")
+    assert decision.decided_at == planned - timedelta(minutes=10)
+    fixture.refresh_from_db()
+    assert fixture.kickoff_now == planned + timedelta(minutes=15)
+    assert chain_verify(fixture.pk)[1] is None
+
+
 def test_the_seed_scenario_plays_into_the_2016_tie_not_a_later_fixture(demo) -> None:
     scenario = scenario_load("seed")
     played = scenario_fixture(scenario)

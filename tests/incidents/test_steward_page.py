@@ -70,6 +70,7 @@ def test_tasks_are_the_open_incidents_last_assigned_to_the_steward(match_day) ->
         "severity": 1,
         "text": "mine",
         "place": "Block S-L1",
+        "place_names": {},
         "task": "",
     }
 
@@ -102,6 +103,7 @@ def test_a_steward_with_no_post_has_their_own_reports_as_they_stand(match_day) -
         "category_name": "Other",
         "text": "Gangway blocked",
         "place": "Block N-L1",
+        "place_names": {},
         "updated_seq": resolved.seq,
         "observed_at": first.observed_at.isoformat(),
     }

@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import override
 
 from safeground.demo.season import demo_load
 from safeground.incidents.models import LogEntry
@@ -186,6 +187,40 @@ def test_a_bad_policy_file_is_refused_with_its_line_and_key(tmp_path):
     )
     # A missing key is named at the start of the mapping that should hold it (the first key).
     assert f"{path}:{line_of(text, 'categories:')}: season_starts: missing" in errors
+
+
+def test_a_categorys_meaning_in_welsh_is_kept_with_the_assessment_and_shown_in_welsh(cast):
+    fixture = factories.fixture(factories.ground(cast.home))
+
+    assessment = risk_assessment_current(fixture=fixture)
+
+    assert (assessment.meaning, assessment.meanings) == ("Low risk", {"cy": "Risg isel"})
+    with override("cy"):
+        assert assessment.local_meaning == "Risg isel"
+    with override("en-gb"):
+        assert assessment.local_meaning == "Low risk"
+
+
+def test_a_meaning_in_an_unknown_language_is_refused_naming_the_language(tmp_path):
+    text = DEFAULT_POLICY.read_text()
+    text = text.replace('meanings: {cy: "Risg isel"}', 'meanings: {cy: "Risg isel", xx: "?"}')
+    text = text.replace('meanings: {cy: "Risg uchel"}', 'meanings: "Risg uchel"')
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+
+    with pytest.raises(PolicyFileError) as refused:
+        policy_read(path=path)
+
+    errors = refused.value.errors
+    assert (
+        f"{path}:{line_of(text, 'label: A')}: categories[0].meanings.xx: "
+        "unknown language 'xx'; expected one of cy"
+    ) in errors
+    assert (
+        f"{path}:{line_of(text, 'label: C,')}: categories[2].meanings: "
+        'must be a mapping of language to text, like {cy: "..."}'
+    ) in errors
+    assert not any("categories[1]" in error for error in errors)  # one mistake, one error
 
 
 def test_the_command_refuses_a_bad_policy_naming_line_and_key(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import F, Q, Sum
+from django.utils.translation import override
 
 from safeground.accounts.models import Organisation
 from safeground.venues.models import (
@@ -215,6 +216,65 @@ def test_small_file_defaults_and_row_ranges(club: Organisation, venue_file: Writ
     assert (pair.block, pair.neighbour) == (first, second)
 
 
+def test_names_in_welsh_are_kept_beside_the_english_and_shown_to_a_welsh_reader(
+    club: Organisation, venue_file: WriteVenue
+) -> None:
+    path = venue_file("""
+        ground: {code: g, name: G}
+        stands:
+          - code: E
+            name: East Stand
+            names: {cy: "Eisteddle'r Dwyrain"}
+            tiers: [{code: L, name: Lower tier, names: {cy: Haen isaf}}]
+        blocks:
+          - {code: E-L1, name: East Lower 1, names: {cy: Dwyrain Isaf 1}, stand: E, tier: L,
+             capacity: 100, shape: "0,0 1,0 1,1"}
+        gates:
+          - {code: A, name: Gate A, names: {cy: Giât A}, turnstiles: 1, serves: [E-L1]}
+        concourses:
+          - {code: E-L, name: East lower concourse, names: {cy: Cyntedd isaf y Dwyrain}, serves: [E-L1]}
+        zones:
+          - {code: away, name: Away section, names: {cy: Adran oddi cartref}, kind: away, blocks: [E-L1]}
+    """)  # noqa: E501
+    venue_import(path=path, organisation=club)
+
+    stand, zone = Stand.objects.get(), Zone.objects.get()
+    assert (stand.name, stand.names) == ("East Stand", {"cy": "Eisteddle'r Dwyrain"})
+    places = [stand, Tier.objects.get(), Block.objects.get(), Gate.objects.get(), zone]
+    places.append(Concourse.objects.get())
+    with override("cy"):
+        assert [str(place) for place in places] == [
+            "Eisteddle'r Dwyrain",
+            "Eisteddle'r Dwyrain, Haen isaf",
+            "Dwyrain Isaf 1",
+            "Giât A",
+            "Adran oddi cartref",
+            "Cyntedd isaf y Dwyrain",
+        ]
+    with override("en-gb"):
+        assert [place.local_name for place in (stand, zone)] == ["East Stand", "Away section"]
+
+
+def test_names_in_an_unknown_language_or_not_a_mapping_are_refused(
+    club: Organisation, venue_file: WriteVenue
+) -> None:
+    path = venue_file("""
+        ground: {code: g, name: G}
+        stands:
+          - {code: E, name: East Stand, names: {fr: Tribune Est}, tiers: [{code: L, name: L}]}
+        blocks:
+          - {code: E1, names: Dwyrain 1, stand: E, tier: L, capacity: 100, shape: "0,0 1,0 1,1"}
+        zones:
+          - {code: z, name: Z, names: {cy: ""}, kind: away, blocks: [E1]}
+    """)
+
+    assert import_errors(path, club) == [
+        "3: stands[0].names.fr: unknown language 'fr'; expected one of cy",
+        '5: blocks[0].names: must be a mapping of language to text, like {cy: "..."}',
+        "7: zones[0].names.cy: must not be empty",
+    ]
+
+
 # --- mistakes: each named by line and field, nothing written -------------------------------------
 
 
@@ -388,8 +448,8 @@ def test_bad_shapes_and_unknown_fields(club: Organisation, venue_file: WriteVenu
     assert import_errors(path, club) == [
         "1: ground.pitch: needs at least 3 points, got 2",
         "5: blocks[0].shape: point '1,x' is not x,y in numbers",
-        "6: blocks[1].capcity: unknown field; expected one of code, name, stand, tier, capacity, "
-        "rows, seats_per_row, first_seat, shape",
+        "6: blocks[1].capcity: unknown field; expected one of code, name, names, stand, tier, "
+        "capacity, rows, seats_per_row, first_seat, shape",
         "6: blocks[1].shape: needs at least 3 points, got 2",
     ]
 

@@ -57,6 +57,12 @@ class DecisionIn(DecisionPartsIn):  # type: ignore[misc,valid-type]
     retrospective_reason: str = _text("needed when logged over 5 minutes after it was decided")
     links: list[int] = Field([], description="seqs of the log entries it concerns")
     home_only: bool = False
+    kickoff_delay: int | None = Field(
+        None,
+        ge=0,
+        le=services.MAX_KICKOFF_DELAY,
+        description="minutes this decision puts the kick-off back (0: back to the planned time)",
+    )
 
 
 class AmendIn(DecisionIn):
@@ -87,6 +93,7 @@ def _parts(payload: DecisionIn) -> services.DecisionParts:
         review_at=payload.review_at,
         links=tuple(payload.links),
         home_only=payload.home_only,
+        kickoff_delay=payload.kickoff_delay,
     )
 
 

@@ -65,11 +65,19 @@ class DecisionForm(DecisionPartsForm):
         _("Why logged late (retrospective)"), _("needed when logged over 5 minutes after")
     )
     home_only = forms.BooleanField(label=_("Home club's staff only"), required=False)
+    kickoff_delay = forms.IntegerField(
+        label=_("Put the kick-off back by (minutes)"),
+        required=False,
+        min_value=0,
+        max_value=180,
+        help_text=_("only for a decision to delay the kick-off; 0: back to the planned time"),
+    )
 
     field_order = [
         "decision_maker",
         "decided_at",
         *KEYS,
+        "kickoff_delay",
         "review_at",
         "links",
         "retrospective_reason",
@@ -102,6 +110,7 @@ class DecisionForm(DecisionPartsForm):
             review_at=data["review_at"],
             links=data["links"],
             home_only=data["home_only"],
+            kickoff_delay=data["kickoff_delay"],
         )
 
 

@@ -32,6 +32,8 @@ class Decision(AppendOnlyModel):
     options_considered = models.TextField(part("options_considered").label, blank=True)
     options_rejected = models.TextField(part("options_rejected").label, blank=True)
     review_at = models.DateTimeField(null=True, blank=True)
+    # A decision to put the kick-off back: by how many minutes (none: not about the kick-off).
+    kickoff_delay = models.PositiveSmallIntegerField(null=True, blank=True)
     # The commander who made it, named as they were then; the loggist is the entry's author.
     decision_maker = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

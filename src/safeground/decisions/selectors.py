@@ -164,6 +164,7 @@ def decision_json(row: DecisionRow) -> dict[str, Any]:
         ],
         "links": d.links,
         "home_only": d.home_only,
+        "kickoff_delay": d.kickoff_delay,
         "sha256": d.sha256,
         "hash": d.entry.hash,
     }

@@ -31,6 +31,7 @@ from safeground.incidents.services import LogEntryError, log_record_append
 from safeground.live.catalogue import DECISION, RADIO_STATUS
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
+from safeground.matches.services import fixture_kickoff_delay
 
 from .models import Decision, DecisionReview, RadioSwitch
 from .parts import KEYS, REQUIRED
@@ -73,6 +74,7 @@ class DecisionParts:
     review_at: datetime | None = None
     links: tuple[int, ...] = field(default_factory=tuple)
     home_only: bool = False
+    kickoff_delay: int | None = None  # minutes the kick-off is put back
 
 
 # The text parts, from the table (decisions.parts); DecisionParts has a field for each
@@ -105,6 +107,8 @@ def decision_fields(decision: Decision) -> dict[str, Any]:
         "amendment_reason": decision.amendment_reason,
         "links": list(decision.links),
         "home_only": decision.home_only,
+        # Only where given, so every decision logged before the field has its digest still.
+        **({"kickoff_delay": decision.kickoff_delay} if decision.kickoff_delay is not None else {}),
     }
 
 
@@ -165,6 +169,19 @@ def _check_links(fixture: Fixture, links: tuple[int, ...]) -> list[int]:
             % {"seqs": ", ".join(f"#{seq}" for seq in missing)},
         )
     return wanted
+
+
+MAX_KICKOFF_DELAY = 180  # minutes; longer is a postponement, not a delay
+
+
+def _check_delay(minutes: int | None) -> int | None:
+    if minutes is not None and not 0 <= minutes <= MAX_KICKOFF_DELAY:
+        raise DecisionError(
+            "kickoff_delay",
+            _("from 0 to %(most)s minutes (0: back to the planned kick-off)")
+            % {"most": MAX_KICKOFF_DELAY},
+        )
+    return minutes
 
 
 def _commander_role(user: User, fixture: Fixture) -> str:
@@ -230,6 +247,7 @@ def _write(
         amendment_reason=amendment_reason.strip(),
         links=_check_links(fixture, parts.links),
         home_only=parts.home_only,
+        kickoff_delay=_check_delay(parts.kickoff_delay),
     )
     decision.sha256 = digest(decision_fields(decision))
     amended = f"; amends #{amends.entry.seq}" if amends else ""
@@ -245,6 +263,8 @@ def _write(
     )
     decision.entry = entry
     decision.save()
+    if decision.kickoff_delay is not None:
+        fixture_kickoff_delay(fixture=fixture, minutes=decision.kickoff_delay)
     _publish(decision, "amended" if amends else "logged", entry.seq)
     return decision
 

@@ -113,7 +113,7 @@ def decision_log_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 
 def _amend_initial(decision: Any) -> dict[str, Any]:
-    names = [*KEYS, "home_only"]
+    names = [*KEYS, "home_only", "kickoff_delay"]
     initial = {name: getattr(decision, name) for name in names}
     initial["decision_maker"] = decision.decision_maker_id
     initial["links"] = ", ".join(str(seq) for seq in decision.links)

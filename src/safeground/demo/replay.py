@@ -19,9 +19,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from safeground import background
-from safeground.decisions.models import RadioSwitch
+from safeground.decisions.models import Decision, RadioSwitch
 from safeground.decisions.selectors import radio_is_down
-from safeground.decisions.services import radio_down, radio_restore
+from safeground.decisions.services import DecisionParts, decision_record, radio_down, radio_restore
 from safeground.errors import SafegroundError
 from safeground.incidents import posts, services
 from safeground.incidents.models import LogEntry
@@ -161,6 +161,32 @@ def _radio(spec: dict[str, Any], *, fixture: Fixture, author: Any, users: dict[s
     return switch.decision.entry
 
 
+def _kickoff_delay(
+    spec: dict[str, Any], *, fixture: Fixture, author: Any, users: dict[str, Any]
+) -> Any:
+    """The kick-off put back (`minutes`, `note` its reason) by a commander's decision at the
+    scenario's minute (before kick-off: negative); a replay finding it so decides nothing."""
+    minutes = int(spec.get("minutes", 0))
+    already = Decision.objects.filter(fixture=fixture, kickoff_delay=minutes).first()
+    if already is not None:
+        return already.entry
+    if spec.get("decided_by") not in users:
+        raise ScenarioError(f"at {spec['at']}: no user {spec.get('decided_by')!r} decided it")
+    decision = decision_record(
+        fixture=fixture,
+        loggist=author,
+        decision_maker=users[spec["decided_by"]],
+        parts=DecisionParts(
+            decision=f"Put the kick-off back {minutes} minutes",
+            rationale=spec.get("note", "") or REPLAYED,
+            kickoff_delay=minutes,
+        ),
+        decided_at=fixture.kickoff + timedelta(minutes=float(spec["at"])),
+        retrospective_reason=REPLAYED,
+    )
+    return decision.entry
+
+
 def _play(
     spec: dict[str, Any],
     *,
@@ -183,6 +209,8 @@ def _play(
         )
     if action in RADIO:
         return _radio(spec, fixture=fixture, author=author, users=users)
+    if action == "kickoff-delay":
+        return _kickoff_delay(spec, fixture=fixture, author=author, users=users)
     target = refs.get(spec.get("entry", ""))
     if target is None:
         raise ScenarioError(f"at {spec['at']}: {action} of unknown entry {spec.get('entry')!r}")

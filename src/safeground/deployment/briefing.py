@@ -58,7 +58,7 @@ def steward_summary(fixture: Fixture) -> dict[str, Any]:
     assessment = assessment_for(fixture, plan)
     return {
         "category": plan.category if plan else (assessment.category if assessment else ""),
-        "meaning": assessment.meaning if assessment else "",
+        "meaning": assessment.local_meaning if assessment else "",
         "measures": measures(plan),
         "communications": plan.communications if plan else {},
     }

@@ -199,7 +199,7 @@ def deployment_board(fixture: Fixture) -> Board:
     zones = [
         ZoneRow(
             zone=fz.zone.code,
-            name=fz.zone.name,
+            name=fz.zone.local_name,
             use=fz.use,
             planned=planned.get(fz.zone.code) if plan else None,
             posted=in_zone[fz.zone.code],

@@ -146,7 +146,7 @@ def _publish_result(result: CheckResult) -> None:
             "check": check.pk,
             "item": check.item,
             "name": check.name,
-            "place": str(check.place),
+            "place": check.place.name,  # a frame for every reader: the English name
             "critical": check.critical,
             "outcome": result.outcome,
             "by": str(result.by),

@@ -110,7 +110,7 @@ def deployment(request: HttpRequest, fixture_id: int) -> HttpResponse:
 def _places(fixture: Fixture) -> list[tuple[str, str]]:
     """(value, label) for the post form: the match's zones, then gates, then concourses."""
     zones = [
-        (f"zone:{fz.zone.code}", f"{fz.zone.name} ({fz.get_use_display().lower()})")
+        (f"zone:{fz.zone.code}", f"{fz.zone.local_name} ({fz.get_use_display().lower()})")
         for fz in fixture.zones.select_related("zone").order_by("use", "zone__code")
     ]
     gates = [(f"gate:{g.code}", g.name) for g in fixture.ground.gates.order_by("code")]

@@ -189,6 +189,7 @@ def _zone_counts(
             {
                 "code": fz.zone.code,
                 "name": fz.zone.name,
+                "names": fz.zone.names,  # the screen picks its language (safeground/languages.py)
                 "use": fz.use,
                 "admitted": zone_admitted,
                 "seats": zone_capacity,

@@ -5,6 +5,7 @@ from django.utils.translation import gettext as _
 
 from safeground.accounts.models import Role, User
 from safeground.accounts.permissions import role_holders
+from safeground.languages import in_every_language
 from safeground.live.catalogue import STEWARD_POST
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
@@ -34,8 +35,13 @@ def steward_post_assign(
     if len(given) != 1:
         raise LogEntryError("post", _("give exactly one of zone, gate or concourse"))
     field_name, code = given[0]
-    managers = {"zone": Zone.objects, "gate": Gate.objects, "concourse": Concourse.objects}
-    place = managers[field_name].filter(ground=fixture.ground, code=code).first()
+    place: Zone | Gate | Concourse | None
+    if field_name == "zone":
+        place = Zone.objects.filter(ground=fixture.ground, code=code).first()
+    elif field_name == "gate":
+        place = Gate.objects.filter(ground=fixture.ground, code=code).first()
+    else:
+        place = Concourse.objects.filter(ground=fixture.ground, code=code).first()
     if place is None:
         said = _("no %(place)s '%(code)s' at %(ground)s")
         raise LogEntryNotFound(
@@ -51,19 +57,26 @@ def steward_post_assign(
         fixture=fixture, steward=steward, assigned_by=assigned_by, **{field_name: place}
     )
     # Chained, so the record of who stood where is anchored with the log.
+    # The log keeps the post in English; the live frame carries the other languages beside it.
+    label, label_names = in_every_language(lambda: post_label(post))
     record = log_record_append(
         fixture=fixture,
         author=assigned_by,
         kind=LogEntry.Kind.POST,
         assignee=steward,
         home_only=True,
-        note=f"post {post.pk}: {post_label(post)}",
+        note=f"post {post.pk}: {label}",
         **{field_name: place},
     )
     publish(
         fixture_id=fixture.pk,
         type=STEWARD_POST,
-        data={"steward": steward.username, "name": str(steward), "post": post_label(post)},
+        data={
+            "steward": steward.username,
+            "name": str(steward),
+            "post": label,
+            "post_names": label_names,
+        },
         # The home club's staff, and the steward themself: their phone shows the new post.
         audience=Audience(home_only=True, user_ids=frozenset({steward.pk})),
         chain_seq=record.seq,

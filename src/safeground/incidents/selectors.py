@@ -18,6 +18,7 @@ from safeground.accounts.permissions import (
     require,
     role_holders,
 )
+from safeground.languages import in_every_language
 from safeground.live.events import Audience
 from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
@@ -62,6 +63,7 @@ class IncidentState:
     text: str
     place: str
     block: str
+    place_names: dict[str, str] = field(default_factory=dict)  # place in other languages
     zone_ids: list[int] = field(default_factory=list)
     assignee: str = ""
     assignee_username: str = ""
@@ -74,6 +76,7 @@ class IncidentState:
 
 
 def place_label(entry: LogEntry) -> str:
+    """Where the entry happened, with the ground's names in the reader's language."""
     parts = []
     if entry.block_id:
         rows = ""
@@ -83,14 +86,22 @@ def place_label(entry: LogEntry) -> str:
                 rows = f", rows {entry.first_row}–{entry.last_row}"
         parts.append(f"Block {entry.block.code}{rows}")  # type: ignore[union-attr]
     if entry.zone_id:
-        parts.append(entry.zone.name)  # type: ignore[union-attr]
+        parts.append(entry.zone.local_name)  # type: ignore[union-attr]
     if entry.gate_id:
-        parts.append(entry.gate.name)  # type: ignore[union-attr]
+        parts.append(entry.gate.local_name)  # type: ignore[union-attr]
     if entry.concourse_id:
-        parts.append(entry.concourse.name)  # type: ignore[union-attr]
+        parts.append(entry.concourse.local_name)  # type: ignore[union-attr]
     if entry.outside:
         parts.append(f"Outside: {entry.outside}")
     return " · ".join(parts)
+
+
+def place_labels(entry: LogEntry) -> tuple[str, dict[str, str]]:
+    """The place in English and in the other languages its names differ in, for a live frame
+    (one frame for every reader; the screen picks its language)."""
+    if not (entry.zone_id or entry.gate_id or entry.concourse_id):
+        return place_label(entry), {}
+    return in_every_language(lambda: place_label(entry))
 
 
 def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) -> IncidentState:
@@ -98,6 +109,7 @@ def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) 
     written: its related objects are the ones it was made with)."""
     if entry.kind in INCIDENT_KINDS or state is None:
         warning = entry.kind == LogEntry.Kind.WARNING
+        place, place_names = place_labels(entry)
         return IncidentState(
             id=entry.pk,
             seq=entry.seq,
@@ -114,7 +126,8 @@ def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) 
             links=list(entry.links),
             severity=entry.severity,
             text=entry.text,
-            place=place_label(entry),
+            place=place,
+            place_names=place_names,
             block=entry.block.code if entry.block else "",
             zone_ids=entry_zone_ids(entry, zones),
             updated_seq=entry.seq,
@@ -140,8 +153,10 @@ def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) 
             changes["category_name"] = entry.category.name
         if entry.severity:
             changes["severity"] = entry.severity
-        if place_label(entry):
-            changes["place"] = place_label(entry)
+        place, place_names = place_labels(entry)
+        if place:
+            changes["place"] = place
+            changes["place_names"] = place_names
             changes["block"] = entry.block.code if entry.block else ""
             changes["zone_ids"] = entry_zone_ids(entry, zones)
     return replace(state, **changes)
@@ -227,6 +242,7 @@ def incident_state(report: LogEntry, zones: ZoneMap | None = None) -> IncidentSt
 
 
 def entry_json(entry: LogEntry) -> dict[str, Any]:
+    place, place_names = place_labels(entry)
     return {
         "id": entry.pk,
         "seq": entry.seq,
@@ -236,7 +252,8 @@ def entry_json(entry: LogEntry) -> dict[str, Any]:
         "logged_at": clock.iso(entry.logged_at),
         "author": entry.author_name,
         "author_role": entry.author_role,
-        "place": place_label(entry),
+        "place": place,
+        "place_names": place_names,
         "block": entry.block.code if entry.block else "",
         "category": entry.category.code if entry.category else "",
         "category_name": entry.category.name if entry.category else "",

@@ -65,7 +65,17 @@ def steward_categories() -> tuple[list[Category], list[Category]]:
 
 
 def task_json(state: IncidentState) -> dict[str, Any]:
-    keep = ("id", "seq", "status", "category_name", "severity", "text", "place", "task")
+    keep = (
+        "id",
+        "seq",
+        "status",
+        "category_name",
+        "severity",
+        "text",
+        "place",
+        "place_names",
+        "task",
+    )
     return {key: value for key, value in asdict(state).items() if key in keep}
 
 
@@ -100,7 +110,7 @@ def steward_log(fixture: Fixture, user: Any) -> StewardLog:
 
 def report_json(state: IncidentState) -> dict[str, Any]:
     """One of the steward's own reports on their page: what it was, and its state now."""
-    keep = ("id", "seq", "status", "category_name", "text", "place", "updated_seq")
+    keep = ("id", "seq", "status", "category_name", "text", "place", "place_names", "updated_seq")
     return {key: value for key, value in asdict(state).items() if key in keep} | {
         "observed_at": state.observed_at
     }

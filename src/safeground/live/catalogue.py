@@ -36,6 +36,7 @@ class LogEntryData(_Data):
     author: str
     author_role: str
     place: str
+    place_names: dict[str, str]  # the place in other languages, where its names differ
     block: str
     category: str
     category_name: str
@@ -60,6 +61,7 @@ class IncidentData(_Data):
     severity: int | None
     text: str
     place: str
+    place_names: dict[str, str]
     block: str
     zone_ids: list[int]
     assignee: str
@@ -93,6 +95,7 @@ class StewardPostEvent(_Data):
     steward: str  # username
     name: str
     post: str
+    post_names: dict[str, str]  # the post in other languages, where its names differ
 
 
 class BroadcastEvent(_Data):

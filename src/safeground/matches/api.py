@@ -188,6 +188,7 @@ class RiskOut(Schema):
     fixture: int
     category: str
     meaning: str
+    meanings: dict[str, str]  # the meaning in other languages, from the policy file
     score: float
     summary: str
     factors: list[FactorOut]
@@ -201,6 +202,7 @@ def _risk_out(assessment: RiskAssessment) -> RiskOut:
         fixture=assessment.fixture_id,
         category=assessment.category,
         meaning=assessment.meaning,
+        meanings=assessment.meanings,
         score=assessment.score,
         summary=assessment.summary,
         factors=[FactorOut(**factor) for factor in assessment.factors],

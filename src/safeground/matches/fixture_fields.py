@@ -249,7 +249,7 @@ def _allocation_fits(layout: Layout, allocation: int, problems: list[tuple[str, 
     """The away allocation must fit the layout's away zones at their Green Guide safe capacity:
     more tickets than that is a crowd the ground cannot hold or clear safely."""
     away = {
-        choice.zone_id: choice.zone.name
+        choice.zone_id: choice.zone.local_name
         for choice in layout.zones.select_related("zone").filter(use=LayoutZone.Use.AWAY)
     }
     if not away:

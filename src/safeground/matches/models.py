@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Organisation, User
 from safeground.append_only import AppendOnlyModel
+from safeground.languages import in_language
 from safeground.venues.models import Ground, Layout, Zone
 
 
@@ -47,6 +48,8 @@ class Fixture(models.Model):
     competition = models.ForeignKey(Competition, on_delete=models.PROTECT)
     stage = models.CharField(max_length=100, blank=True)
     kickoff = models.DateTimeField()
+    # Minutes a commander's decision put the kick-off back (decisions: the log keeps why).
+    kickoff_delay = models.PositiveSmallIntegerField(default=0)
     away_allocation = models.PositiveIntegerField(default=0)
     # The ground's layout the zones were set from (none: set zone by zone, as the demo's 2016 were).
     layout = models.ForeignKey(
@@ -79,6 +82,11 @@ class Fixture(models.Model):
         stage tells them apart where the clubs alone would not."""
         clubs = f"{self.home_club.name} v {self.away_club.name}"
         return f"{clubs}, {self.stage}" if self.stage else clubs
+
+    @property
+    def kickoff_now(self) -> datetime:
+        """The kick-off as it stands: the planned one, put back by any delay decided."""
+        return self.kickoff + timedelta(minutes=self.kickoff_delay)
 
     @property
     def scheduled_full_time(self) -> datetime:
@@ -154,6 +162,8 @@ class RiskAssessment(AppendOnlyModel):
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="assessments")
     category = models.CharField(max_length=20)
     meaning = models.CharField(max_length=100, blank=True)
+    # The meaning in other languages, from the policy file's `meanings: {cy: "..."}`.
+    meanings = models.JSONField(default=dict, blank=True)
     score = models.FloatField()
     summary = models.TextField()
     # [{key, name, value, weight, contribution, working, reasons: [...]}, ...] (matches.risk)
@@ -168,6 +178,11 @@ class RiskAssessment(AppendOnlyModel):
     class Meta:
         ordering = ["fixture", "-assessed_at", "-pk"]
         get_latest_by = ["assessed_at", "pk"]
+
+    @property
+    def local_meaning(self) -> str:
+        """The category's meaning in the reader's language (safeground/languages.py)."""
+        return in_language(self.meaning, self.meanings)
 
     @property
     def policy_file(self) -> str:

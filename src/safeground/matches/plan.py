@@ -20,7 +20,9 @@ def stewards_computed(fixture: Fixture, plan: PlanPolicy) -> list[dict[str, Any]
         rows.append(
             {
                 "zone": fixture_zone.zone.code,
+                # Kept in the plan's versions: English, with its other languages beside it.
                 "name": fixture_zone.zone.name,
+                "names": fixture_zone.zone.names,
                 "use": fixture_zone.use,
                 "capacity": capacity,
                 "per": per,

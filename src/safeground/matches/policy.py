@@ -10,7 +10,7 @@ a category always says which policy gave it.
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import time
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ MEASURES = (
     ("away_holding", "Away supporters held after the match"),
 )
 ZONE_USES = ("home", "away", "buffer")
+MEANING_LENGTH = 100  # a category's meaning, as RiskAssessment.meaning keeps it
 
 
 class PolicyFileError(FileRefused):
@@ -57,6 +58,7 @@ class CategoryLevel:
     label: str
     start: float  # the score from which a fixture takes this category
     meaning: str
+    meanings: dict[str, str] = field(default_factory=dict)  # in other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)
@@ -409,9 +411,12 @@ def _categories(check: _Check, top: Mapping) -> tuple[CategoryLevel, ...] | None
         check.error(line, "categories", f"must be a list of categories, got {value!r}")
         return None
     levels: list[CategoryLevel] = []
+    broken = False
     for index, item in enumerate(value):
         key = f"categories[{index}]"
-        m = check.mapping(item, value.item_lines[index], key, ("label", "from", "meaning"))
+        m = check.mapping(
+            item, value.item_lines[index], key, ("label", "from", "meaning", "meanings")
+        )
         if m is None:
             continue
         label = start = None
@@ -423,12 +428,24 @@ def _categories(check: _Check, top: Mapping) -> tuple[CategoryLevel, ...] | None
                 check.error(got[1], f"{key}.from", "must be above the category before it")
             elif start is not None and not levels and start != 0:
                 check.error(got[1], f"{key}.from", "the first category must start from 0")
-        meaning = ""
+        meaning: str | None = ""
         if "meaning" in m:
-            meaning = check.label(m["meaning"], m.key_lines["meaning"], f"{key}.meaning") or ""
+            meaning = check.label(
+                m["meaning"], m.key_lines["meaning"], f"{key}.meaning", max_length=MEANING_LENGTH
+            )
+        meanings = check.names(m, "meanings", f"{key}.meanings", max_length=MEANING_LENGTH)
+        if meanings and "meaning" not in m:
+            check.error(m.key_lines["meanings"], f"{key}.meanings", "give the English meaning too")
+            meanings = None
         if label is not None and start is not None:
-            levels.append(CategoryLevel(label=label, start=start, meaning=meaning))
-    return tuple(levels) if len(levels) == len(value) else None
+            # Kept even with a wrong meaning, so the next category's `from` is checked against it.
+            levels.append(
+                CategoryLevel(
+                    label=label, start=start, meaning=meaning or "", meanings=meanings or {}
+                )
+            )
+        broken = broken or meaning is None or meanings is None
+    return tuple(levels) if len(levels) == len(value) and not broken else None
 
 
 def _season_starts(check: _Check, top: Mapping) -> tuple[int, int] | None:

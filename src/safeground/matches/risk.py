@@ -101,6 +101,7 @@ class Factor:
 class Assessment:
     category: str
     meaning: str
+    meanings: dict[str, str]  # the meaning in other languages (safeground/languages.py)
     score: float
     summary: str
     factors: list[Factor]
@@ -170,7 +171,12 @@ def assess(fixture: Fixture, policy: Policy) -> Assessment:
             " these clubs logged, no arrests or ejections and no banned supporters denied."
         )
     return Assessment(
-        category=level.label, meaning=level.meaning, score=score, summary=summary, factors=factors
+        category=level.label,
+        meaning=level.meaning,
+        meanings=level.meanings,
+        score=score,
+        summary=summary,
+        factors=factors,
     )
 
 

@@ -102,6 +102,13 @@ def _zones_set(fixture: Fixture, *, zones: Mapping[str, str] | None, layout: Lay
     )
 
 
+def fixture_kickoff_delay(*, fixture: Fixture, minutes: int) -> None:
+    """The kick-off put back `minutes` from the planned one, in the transaction of the commander's
+    decision that says why (decisions.services); 0 restores the planned kick-off."""
+    Fixture.objects.filter(pk=fixture.pk).update(kickoff_delay=minutes)
+    fixture.kickoff_delay = minutes
+
+
 @transaction.atomic
 def fixture_share(
     *, fixture: Fixture, organisation: Organisation, purpose: str, by: User | None
@@ -230,6 +237,7 @@ def risk_assess(
         fixture=fixture,
         category=result.category,
         meaning=result.meaning,
+        meanings=result.meanings,
         score=result.score,
         summary=result.summary,
         factors=result.factors_json(),

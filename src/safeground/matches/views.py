@@ -95,7 +95,9 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
     may_read_plan = can_read_plan(request.user, fixture)
     zones_by_use: dict[str, list[str]] = defaultdict(list)
     for fixture_zone in fixture.zones.all():
-        zones_by_use[str(FixtureZone.Use(fixture_zone.use).label)].append(fixture_zone.zone.name)
+        zones_by_use[str(FixtureZone.Use(fixture_zone.use).label)].append(
+            fixture_zone.zone.local_name
+        )
     return render(
         request,
         "matches/fixture.html",

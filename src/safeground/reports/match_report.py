@@ -23,6 +23,7 @@ from safeground.incidents.checkpoints import checkpoints_for
 from safeground.incidents.models import Broadcast, LogCheckpoint, LogEntry
 from safeground.incidents.selectors import place_label
 from safeground.incidents.verify import log_verify
+from safeground.languages import in_language
 from safeground.matches.models import FULL_TIME_MINUTES, Fixture
 from safeground.matches.seasons import season_of
 from safeground.matches.selectors import fixture_for, fixture_zone_uses
@@ -268,21 +269,23 @@ def incidents_by_block(fixture: Fixture, *, home_only: bool) -> dict[str, Any]:
     a zone, outside the ground) by kind of place."""
     counts: dict[str, int] = {}
     elsewhere: Counter[str] = Counter()
-    for code, concourse, gate, zone, outside, n in (
+    places = ("concourse", "gate", "zone")
+    fields = ["block__code", *(f"{p}__{f}" for p in places for f in ("name", "names")), "outside"]
+    for code, concourse, concourse_names, gate, gate_names, zone, zone_names, outside, n in (
         counted_incidents([fixture.pk], home_only=home_only)
-        .values_list("block__code", "concourse__name", "gate__name", "zone__name", "outside")
+        .values_list(*fields)
         .annotate(n=Count("pk"))
-        .values_list("block__code", "concourse__name", "gate__name", "zone__name", "outside", "n")
+        .values_list(*fields, "n")
         .order_by()
     ):
         if code:
             counts[code] = counts.get(code, 0) + n
         elif concourse:
-            elsewhere[concourse] += n
+            elsewhere[in_language(concourse, concourse_names)] += n
         elif gate:
-            elsewhere[gate] += n
+            elsewhere[in_language(gate, gate_names)] += n
         elif zone:
-            elsewhere[zone] += n
+            elsewhere[in_language(zone, zone_names)] += n
         else:
             elsewhere[_("Outside the ground") if outside else _("No place given")] += n
     return {
@@ -339,7 +342,7 @@ def broadcasts_acknowledged(fixture: Fixture) -> list[dict[str, Any]]:
             "sent_at": clock.iso(b.sent_at),
             "script": b.get_script_display(),
             "text": b.text,
-            "zone": b.zone.name if b.zone else "Everyone",
+            "zone": b.zone.local_name if b.zone else _("Everyone"),
             "recipients": len(b.recipient_ids),
             "acknowledged": b.acked,
             **delivery.report(),

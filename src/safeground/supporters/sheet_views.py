@@ -75,7 +75,7 @@ def seat_labels(request: HttpRequest, ground_code: str) -> HttpResponse:
     blocks = Block.objects.filter(ground=ground).select_related("tier__stand")
     stands: dict[str, list[Block]] = {}
     for block in sorted(blocks, key=lambda b: (b.tier.stand.code, b.tier.code, _natural(b.code))):
-        stands.setdefault(block.tier.stand.name, []).append(block)
+        stands.setdefault(block.tier.stand.local_name, []).append(block)
     return render(
         request,
         "supporters/seat_labels_panel.html",

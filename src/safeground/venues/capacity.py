@@ -106,7 +106,7 @@ def ground_data(ground: Ground, *, rate_per_hour: int | None = None) -> GroundDa
     rate = int(rate_per_hour or settings.SAFEGROUND_TURNSTILE_RATE)
     gates = [
         _Route(
-            gate.name,
+            gate.local_name,
             len(gate.turnstiles.all()) * rate,
             _("%(turnstiles)s turnstiles × %(rate)s/h")
             % {"turnstiles": len(gate.turnstiles.all()), "rate": f"{rate:,}"},

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from safeground.accounts.models import Organisation
+from safeground.languages import in_language
 
 
 def natural_key(code: str) -> tuple[str | int, ...]:
@@ -18,6 +19,23 @@ def natural_key(code: str) -> tuple[str | int, ...]:
     orders codes as text, so every list of them is sorted with this key in Python."""
     parts = re.split(r"(\d+)", code)
     return tuple(int(part) if n % 2 else part.casefold() for n, part in enumerate(parts))
+
+
+class Named(models.Model):
+    """A place named in the venue file, with its name in other languages beside the English
+    (`names: {cy: "..."}`); pages show `local_name`, the reader's language."""
+
+    names = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.local_name
+
+    @property
+    def local_name(self) -> str:
+        return in_language(self.name, self.names)  # type: ignore[attr-defined]
 
 
 class Ground(models.Model):
@@ -43,7 +61,7 @@ class Ground(models.Model):
         return self.name
 
 
-class Stand(models.Model):
+class Stand(Named):
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="stands")
     code = models.CharField(max_length=20)
     name = models.CharField(max_length=100)
@@ -55,11 +73,8 @@ class Stand(models.Model):
         ordering = ["ground", "code"]
         constraints = [models.UniqueConstraint(fields=["ground", "code"], name="stand_unique_code")]
 
-    def __str__(self) -> str:
-        return self.name
 
-
-class Tier(models.Model):
+class Tier(Named):
     stand = models.ForeignKey(Stand, on_delete=models.CASCADE, related_name="tiers")
     code = models.CharField(max_length=20)
     name = models.CharField(max_length=100)
@@ -68,10 +83,10 @@ class Tier(models.Model):
         constraints = [models.UniqueConstraint(fields=["stand", "code"], name="tier_unique_code")]
 
     def __str__(self) -> str:
-        return f"{self.stand.name}, {self.name}"
+        return f"{self.stand.local_name}, {self.local_name}"
 
 
-class Block(models.Model):
+class Block(Named):
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="blocks")
     tier = models.ForeignKey(Tier, on_delete=models.CASCADE, related_name="blocks")
     code = models.CharField(max_length=20)
@@ -88,7 +103,7 @@ class Block(models.Model):
         constraints = [models.UniqueConstraint(fields=["ground", "code"], name="block_unique_code")]
 
     def __str__(self) -> str:
-        return self.name or self.code
+        return self.local_name or self.code
 
 
 class BlockAdjacency(models.Model):
@@ -107,7 +122,7 @@ class BlockAdjacency(models.Model):
         ]
 
 
-class Gate(models.Model):
+class Gate(Named):
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="gates")
     code = models.CharField(max_length=20)
     name = models.CharField(max_length=100)
@@ -117,9 +132,6 @@ class Gate(models.Model):
     class Meta:
         ordering = ["ground", "code"]
         constraints = [models.UniqueConstraint(fields=["ground", "code"], name="gate_unique_code")]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class Turnstile(models.Model):
@@ -133,10 +145,10 @@ class Turnstile(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.gate.name} / {self.code}"
+        return f"{self.gate.local_name} / {self.code}"
 
 
-class Concourse(models.Model):
+class Concourse(Named):
     ground = models.ForeignKey(Ground, on_delete=models.CASCADE, related_name="concourses")
     code = models.CharField(max_length=20)
     name = models.CharField(max_length=100)
@@ -148,11 +160,8 @@ class Concourse(models.Model):
             models.UniqueConstraint(fields=["ground", "code"], name="concourse_unique_code")
         ]
 
-    def __str__(self) -> str:
-        return self.name
 
-
-class Zone(models.Model):
+class Zone(Named):
     """A named set of blocks (or rows of blocks) that a fixture can use as home, away or buffer."""
 
     class Kind(models.TextChoices):
@@ -171,9 +180,6 @@ class Zone(models.Model):
     class Meta:
         ordering = ["ground", "code"]
         constraints = [models.UniqueConstraint(fields=["ground", "code"], name="zone_unique_code")]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class ZoneBlock(models.Model):

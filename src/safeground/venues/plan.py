@@ -54,7 +54,7 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
         kind = zone_uses[member.zone_id] if zone_uses is not None else member.zone.kind
         current = zone_of.get(member.block_id)
         if current is None or ZONE_PRIORITY[kind] < ZONE_PRIORITY[current[0]]:
-            zone_of[member.block_id] = (kind, member.zone.name, member.zone_id)
+            zone_of[member.block_id] = (kind, member.zone.local_name, member.zone_id)
     blocks = []
     for block in sorted(
         Block.objects.filter(ground=ground).select_related("tier__stand"),
@@ -66,9 +66,9 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
             PlanBlock(
                 id=block.id,
                 code=block.code,
-                name=block.name,
-                stand=block.tier.stand.name,
-                tier=block.tier.name,
+                name=block.local_name,
+                stand=block.tier.stand.local_name,
+                tier=block.tier.local_name,
                 capacity=block.capacity,
                 zone_kind=kind,
                 zone_name=zone_name,

@@ -76,14 +76,21 @@ def _blocks_write(*, ground: Ground, venue: VenueSpec) -> dict[str, Block]:
     stands = {
         stand.code: stand
         for stand in Stand.objects.bulk_create(
-            Stand(ground=ground, code=s.code, name=s.name, p_factor=s.p_factor, s_factor=s.s_factor)
+            Stand(
+                ground=ground,
+                code=s.code,
+                name=s.name,
+                names=s.names,
+                p_factor=s.p_factor,
+                s_factor=s.s_factor,
+            )
             for s in venue.stands
         )
     }
     tiers = {
         (tier.stand.code, tier.code): tier
         for tier in Tier.objects.bulk_create(
-            Tier(stand=stands[s.code], code=t.code, name=t.name)
+            Tier(stand=stands[s.code], code=t.code, name=t.name, names=t.names)
             for s in venue.stands
             for t in s.tiers
         )
@@ -96,6 +103,7 @@ def _blocks_write(*, ground: Ground, venue: VenueSpec) -> dict[str, Block]:
                 tier=tiers[b.stand, b.tier],
                 code=b.code,
                 name=b.name,
+                names=b.names,
                 capacity=b.capacity,
                 rows=b.rows,
                 seats_per_row=b.seats_per_row,
@@ -110,7 +118,8 @@ def _blocks_write(*, ground: Ground, venue: VenueSpec) -> dict[str, Block]:
 def _gates_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> None:
     """The gates, their turnstiles and the blocks each gate serves."""
     gates = Gate.objects.bulk_create(
-        Gate(ground=ground, code=g.code, name=g.name, position=g.position) for g in venue.gates
+        Gate(ground=ground, code=g.code, name=g.name, names=g.names, position=g.position)
+        for g in venue.gates
     )
     Turnstile.objects.bulk_create(
         Turnstile(gate=gate, code=code)
@@ -126,7 +135,7 @@ def _gates_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) 
 
 def _concourses_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> None:
     concourses = Concourse.objects.bulk_create(
-        Concourse(ground=ground, code=c.code, name=c.name) for c in venue.concourses
+        Concourse(ground=ground, code=c.code, name=c.name, names=c.names) for c in venue.concourses
     )
     Concourse.blocks.through.objects.bulk_create(
         Concourse.blocks.through(concourse=concourse, block=blocks[code])
@@ -138,7 +147,14 @@ def _concourses_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Blo
 def _zones_write(*, ground: Ground, venue: VenueSpec, blocks: dict[str, Block]) -> list[Zone]:
     """The zones and their blocks, whole or from a first to a last row."""
     zones = Zone.objects.bulk_create(
-        Zone(ground=ground, code=z.code, name=z.name, kind=z.kind, is_default=z.is_default)
+        Zone(
+            ground=ground,
+            code=z.code,
+            name=z.name,
+            names=z.names,
+            kind=z.kind,
+            is_default=z.is_default,
+        )
         for z in venue.zones
     )
     ZoneBlock.objects.bulk_create(

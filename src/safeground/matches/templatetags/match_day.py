@@ -13,10 +13,17 @@ register = template.Library()
 
 @register.filter
 def match_day(fixture: Fixture) -> str:
-    """ "today", or the day of the kick-off on the ground's clock: 26/10/2016."""
-    if local(fixture.kickoff).date() == timezone.localdate():
-        return gettext("today")
-    return local_date(fixture.kickoff)
+    """ "today", or the day of the kick-off on the ground's clock: 26/10/2016; with a kick-off
+    delay decided, the new kick-off too: "today, kick-off put back 15 min to 20:00"."""
+    day = gettext("today") if local(fixture.kickoff).date() == timezone.localdate() else None
+    day = day or local_date(fixture.kickoff)
+    if not fixture.kickoff_delay:
+        return day
+    return gettext("%(day)s, kick-off put back %(minutes)s min to %(time)s") % {
+        "day": day,
+        "minutes": fixture.kickoff_delay,
+        "time": f"{local(fixture.kickoff_now):%H:%M}",
+    }
 
 
 @register.filter

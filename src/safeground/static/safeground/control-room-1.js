@@ -1,7 +1,7 @@
 // The control room: the live log (newest first, by the time observed), quick entry, actions, and the map with markers
 // and heat. Everything on screen is drawn from live frames; the server is the only source.
 import { post as apiPost } from "./api-1.js";
-import { connectLive, refreshPanels } from "./live-1.js";
+import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
 
 {
   const config = JSON.parse(document.getElementById("control-room-config").textContent);
@@ -128,7 +128,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
       node.dataset.incident = entry.id;
       node.querySelector(".sev").textContent = `S${incident.severity}`;
       node.querySelector(".cat").textContent = incident.category_name;
-      node.querySelector(".place").textContent = incident.place;
+      node.querySelector(".place").textContent = inLanguage(incident.place, incident.place_names);
       node.querySelector(".status").textContent = state(incident.status);
       node.querySelector(".entry-text").textContent = incident.text;
       node.querySelector(".entry-meta").textContent = [
@@ -222,7 +222,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
         const li = document.createElement("li");
         li.dataset.warning = w.id;
         const text = Object.assign(document.createElement("span"), {
-          textContent: `#${w.seq} ${time(w.observed_at)} ${w.place}: ${w.text}`,
+          textContent: `#${w.seq} ${time(w.observed_at)} ${inLanguage(w.place, w.place_names)}: ${w.text}`,
         });
         const ack = Object.assign(document.createElement("button"), { type: "button", textContent: WORDS.acknowledge });
         ack.setAttribute("aria-label", say(WORDS.acknowledgeWarning, { seq: w.seq }));
@@ -269,7 +269,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
         const li = document.createElement("li");
         li.dataset.incident = i.id;
         li.className = `sev-${i.severity}`;
-        li.textContent = `#${i.seq} ${time(i.observed_at)} ${i.place || WORDS.noPlace}: ${i.category_name} (S${i.severity}) ${state(i.status)}`;
+        li.textContent = `#${i.seq} ${time(i.observed_at)} ${inLanguage(i.place, i.place_names) || WORDS.noPlace}: ${i.category_name} (S${i.severity}) ${state(i.status)}`;
         return li;
       }),
     );
@@ -399,7 +399,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
         const tr = document.createElement("tr");
         tr.dataset.zone = z.code;
         tr.classList.toggle("warn", z.warning);
-        for (const v of [z.name, n(z.admitted), n(z.capacity), `${Math.round(z.share * 100)}%`]) {
+        for (const v of [inLanguage(z.name, z.names), n(z.admitted), n(z.capacity), `${Math.round(z.share * 100)}%`]) {
           tr.append(Object.assign(document.createElement("td"), { textContent: v }));
         }
         return tr;
@@ -513,7 +513,7 @@ import { connectLive, refreshPanels } from "./live-1.js";
         li.dataset.post = frame.data.steward;
         list.append(li);
       }
-      li.textContent = `${frame.data.name}: ${frame.data.post}`;
+      li.textContent = `${frame.data.name}: ${inLanguage(frame.data.post, frame.data.post_names)}`;
     }
   }
 

@@ -23,6 +23,12 @@ const SILENT_MS = 2 * PING_EVERY_MS + 5_000;
 // after the Wi-Fi dropped): the browser would wait minutes for its handshake. ADR 0023.
 const CONNECT_WAIT_MS = 10_000;
 
+// A ground's name as the frame gives it (English) or, where the frame carries it, in the page's
+// language: one frame serves every reader (safeground/languages.py, in_every_language).
+export function inLanguage(text, names) {
+  return (names && names[document.documentElement.lang]) || text;
+}
+
 export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStatus = () => {} }) {
   let seq = Number(lastSeq) || 0;
   let socket = null;

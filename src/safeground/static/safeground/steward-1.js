@@ -2,7 +2,7 @@
 // became of each, the tasks the control room gives them, and its broadcasts shown over
 // everything with a sound.
 import { csrfToken, post as apiPost } from "./api-1.js";
-import { connectLive, refreshPanels } from "./live-1.js";
+import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
 import { Outbox } from "./outbox-1.js";
 
 {
@@ -203,8 +203,8 @@ import { Outbox } from "./outbox-1.js";
   const reports = new Map(); // id -> {id, seq, status, category_name, text, place, updated_seq, observed_at} or a label
   const latest = new Map(); // incident id -> its state in the last frame (may beat the POST's answer)
   const kept = `safeground-steward-reports-${config.fixtureId}-${config.username}`;
-  const brief = ({ id, seq, status, category_name, text, place, updated_seq, observed_at }) => ({
-    id, seq, status, category_name, text, place, updated_seq, observed_at,
+  const brief = ({ id, seq, status, category_name, text, place, place_names, updated_seq, observed_at }) => ({
+    id, seq, status, category_name, text, place, place_names, updated_seq, observed_at,
   });
 
   function keepReport(report) {
@@ -230,7 +230,7 @@ import { Outbox } from "./outbox-1.js";
     const sorted = [...reports.values()].sort((a, b) => Date.parse(b.observed_at) - Date.parse(a.observed_at) || b.seq - a.seq);
     sentList.replaceChildren(
       ...sorted.map((report) => {
-        const label = report.label || [categoryName(report.category_name), report.place, report.text].filter(Boolean).join(" · ");
+        const label = report.label || [categoryName(report.category_name), inLanguage(report.place, report.place_names), report.text].filter(Boolean).join(" · ");
         const li = item(label, `${time(report.observed_at)} · ${say(WORDS.loggedAs, { seq: report.seq })} ·`);
         li.dataset.report = report.id;
         const state = document.createElement("span");
@@ -275,7 +275,7 @@ import { Outbox } from "./outbox-1.js";
     li.dataset.task = task.id;
     const head = document.createElement("div");
     head.className = "task-head";
-    head.textContent = `#${task.seq} ${categoryName(task.category_name)} · ${task.place}`;
+    head.textContent = `#${task.seq} ${categoryName(task.category_name)} · ${inLanguage(task.place, task.place_names)}`;
     const state = document.createElement("span");
     state.className = "task-state";
     state.dataset.taskState = "";
@@ -321,8 +321,8 @@ import { Outbox } from "./outbox-1.js";
     }
     const mine = incident.assignee_username === config.username && incident.status !== "closed";
     if (mine) {
-      const { id, seq, status, category_name, severity, text, place, task } = incident;
-      tasks.set(id, { id, seq, status, category_name, severity, text, place, task });
+      const { id, seq, status, category_name, severity, text, place, place_names, task } = incident;
+      tasks.set(id, { id, seq, status, category_name, severity, text, place, place_names, task });
     } else {
       tasks.delete(incident.id);
     }

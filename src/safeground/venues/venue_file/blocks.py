@@ -12,6 +12,7 @@ from .specs import MAX_ROWS, MAX_SEATS, MAX_SEATS_PER_ROW, BlockSpec, VenueCheck
 _BLOCK_FIELDS = (
     "code",
     "name",
+    "names",
     "stand",
     "tier",
     "capacity",
@@ -39,6 +40,7 @@ def read_blocks(
         name = check.text(
             m, "name", f"{field}.name", max_length=max_length(Block, "name"), default=code or ""
         )
+        names = check.names(m, "names", f"{field}.names", max_length=max_length(Block, "name"))
         stand, tier = _stand_and_tier(check, m, field, tiers_of)
         capacity = check.whole_number(m, "capacity", f"{field}.capacity", minimum=0)
         rows = _rows(check, m, f"{field}.rows")
@@ -66,6 +68,7 @@ def read_blocks(
         if (
             code is None
             or name is None
+            or names is None
             or stand is None
             or tier is None
             or capacity is None
@@ -78,6 +81,7 @@ def read_blocks(
         blocks.append(
             BlockSpec(
                 code=code,
+                names=names,
                 name=name,
                 stand=stand,
                 tier=tier,

@@ -61,7 +61,9 @@ def read_stands(
     tiers_of: dict[str, set[str]] = {}
     seen: dict[str, int] = {}
     for field, value, line in items:
-        m = check.mapping(value, line, field, ("code", "name", "tiers", "p_factor", "s_factor"))
+        m = check.mapping(
+            value, line, field, ("code", "name", "names", "tiers", "p_factor", "s_factor")
+        )
         if m is None:
             continue
         p_factor = check.number(m, "p_factor", f"{field}.p_factor", low=0, high=1, default=1)
@@ -70,13 +72,14 @@ def read_stands(
         if code is not None:
             check.unique(seen, code, m.key_lines["code"], f"{field}.code", "stand")
         name = check.text(m, "name", f"{field}.name", max_length=max_length(Stand, "name"))
+        names = check.names(m, "names", f"{field}.names", max_length=max_length(Stand, "name"))
         tiers: list[TierSpec] = []
         tier_seen: dict[str, int] = {}
         tier_items = check.items(m, "tiers", f"{field}.tiers", required=True)
         if "tiers" in m and not tier_items:
             check.error(m.key_lines["tiers"], f"{field}.tiers", "a stand needs at least one tier")
         for tier_field, tier_value, tier_line in tier_items:
-            tm = check.mapping(tier_value, tier_line, tier_field, ("code", "name"))
+            tm = check.mapping(tier_value, tier_line, tier_field, ("code", "name", "names"))
             if tm is None:
                 continue
             tier_code = check.text(
@@ -85,19 +88,23 @@ def read_stands(
             tier_name = check.text(
                 tm, "name", f"{tier_field}.name", max_length=max_length(Tier, "name")
             )
+            tier_names = check.names(
+                tm, "names", f"{tier_field}.names", max_length=max_length(Tier, "name")
+            )
             if tier_code is not None:
                 check.unique(
                     tier_seen, tier_code, tm.key_lines["code"], f"{tier_field}.code", "tier"
                 )
-            if tier_code is not None and tier_name is not None:
-                tiers.append(TierSpec(code=tier_code, name=tier_name))
+            if tier_code is not None and tier_name is not None and tier_names is not None:
+                tiers.append(TierSpec(code=tier_code, name=tier_name, names=tier_names))
         if code is not None:
             tiers_of.setdefault(code, set()).update(tier.code for tier in tiers)
-        if code is not None and name is not None:
+        if code is not None and name is not None and names is not None:
             stands.append(
                 StandSpec(
                     code=code,
                     name=name,
+                    names=names,
                     tiers=tiers,
                     p_factor=p_factor if p_factor is not None else 1.0,
                     s_factor=s_factor if s_factor is not None else 1.0,

@@ -9,6 +9,8 @@ from .blocks import block_list
 from .ground import point_numbers
 from .specs import ConcourseSpec, ExitSpec, GateSpec, VenueCheck, max_length
 
+_GATE_FIELDS = ("code", "name", "names", "position", "turnstiles", "serves")
+
 
 def read_gates(
     check: VenueCheck, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
@@ -16,13 +18,14 @@ def read_gates(
     gates: list[GateSpec] = []
     seen: dict[str, int] = {}
     for field, value, line in items:
-        m = check.mapping(value, line, field, ("code", "name", "position", "turnstiles", "serves"))
+        m = check.mapping(value, line, field, _GATE_FIELDS)
         if m is None:
             continue
         code = check.text(m, "code", f"{field}.code", max_length=max_length(Gate, "code"))
         if code is not None:
             check.unique(seen, code, m.key_lines["code"], f"{field}.code", "gate")
         name = check.text(m, "name", f"{field}.name", max_length=max_length(Gate, "name"))
+        names = check.names(m, "names", f"{field}.names", max_length=max_length(Gate, "name"))
         position = check.text(
             m, "position", f"{field}.position", max_length=max_length(Gate, "position"), default=""
         )
@@ -34,10 +37,15 @@ def read_gates(
                 )
         turnstiles = _turnstiles(check, m, f"{field}.turnstiles", code or "")
         serves = block_list(check, m, f"{field}.serves", block_rows)
-        if code is not None and name is not None and position is not None:
+        if code is not None and name is not None and names is not None and position is not None:
             gates.append(
                 GateSpec(
-                    code=code, name=name, position=position, turnstiles=turnstiles, serves=serves
+                    code=code,
+                    name=name,
+                    names=names,
+                    position=position,
+                    turnstiles=turnstiles,
+                    serves=serves,
                 )
             )
     return gates
@@ -72,16 +80,17 @@ def read_concourses(
     concourses: list[ConcourseSpec] = []
     seen: dict[str, int] = {}
     for field, value, line in items:
-        m = check.mapping(value, line, field, ("code", "name", "serves"))
+        m = check.mapping(value, line, field, ("code", "name", "names", "serves"))
         if m is None:
             continue
         code = check.text(m, "code", f"{field}.code", max_length=max_length(Concourse, "code"))
         if code is not None:
             check.unique(seen, code, m.key_lines["code"], f"{field}.code", "concourse")
         name = check.text(m, "name", f"{field}.name", max_length=max_length(Concourse, "name"))
+        names = check.names(m, "names", f"{field}.names", max_length=max_length(Concourse, "name"))
         serves = block_list(check, m, f"{field}.serves", block_rows)
-        if code is not None and name is not None:
-            concourses.append(ConcourseSpec(code=code, name=name, serves=serves))
+        if code is not None and name is not None and names is not None:
+            concourses.append(ConcourseSpec(code=code, name=name, names=names, serves=serves))
     return concourses
 
 

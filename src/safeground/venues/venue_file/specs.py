@@ -1,7 +1,7 @@
 """What a venue file describes, once checked: the specs the import writes (venues/services.py),
 the limits a venue file is held to beside the YAML reader's own, and the venue file's check."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from safeground.yaml_file import Check
@@ -50,6 +50,7 @@ class GroundSpec:
 class TierSpec:
     code: str
     name: str
+    names: dict[str, str] = field(default_factory=dict)  # other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class StandSpec:
     tiers: list[TierSpec]
     p_factor: float
     s_factor: float
+    names: dict[str, str] = field(default_factory=dict)  # other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class BlockSpec:
     seats_per_row: int
     first_seat: int
     shape: str
+    names: dict[str, str] = field(default_factory=dict)  # other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ class GateSpec:
     position: str
     turnstiles: list[str]
     serves: list[str]
+    names: dict[str, str] = field(default_factory=dict)  # other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class ConcourseSpec:
     code: str
     name: str
     serves: list[str]
+    names: dict[str, str] = field(default_factory=dict)  # other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,7 @@ class ZoneSpec:
     kind: str
     is_default: bool
     members: list[ZoneMemberSpec]
+    names: dict[str, str] = field(default_factory=dict)  # other languages: {cy: "..."}
 
 
 @dataclass(frozen=True)

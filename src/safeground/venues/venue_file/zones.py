@@ -16,6 +16,8 @@ from .specs import (
     max_length,
 )
 
+_ZONE_FIELDS = ("code", "name", "names", "kind", "default", "blocks")
+
 
 def read_zones(
     check: VenueCheck, items: list[tuple[str, Any, int]], block_rows: dict[str, list[str]]
@@ -23,13 +25,14 @@ def read_zones(
     zones: list[ZoneSpec] = []
     seen: dict[str, int] = {}
     for field, value, line in items:
-        m = check.mapping(value, line, field, ("code", "name", "kind", "default", "blocks"))
+        m = check.mapping(value, line, field, _ZONE_FIELDS)
         if m is None:
             continue
         code = check.text(m, "code", f"{field}.code", max_length=max_length(Zone, "code"))
         if code is not None:
             check.unique(seen, code, m.key_lines["code"], f"{field}.code", "zone")
         name = check.text(m, "name", f"{field}.name", max_length=max_length(Zone, "name"))
+        names = check.names(m, "names", f"{field}.names", max_length=max_length(Zone, "name"))
         kind = check.text(m, "kind", f"{field}.kind", max_length=max_length(Zone, "kind"))
         if kind is not None and kind not in ZONE_KINDS:
             check.error(
@@ -53,11 +56,12 @@ def read_zones(
             if member is not None:
                 members.append(member)
         _check_members_once(check, members, field)
-        if code is not None and name is not None and kind is not None:
+        if code is not None and name is not None and names is not None and kind is not None:
             zones.append(
                 ZoneSpec(
                     code=code,
                     name=name,
+                    names=names,
                     kind=kind,
                     is_default=bool(is_default),
                     members=[member for member, _ in members],
