@@ -16,7 +16,7 @@ from voprf import ristretto
 from safeground import background, signing
 from safeground.entry.models import TicketFlag
 from safeground.entry.services import tickets_import
-from safeground.exchange import blinding, check_runs, checking, oprf, tokens
+from safeground.exchange import blinding, check_runs, checking, oprf, services, tokens
 from safeground.exchange.client import ExchangeClient, ExchangeRefused
 from safeground.exchange.models import (
     Club,
@@ -33,6 +33,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BANNED = ("Ellís Ó Vantwíck", date(1990, 3, 4))
 VARIANT = "VANTWICK ELLIS O"  # as another club's ticketing system holds the name
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_copies():
+    """Each test's database is new: the process's copies of the published set and the
+    declared tickets (kept by the exchange's address and the fixture's number) are not it."""
+    checking._published.clear()
+    checking._declared.clear()
 
 
 @pytest.fixture
@@ -198,3 +206,23 @@ def test_a_background_check_that_fails_says_how_many_holders_it_did_not_check(
     assert run.finished_at is not None and "127.0.0.1:9" in run.failure
     assert LeagueCheckRun.objects.count() == 1
     assert Club.objects.count() == 2
+
+
+def test_point_of_sale_checks_have_their_own_bound_and_are_not_flagged_as_searches(
+    league, settings
+) -> None:
+    settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "exchange.sale": "8/h",
+                                  "exchange.club": "2/h"}  # fmt: skip
+    club = Club.objects.get(name="Riverside Athletic")
+    for _sale in range(8):
+        services.check_begin(club=club, fixture="fixture 5", holders=1, tickets=300, coming=900,
+                             sale=True)  # fmt: skip
+    with pytest.raises(services.OverBound, match="point-of-sale checks"):
+        services.check_begin(club=club, fixture="fixture 5", holders=1, tickets=300, coming=900,
+                             sale=True)  # fmt: skip
+    with pytest.raises(services.ExchangeError, match="at the point of sale"):
+        services.check_begin(club=club, fixture="fixture 5", holders=checking.SALE_HOLDERS + 1,
+                             tickets=300, coming=900, sale=True)  # fmt: skip
+    # The whole checks' bound is untouched by the sales, and no sale was flagged unusual.
+    services.check_begin(club=club, fixture="fixture 5", holders=200, tickets=300, coming=900)
+    assert not ExchangeRecord.objects.filter(action="unusual").exists()

@@ -14,6 +14,7 @@ cleared, and its confirmed ones no longer refuse entry (entry.decision.in_force_
 
 import hashlib
 import hmac
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -93,6 +94,23 @@ def tickets_declared(fixture: Fixture) -> tuple[int, int]:
         fixture__kickoff__gte=today,
     ).exclude(fixture=fixture)
     return tickets, tickets + others.count()
+
+
+# A point-of-sale check declares the tickets counted at most this long ago (by this process):
+# counting a fixture's and the coming fixtures' tickets at every sale costs more than the check.
+DECLARED_FOR = 60.0
+_declared: dict[int, tuple[float, tuple[int, int]]] = {}
+
+
+def tickets_declared_recently(fixture: Fixture, *, holders: int) -> tuple[int, int]:
+    """tickets_declared, counted again when the last count is over DECLARED_FOR seconds old,
+    or fewer than the `holders` checked (tickets imported since: never a refused check)."""
+    now = time.monotonic()
+    held = _declared.get(fixture.pk)
+    if held is None or now - held[0] > DECLARED_FOR or held[1][0] < holders:
+        held = (now, tickets_declared(fixture))
+        _declared[fixture.pk] = held
+    return held[1]
 
 
 def key_epoch(key: bytes) -> str:
@@ -286,7 +304,11 @@ def _holders_check(
     if not holders:
         return CheckReport(holders=0, published=0, matched=0, flagged=0, withdrawn=0), []
     key = exchange_key(client)
-    tickets, coming = tickets_declared(fixture)
+    tickets, coming = (
+        tickets_declared_recently(fixture, holders=len(holders))
+        if sale
+        else tickets_declared(fixture)
+    )
     declared = {"fixture": fixture_label(fixture), "holders": len(holders), "tickets": tickets,
                 "coming": coming}  # fmt: skip
     if sale:
