@@ -92,6 +92,17 @@ def check(
     return matched, time.perf_counter() - started, _cpu_seconds() - cpu_before
 
 
+def _own_cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+def _process_cpu_seconds(pid: int) -> float:
+    """Another process's CPU (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -137,7 +148,7 @@ def singles(
     the bench's holders as its tickets: each check's seconds."""
     from django.utils import timezone
 
-    from safeground import signing
+    from safeground import background, signing
     from safeground.accounts.models import Organisation
     from safeground.entry.models import Ticket
     from safeground.exchange import checking
@@ -156,6 +167,7 @@ def singles(
     exchange_env = environment | {
         "SAFEGROUND_ROLE": "exchange",
         "DATABASE_URL": f"sqlite:///{workdir}/exchange.sqlite3",
+        "DEBUG": "false",  # as in production: no query log
         "PYTHONPATH": str(ROOT / "src"),
     }
     subprocess.run([sys.executable, __file__, "--exchange-setup", str(given)], env=exchange_env,
@@ -208,16 +220,22 @@ def singles(
         )  # fmt: skip
         seconds = []
         for n in range(count):
+            if n == args.warm_up:
+                cpu_before = (_own_cpu_seconds(), _process_cpu_seconds(server.pid))
             started = time.perf_counter()
             report = checking.tickets_check(fixture=fixture, barcodes=[f"SALE{n:06d}"])
             took = time.perf_counter() - started
             assert report.matched == (1 if n % 10 == 0 else 0), (n, report)
             if n >= args.warm_up:
                 seconds.append(took)
+        background.settle()
+        club_cpu = _own_cpu_seconds() - cpu_before[0]
+        exchange_cpu = _process_cpu_seconds(server.pid) - cpu_before[1]
+        # What a check costs each side, whatever the machine's load does to the wall time.
+        print(f"point of sale CPU a check: club {1000 * club_cpu / args.singles:.1f} ms, "
+              f"exchange {1000 * exchange_cpu / args.singles:.1f} ms")  # fmt: skip
         return seconds
     finally:
-        from safeground import background
-
         background.settle()  # the last outcomes reported before the exchange stops
         server.terminate()
         server.wait(timeout=10)
