@@ -226,3 +226,14 @@ def test_point_of_sale_checks_have_their_own_bound_and_are_not_flagged_as_search
     # The whole checks' bound is untouched by the sales, and no sale was flagged unusual.
     services.check_begin(club=club, fixture="fixture 5", holders=200, tickets=300, coming=900)
     assert not ExchangeRecord.objects.filter(action="unusual").exists()
+
+
+def test_the_published_set_is_not_sent_again_while_unchanged(league) -> None:
+    client = ExchangeClient()
+    etag, first = client.get_if_changed("published", "")
+    assert etag and [ban["club"] for ban in first["bans"]] == ["Northbank Rovers"]
+    assert client.get_if_changed("published", etag) == (etag, None)  # a 304
+    other = Club.objects.get(name="Northbank Rovers")
+    ExchangeRecord.objects.create(at=other.enrolled_at, club=other, action="publish", count=1)
+    changed, again = client.get_if_changed("published", etag)
+    assert changed != etag and again is not None
