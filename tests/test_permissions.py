@@ -871,6 +871,21 @@ TABLE: dict[str, list[Row]] = {
             {},
         )
     ],
+    "api:league_check_tickets": [
+        (
+            lambda: reverse("api:league_check_tickets", args=[cup_tie().pk]),
+            only(401, BAN_OFFICERS, 404, 403),
+            {"tickets": ["T1"]},
+        )
+    ],
+    # The fixture page's league check (its progress, and starting one): the home club's ban
+    # officers; 404 here, where no exchange is configured.
+    "league_fixture_check": [
+        (
+            lambda: reverse("league_fixture_check", args=[cup_tie().pk]),
+            only(302, BAN_OFFICERS, 404, 403),
+        )
+    ],
     # The register's API: the same rules as its pages; reads need a reason (recorded).
     "api:register_bans": [
         (

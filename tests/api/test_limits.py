@@ -27,6 +27,7 @@ def test_every_limit_the_code_keeps_is_set_in_the_settings_and_listed(settings) 
         "api.person": "1800/m",
         "exchange.club": "30/h",
         "exchange.fixture": "12/d",
+        "exchange.sale": "3000/h",
         "supporters.network": "200/10m",
         "supporters.network_urgent": "2000/10m",
         "supporters.reporter": "5/10m",

@@ -17,6 +17,7 @@ from safeground.bans.services import BanError, access_record_write, text_check
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block
 
+from . import hooks
 from .flagging import MatchReport, fixture_match
 from .models import Ticket, TicketFlag
 from .ticket_file import BlockInfo, Progress, TicketFileError, TicketRow, parse_tickets
@@ -109,6 +110,8 @@ def tickets_write(
         if progress:
             progress("written", min(len(new) + done * BATCH, total), total)
     match = fixture_match(fixture=fixture)
+    if total:
+        hooks.tickets_arrived(fixture, now, total)
     return ImportReport(created=len(new), updated=len(changed), unchanged=unchanged, match=match)
 
 

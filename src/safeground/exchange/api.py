@@ -6,7 +6,7 @@ checking a fixture now, and reading the exchange's record of the checks made aga
 from datetime import date, datetime
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 from ninja.security import django_auth
@@ -47,9 +47,9 @@ class EvaluatedOut(Schema):
     evaluated: str = Field(description="the batch evaluated, with its proof (hex)")
 
 
-def _elements(payload: BlindedIn) -> list[bytes]:
+def _elements(blinded: list[str]) -> list[bytes]:
     try:
-        return [bytes.fromhex(item) for item in payload.blinded]
+        return [bytes.fromhex(item) for item in blinded]
     except ValueError as refused:
         raise services.ExchangeError("blinded", _("each element is hex")) from refused
 
@@ -64,7 +64,7 @@ def publication_evaluate(request: HttpRequest, payload: BlindedIn) -> dict[str, 
     """A batch of the club's own banned identities, blinded, evaluated blind: in a day, at most
     tokens.FORMS for each ban the club publishes and each new one it may add (a 429)."""
     club = services.club_of(request)
-    evaluated = services.evaluate(club=club, blinded=_elements(payload), check=None)
+    evaluated = services.evaluate(club=club, blinded=_elements(payload.blinded), check=None)
     return {"evaluated": evaluated.hex()}
 
 
@@ -114,9 +114,15 @@ class PublishedSetOut(Schema):
 
 
 @router.get("/exchange/published", response={200: PublishedSetOut}, url_name="exchange_published")
-def published(request: HttpRequest) -> dict[str, Any]:
-    """Every other club's bans in force: tokens and what a match gives, never a name."""
-    return {"bans": selectors.published_for(services.club_of(request))}
+def published(request: HttpRequest, response: HttpResponse) -> Any:
+    """Every other club's bans in force: tokens and what a match gives, never a name. Its ETag
+    changes with every publication: asked with If-None-Match, an unchanged set is a 304."""
+    club = services.club_of(request)
+    version = f'"{selectors.published_version(club)}"'
+    if request.headers.get("If-None-Match") == version:
+        return HttpResponse(status=304, headers={"ETag": version})
+    response["ETag"] = version
+    return {"bans": selectors.published_for(club)}
 
 
 class CheckIn(Body):
@@ -126,25 +132,54 @@ class CheckIn(Body):
     coming: int = Field(
         ge=0, le=100_000_000, description="the tickets imported for the club's coming fixtures"
     )
+    sale: bool = Field(
+        default=False,
+        description="a point-of-sale check: the few holders of tickets just sold "
+        "(at most services.SALE_HOLDERS), bounded by exchange.sale",
+    )
+    blinded: list[str] | None = Field(
+        default=None,
+        max_length=services.SALE_HOLDERS,
+        description="a point-of-sale check's blinded elements (hex), evaluated in the same "
+        "request: one round trip",
+    )
 
 
 class CheckOut(Schema):
     id: int
 
 
+class CheckBegunOut(CheckOut):
+    evaluated: str | None = Field(
+        default=None, description="a point-of-sale check's batch evaluated, with its proof"
+    )
+    published: str = Field(
+        default="", description="the published set's ETag now: fetch it again if yours differs"
+    )
+
+
 @router.post(
     "/exchange/checks",
-    response={201: CheckOut},
+    response={201: CheckBegunOut},
     url_name="exchange_check",
     openapi_extra=answers(services.MoreThanTickets, services.OverBound),
 )
 def check_begin(request: HttpRequest, payload: CheckIn) -> Status[dict[str, Any]]:
     """Begin a check of a fixture's holders: no more than its tickets (a 409), bounded per
-    club and per fixture (a 429)."""
+    club and per fixture (a 429). A point-of-sale check may send its holders' blinded
+    elements with it: evaluated at once, as the check's evaluate route would."""
     club = services.club_of(request)
+    if payload.blinded is not None and not payload.sale:
+        raise services.ExchangeError("blinded", _("only a point-of-sale check sends them here"))
+    elements = _elements(payload.blinded) if payload.blinded else []
     check = services.check_begin(club=club, fixture=payload.fixture, holders=payload.holders,
-                                 tickets=payload.tickets, coming=payload.coming)  # fmt: skip
-    return Status(201, {"id": check.pk})
+                                 tickets=payload.tickets, coming=payload.coming,
+                                 sale=payload.sale)  # fmt: skip
+    evaluated = (
+        services.evaluate(club=club, blinded=elements, check=check).hex() if elements else None
+    )
+    version = f'"{selectors.published_version(club)}"'
+    return Status(201, {"id": check.pk, "evaluated": evaluated, "published": version})
 
 
 def _check(request: HttpRequest, check_id: int) -> tuple[Any, Any]:
@@ -165,7 +200,7 @@ def check_evaluate(request: HttpRequest, check_id: int, payload: BlindedIn) -> d
     """A batch of the check's holders, blinded, evaluated blind: no more than it declared, and
     in a day no more than the tickets of the club's coming fixtures with the margin (a 429)."""
     club, check = _check(request, check_id)
-    evaluated = services.evaluate(club=club, blinded=_elements(payload), check=check)
+    evaluated = services.evaluate(club=club, blinded=_elements(payload.blinded), check=check)
     return {"evaluated": evaluated.hex()}
 
 
@@ -280,4 +315,38 @@ def league_check(request: HttpRequest, fixture_id: int) -> dict[str, Any]:
     fixture = fixture_for(request.user, fixture_id)
     require(can_review_flags(request.user, fixture.ground.organisation_id))
     report = checking.league_check(fixture=fixture)
+    return report.__dict__
+
+
+class TicketsCheckIn(Body):
+    tickets: list[str] = Field(
+        min_length=1,
+        max_length=checking.SALE_HOLDERS,
+        description="the barcodes of the fixture's tickets to check (just sold)",
+    )
+
+
+class TicketsCheckOut(LeagueCheckOut):
+    matched_tickets: list[str] = Field(description="barcodes whose holder matched a league ban")
+    unchecked: list[str] = Field(
+        description="barcodes not checked: no holder's date of birth, or no longer valid"
+    )
+
+
+@router.post(
+    "/league/fixtures/{fixture_id}/check-tickets",
+    response={200: TicketsCheckOut},
+    url_name="league_check_tickets",
+    auth=django_auth,
+    openapi_extra=answers(checking.LeagueCheckRefused, ExchangeRefused, ExchangeUnreachable),
+)
+def league_check_tickets(
+    request: HttpRequest, fixture_id: int, payload: TicketsCheckIn
+) -> dict[str, Any]:
+    """Check the holders of a few of the fixture's tickets now, at the point of sale (before
+    the tickets are printed): at most checking.SALE_HOLDERS. A match is a flag in the ban
+    officers' review, as in a whole check. The home club's ban officers."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_review_flags(request.user, fixture.ground.organisation_id))
+    report = checking.tickets_check(fixture=fixture, barcodes=payload.tickets)
     return report.__dict__

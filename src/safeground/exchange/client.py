@@ -53,18 +53,27 @@ class ExchangeClient:
             )
 
     def call(self, method: str, route: str, payload: dict[str, Any] | None = None) -> Any:
+        return self._call(method, route, payload)[1]
+
+    def _call(
+        self, method: str, route: str, payload: dict[str, Any] | None = None, *, etag: str = ""
+    ) -> tuple[str, Any]:
+        """(the answer's ETag, its JSON); with `etag`, a 304 is (etag, None)."""
         path = f"/api/exchange/{route.lstrip('/')}"
         body = json.dumps(payload).encode() if payload is not None else b""
         request = urllib.request.Request(
             self.base_url + path,
             data=body if payload is not None else None,
             method=method,
-            headers={"Content-Type": "application/json", **signed.headers(method, path, body)},
-        )
+            headers={"Content-Type": "application/json", **signed.headers(method, path, body),
+                     **({"If-None-Match": etag} if etag else {})},
+        )  # fmt: skip
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
-                return json.loads(answer.read() or b"null")
+                return answer.headers.get("ETag", ""), json.loads(answer.read() or b"null")
         except urllib.error.HTTPError as refused:
+            if etag and refused.code == 304:
+                return etag, None
             try:
                 said = json.loads(refused.read())
             except ValueError:
@@ -80,6 +89,10 @@ class ExchangeClient:
 
     def get(self, route: str) -> Any:
         return self.call("GET", route)
+
+    def get_if_changed(self, route: str, etag: str) -> tuple[str, Any]:
+        """(its ETag, the answer), or (etag, None) when the exchange says it has not changed."""
+        return self._call("GET", route, etag=etag)
 
     def post(self, route: str, payload: dict[str, Any]) -> Any:
         return self.call("POST", route, payload)

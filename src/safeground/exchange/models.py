@@ -169,3 +169,30 @@ class LeaguePublication(models.Model):
 
     def __str__(self) -> str:
         return f"pending since {self.pending_since}" if self.pending_since else "published"
+
+
+class LeagueCheckRun(models.Model):
+    """A fixture's check run in the background (the club's side: the first check of its
+    60,000 holders takes its seconds; docs/adr/0015, fourth Update): who asked, when it started
+    and finished, how many holders it has the tokens of out of how many, and the holders it
+    could not check when it failed, with why. The fixture's page shows the last one."""
+
+    fixture = models.ForeignKey(
+        "matches.Fixture", on_delete=models.CASCADE, related_name="league_check_runs"
+    )
+    asked_by = models.CharField(max_length=150, help_text="a username, or the ticket import")
+    started_at = models.DateTimeField()
+    progressed_at = models.DateTimeField(help_text="the last progress seen")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    total = models.PositiveIntegerField(default=0, help_text="holders to check")
+    done = models.PositiveIntegerField(default=0, help_text="holders with their token")
+    failures = models.PositiveIntegerField(default=0, help_text="holders not checked: it failed")
+    failure = models.CharField(max_length=300, blank=True)
+    matched = models.PositiveIntegerField(null=True, blank=True)
+    flagged = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["fixture", "-started_at"], name="leaguecheckrun_last")]
+
+    def __str__(self) -> str:
+        return f"fixture {self.fixture_id}: {self.done}/{self.total}"

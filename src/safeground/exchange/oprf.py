@@ -81,3 +81,9 @@ def finalize(clients: list[ristretto.Client], output: bytes, key: bytes) -> list
         return ristretto.Client.finalize_batch(clients, batch, ristretto.PublicKey.deserialize(key))
     except ValueError as refused:
         raise OprfRefused(str(refused)) from refused
+    except BaseException as panicked:
+        # voprf 0.2.0 panics (pyo3's PanicException, a BaseException) on a well-formed proof
+        # made with another key: that is a forged or wrong evaluation, refused like the rest.
+        if type(panicked).__name__ != "PanicException":
+            raise
+        raise OprfRefused(f"the proof does not verify ({panicked})") from panicked

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -90,6 +90,13 @@ class OverBound(TooManyRequests):
 # The checks a club may begin, and of one fixture (SAFEGROUND_LIMITS).
 PER_CLUB = Limit("exchange.club")
 PER_FIXTURE = Limit("exchange.fixture")
+# The point-of-sale checks a club may make (a ticket's holder checked before it is printed):
+# many a day, each of a few holders (SALE_HOLDERS), bounded by this and, like every check, by
+# the holders evaluated in a day against the tickets of the club's coming fixtures.
+PER_SALE = Limit("exchange.sale")
+SALE_HOLDERS = 50
+# How a point-of-sale check is marked in its record (its detail).
+SALE = "sale"
 # The window the holders evaluated for a club, and the evaluations for its publication, are
 # counted in (SAFEGROUND_EXCHANGE_TICKETS_MARGIN, SAFEGROUND_EXCHANGE_NEW_BANS_PER_DAY).
 DAY = timedelta(days=1)
@@ -180,11 +187,12 @@ def _over_the_day(
 ) -> OverBound | None:
     """A refusal when the club's evaluations of the last day and `asked` more pass `most`; it
     says when enough of them leave the day's window (a day when `asked` alone is too many)."""
-    rows = _evaluated_since(club, now - DAY, for_checks=for_checks).order_by("at")
-    counts = list(rows.values_list("at", "count"))
-    done = sum(count for _, count in counts)
+    rows = _evaluated_since(club, now - DAY, for_checks=for_checks)
+    # Summed in the database: a day of point-of-sale checks is thousands of rows.
+    done = rows.aggregate(done=Sum("count"))["done"] or 0
     if done + asked <= most:
         return None
+    counts = list(rows.order_by("at").values_list("at", "count"))
     wait = DAY.total_seconds()
     freed = 0
     for at, count in counts:
@@ -215,7 +223,7 @@ def evaluate(*, club: Club, blinded: list[bytes], check: ExchangeRecord | None) 
             detail="for a check" if check else "for its publication")  # fmt: skip
     if check is not None and check.coming is not None:
         of_day = _evaluated_since(club, now - DAY, for_checks=True)
-        day = sum(of_day.values_list("count", flat=True))
+        day = of_day.aggregate(day=Sum("count"))["day"] or 0
         flagged = check.steps.filter(action=Action.UNUSUAL, detail=Unusual.HOLDERS_ABOVE_TICKETS)
         if day > check.coming and not flagged.exists():
             _unusual(club, Unusual.HOLDERS_ABOVE_TICKETS, of_check=check, fixture=check.fixture,
@@ -330,18 +338,25 @@ def _beyond_publication_flag(club: Club, now: datetime, *, needed: int) -> None:
 
 
 def check_begin(
-    *, club: Club, fixture: str, holders: int, tickets: int, coming: int
+    *, club: Club, fixture: str, holders: int, tickets: int, coming: int, sale: bool = False
 ) -> ExchangeRecord:
     """A club begins checking a fixture's holders: no more than the fixture's tickets (a 409),
     within the limits per club and per fixture (SAFEGROUND_LIMITS exchange.club,
     exchange.fixture), or a 429 saying which; a refusal is recorded too, and flagged where it
     is unusual. (Two checks begun at the same instant may both pass the last place: a bound on
     a runaway club, not a quota.) `coming` is the tickets the club has imported for its coming
-    fixtures: the holders it may have evaluated in a day (evaluate)."""
+    fixtures: the holders it may have evaluated in a day (evaluate). A point-of-sale check
+    (`sale`: at most SALE_HOLDERS holders, the tickets just sold) is bounded by exchange.sale
+    instead of the whole checks' limits, and is not one of the "many small checks" flagged."""
     most = settings.SAFEGROUND_EXCHANGE_HOLDERS_PER_FIXTURE
     for field, number in (("holders", holders), ("tickets", tickets)):
         if number > most:
             raise ExchangeError(field, _("at most %(most)s holders a fixture") % {"most": most})
+    if sale and holders > SALE_HOLDERS:
+        raise ExchangeError(
+            "holders",
+            _("at most %(most)s holders a check at the point of sale") % {"most": SALE_HOLDERS},
+        )
     if coming < tickets:
         raise ExchangeError(
             "coming", _("the coming fixtures' tickets include this fixture's %(tickets)s")
@@ -358,17 +373,20 @@ def check_begin(
                  tickets=tickets, coming=coming)  # fmt: skip
         raise refused
     now = timezone.now()
-    checks = ExchangeRecord.objects.filter(club=club, action=Action.CHECK)
+    all_checks = ExchangeRecord.objects.filter(club=club, action=Action.CHECK)
+    checks = all_checks.exclude(detail=SALE)
+    bounds = (
+        [(PER_SALE, all_checks.filter(detail=SALE), "",
+          _("more than %(count)s point-of-sale checks %(per)s from %(club)s: wait"))]
+        if sale
+        else [
+            (PER_CLUB, checks, "", _("more than %(count)s checks %(per)s from %(club)s: wait")),
+            (PER_FIXTURE, checks.filter(fixture=fixture), "fixture",
+             _("more than %(count)s checks of %(fixture)s %(per)s: wait")),
+        ]
+    )  # fmt: skip
     refused_over = None
-    for limit, counted, field, said in (
-        (PER_CLUB, checks, "", _("more than %(count)s checks %(per)s from %(club)s: wait")),
-        (
-            PER_FIXTURE,
-            checks.filter(fixture=fixture),
-            "fixture",
-            _("more than %(count)s checks of %(fixture)s %(per)s: wait"),
-        ),
-    ):
+    for limit, counted, field, said in bounds:
         times = counted.filter(at__gte=limit.since(now)).order_by("at").values_list("at", flat=True)
         if limit.over(times.count()):
             rate = limit.rate
@@ -383,8 +401,8 @@ def check_begin(
         _record(club, Action.REFUSED, fixture=fixture, count=holders, detail=refused_over.message)
         raise refused_over
     check = _record(club, Action.CHECK, fixture=fixture, count=holders, tickets=tickets,
-                    coming=coming)  # fmt: skip
-    if holders <= SMALL_CHECK_HOLDERS:
+                    coming=coming, detail=SALE if sale else "")  # fmt: skip
+    if holders <= SMALL_CHECK_HOLDERS and not sale:
         small = checks.filter(at__gte=now - DAY, count__lte=SMALL_CHECK_HOLDERS).count()
         if small > SMALL_CHECKS_A_DAY:
             _unusual(club, Unusual.SMALL_CHECKS, of_check=check, fixture=fixture, count=small)

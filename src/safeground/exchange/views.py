@@ -8,14 +8,20 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_http_methods
 
-from safeground.accounts.permissions import can_use_register, require
+from safeground.accounts.permissions import can_review_flags, can_use_register, require
+from safeground.matches.models import Fixture
+from safeground.matches.selectors import fixture_for
 
+from . import check_runs
 from .client import ExchangeClient, ExchangeRefused, ExchangeUnreachable
-from .models import Unusual
+from .models import LeagueCheckRun, Unusual
 from .selectors import publication_read
 
 
@@ -65,3 +71,38 @@ def league_record(request: HttpRequest) -> HttpResponse:
         "exchange/record.html",
         {"publication": publication_read(), "record": record, "unreachable": unreachable},
     )
+
+
+def fixture_panel_for(user: Any, fixture: Fixture) -> str | None:
+    """The fixture page's panel of its league check (matches.hooks.fixture_panels): the home
+    club's ban officers, where the club is in a league's exchange."""
+    if not settings.SAFEGROUND_EXCHANGE_URL:
+        return None
+    if not can_review_flags(user, fixture.ground.organisation_id):
+        return None
+    return reverse("league_fixture_check", args=[fixture.pk])
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def fixture_check(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The fixture's league check (an htmx fragment of its page): the last run's progress,
+    polled while it runs; POST starts one in the background. The home club's ban officers.
+    Counts only: no person is shown."""
+    fixture = fixture_for(request.user, fixture_id)
+    require(can_review_flags(request.user, fixture.ground.organisation_id))
+    if not settings.SAFEGROUND_EXCHANGE_URL:
+        raise Http404("this club is not in a league's exchange")
+    run: LeagueCheckRun | None
+    if request.method == "POST":
+        run = check_runs.league_check_start(fixture=fixture, asked_by=request.user.get_username())
+    else:
+        run = check_runs.last_run(fixture)
+    lost = timezone.now() - check_runs.STALE
+    stale = bool(run and not run.finished_at and run.progressed_at < lost)
+    return render(
+        request,
+        "exchange/fixture_check.html",
+        {"fixture": fixture, "run": run, "stale": stale,
+         "percent": (100 * run.done // run.total) if run and run.total else 0},
+    )  # fmt: skip

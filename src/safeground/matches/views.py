@@ -42,6 +42,7 @@ from safeground.venues.selectors import (
 
 from .fixture_fields import FixtureError
 from .forms import FixtureForm, fixture_initial
+from .hooks import fixture_panels
 from .models import Fixture, FixtureZone, RiskAssessment
 from .policy import MEASURES, PolicyFileError
 from .season_file import SeasonFileError, season_file_parse
@@ -124,6 +125,7 @@ def fixture(request: HttpRequest, fixture_id: int) -> HttpResponse:
                 else []
             ),
             "assessment": _assessment(request, fixture) if may_read_plan else None,
+            "panels": fixture_panels(request.user, fixture),
         },
     )
 

@@ -463,6 +463,7 @@ SAFEGROUND_SUPPORTERS_ID_SEAT_CODES = env.bool("SAFEGROUND_SUPPORTERS_ID_SEAT_CO
 #   risk (medical help, a crush), held to these much higher bounds instead: a phone that used its
 #   allowance on a flood can still report an emergency.
 # - exchange.club, exchange.fixture: the checks a club may begin, and of one fixture.
+# - exchange.sale: the point-of-sale checks a club may make (a ticket's holders as it is sold).
 SAFEGROUND_LIMITS = limits_read(
     {
         "api.person": ("SAFEGROUND_API_RATE", "1800/m"),
@@ -472,6 +473,7 @@ SAFEGROUND_LIMITS = limits_read(
         "supporters.network_urgent": ("SAFEGROUND_SUPPORTERS_NETWORK_URGENT_RATE", "2000/10m"),
         "exchange.club": ("SAFEGROUND_EXCHANGE_CLUB_RATE", "30/h"),
         "exchange.fixture": ("SAFEGROUND_EXCHANGE_FIXTURE_RATE", "12/d"),
+        "exchange.sale": ("SAFEGROUND_EXCHANGE_SALE_RATE", "3000/h"),
     }
 )
 # The limits kept in a cache count in each process's memory, or in Redis, shared by every
