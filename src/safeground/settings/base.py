@@ -439,6 +439,12 @@ X_FRAME_OPTIONS = "DENY"
 # SMS_BACKEND sends texts ("record": kept in the database and sent nowhere, for development
 # and the tests).
 SAFEGROUND_SUPPORTERS_GROUP_MINUTES = env.int("SAFEGROUND_SUPPORTERS_GROUP_MINUTES", default=5)
+# The queue's fragment is made again at most this often per match, page and language (the
+# screens waiting meanwhile are given the next copy, never an older one): the control room's own
+# refresh gap (live-1.js REFRESH_GAP_MS).
+SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = env.float(
+    "SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS", default=0.5
+)
 SAFEGROUND_SUPPORTERS_RETENTION_DAYS = env.int("SAFEGROUND_SUPPORTERS_RETENTION_DAYS", default=183)
 SAFEGROUND_SUPPORTERS_SMS_PROVIDER = env.str(
     "SAFEGROUND_SUPPORTERS_SMS_PROVIDER", default="safeground"
