@@ -56,6 +56,9 @@ SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
 )
 # How far in the future a reporter's clock may be before its "time observed" is refused.
 SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)
+# A phone whose clock is off by this much or more, or that sent a report this long after it was
+# made (an offline outbox), is marked so in the control room's log (ADR 0026).
+SAFEGROUND_DEVICE_CLOCK_MARK_SECONDS = env.int("SAFEGROUND_DEVICE_CLOCK_MARK_SECONDS", default=120)
 # The banned-supporter register (docs/adr/0004-ban-register.md): days a person's data is kept
 # after their last ban ends; the score (0-100) from which a ticket holder is flagged.
 SAFEGROUND_BAN_RETENTION_DAYS = env.int("SAFEGROUND_BAN_RETENTION_DAYS", default=730)
