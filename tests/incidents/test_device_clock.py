@@ -6,6 +6,7 @@ refused, and a report held in an offline outbox keeps the time it was seen."""
 from datetime import timedelta
 
 import pytest
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from safeground.incidents.chain import canonical, entry_hash
@@ -137,3 +138,20 @@ def test_the_phones_readings_are_in_the_chain_and_older_entries_hash_as_before(
     assert b"device_" not in canonical(without)  # the form entries before ADR 0026 had
     with_clock.device_sent_at = now  # a phone's reading altered: the chain no longer fits
     assert entry_hash(with_clock.prev_hash, with_clock) != with_clock.hash
+
+
+def test_the_database_refuses_to_rewrite_a_phones_reading(day, steward) -> None:
+    """The new columns are guarded like the rest (SQLite's triggers name their columns: the
+    migration makes them again)."""
+    now = timezone.now()
+    report(steward, day.cup_tie, observed=now, sent=now)
+    entry = LogEntry.objects.get()
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "UPDATE incidents_logentry SET device_sent_at = NULL WHERE id = %s", [entry.pk]
+        )
+    assert LogEntry.objects.get().device_sent_at == now
