@@ -1,11 +1,12 @@
 """The one per-process cache type (safeground.kept): each store is bounded by the setting it
 names, keeps only found things, reads a missing key once under a storm when asked to, and
-forgets everything on clear()."""
+forgets everything on clear(). Its versioned twin (KeptCopy) makes a copy once per version, at
+most once a gap, and never gives a reader a copy older than the version it read."""
 
 import threading
 import time
 
-from safeground.kept import Kept, NotCached
+from safeground.kept import Kept, KeptCopy, NotCached
 
 
 def counted(value):
@@ -78,3 +79,65 @@ def test_a_storm_reads_a_missing_key_once_when_the_store_asks(settings) -> None:
         thread.join()
     assert got == ["the fixture"] * 8
     assert len(calls) == 1
+
+
+def test_a_flood_of_versions_is_made_once_a_gap_and_no_reader_is_given_an_older_copy(
+    settings,
+) -> None:
+    """Twenty screens read while the version changes every few milliseconds (a report a
+    hundredth of a second): the copy is made about once a gap, by one reader at a time, and
+    every reader is given a copy made from the version it read or a later one."""
+    settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
+    settings.SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = 0.2
+    copies = KeptCopy("SAFEGROUND_LOG_CACHE_SECONDS", "SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS")
+    version = [0]
+    stop = threading.Event()
+    made, making, stale = [], [], []
+
+    def bump() -> None:
+        while not stop.is_set():
+            version[0] += 1
+            time.sleep(0.005)
+
+    def make() -> int:
+        making.append(1)
+        assert len(making) == 1, "two readers made the copy at once"
+        seen = version[0]
+        time.sleep(0.02)
+        made.append(seen)
+        making.pop()
+        return seen
+
+    def screen() -> None:
+        while not stop.is_set():
+            asked = version[0]
+            copy, _ = copies.get("match", lambda: version[0], make)
+            if copy < asked:
+                stale.append((copy, asked))
+
+    threads = [threading.Thread(target=bump)] + [threading.Thread(target=screen) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert not stale
+    assert 3 <= len(made) <= 7  # once a gap (0.2 s) in a second, not once a read
+
+
+def test_an_unchanged_version_is_one_copy_and_a_change_is_made_at_the_next_read(settings) -> None:
+    settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
+    settings.SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = 0.0
+    copies = KeptCopy("SAFEGROUND_LOG_CACHE_SECONDS", "SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS")
+    version, calls = ["v1"], []
+
+    def make() -> str:
+        calls.append(1)
+        return f"fragment {version[0]}"
+
+    assert copies.get("k", lambda: version[0], make) == ("fragment v1", True)
+    assert copies.get("k", lambda: version[0], make) == ("fragment v1", False)
+    version[0] = "v2"
+    assert copies.get("k", lambda: version[0], make) == ("fragment v2", True)
+    assert len(calls) == 2

@@ -155,3 +155,73 @@ class Kept:
 
     def forget(self, key: Hashable) -> None:
         self._data.pop(key, None)
+
+
+class KeptCopy:
+    """One copy per key of something costly to make that every screen reads (the supporters'
+    queue fragment), made again when its version changes, by one thread, and at most once every
+    `gap_setting` seconds: during a flood the version changes with every report, and twenty
+    screens each asking for a fresh copy made one a screen.
+
+    No reader is given a copy older than the version it read: a reader waits (without CPU) for
+    the copy being made, or for the gap to pass, rather than serve the previous one, because a
+    screen reads again only at the next change and would otherwise keep the stale copy. A copy
+    made after a reader read its version is as fresh as that version, whatever its label: the
+    reader takes it. `setting` bounds how long a copy of an unchanged version serves (what the
+    version does not see, such as a steward renamed); 0 makes a copy at every read (the tests').
+    """
+
+    def __init__(self, setting: str, gap_setting: str, *, max_entries: int = 256) -> None:
+        self.setting, self.gap_setting, self.max_entries = setting, gap_setting, max_entries
+        # key -> (version, value, as_of: the monotonic time its version was read, before making)
+        self._copies: dict[Hashable, tuple[Hashable, Any, float]] = {}
+        self._making: set[Hashable] = set()
+        self._changed = threading.Condition()
+
+    def get[V](
+        self, key: Hashable, version: Callable[[], Hashable], make: Callable[[], V]
+    ) -> tuple[V, bool]:
+        """The copy for `key` as fresh as `version()` now, and whether this call made it."""
+        as_of = time.monotonic()
+        seen = version()
+        waited = False
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                copy = self._copies.get(key)
+                if (
+                    copy is not None
+                    and (copy[0] == seen or copy[2] >= as_of)
+                    and now - copy[2] < getattr(settings, self.setting)
+                ):
+                    value: V = copy[1]
+                    return value, False
+                if key in self._making:
+                    self._changed.wait(timeout=1.0)  # the maker notifies, even when it fails
+                    waited = True
+                    continue
+                gap = getattr(settings, self.gap_setting)
+                if copy is not None and now - copy[2] < gap:
+                    self._changed.wait(timeout=gap - (now - copy[2]))
+                    waited = True
+                    continue
+                self._making.add(key)
+                break
+        try:
+            if waited:  # the version read before waiting may be older than the data made now
+                as_of = time.monotonic()
+                seen = version()
+            made = make()
+            with self._changed:
+                if len(self._copies) >= self.max_entries:
+                    self._copies.clear()
+                self._copies[key] = (seen, made, as_of)
+            return made, True
+        finally:
+            with self._changed:
+                self._making.discard(key)
+                self._changed.notify_all()
+
+    def clear(self) -> None:
+        with self._changed:
+            self._copies.clear()

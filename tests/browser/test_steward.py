@@ -4,8 +4,10 @@ show over everything until acknowledged; tasks are accepted and done from the ph
 follows their own report, wherever it is, as the control room acts on it."""
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import ConsoleMessage, Page, expect
 
 from safeground.accounts.models import User
@@ -128,6 +130,66 @@ def test_reports_made_offline_reach_the_control_room_once_each(site, new_page, l
         expect(loggist.locator(f'[data-markers] circle[data-incident="{entry.pk}"]')).to_have_count(
             1
         )
+
+
+# The phone's clock ten minutes behind the server's: every Date the page makes, and Date.now().
+TEN_MINUTES_BEHIND = """
+(() => {
+  const Real = Date;
+  const offset = -10 * 60 * 1000;
+  class Behind extends Real {
+    constructor(...args) {
+      if (args.length) super(...args);
+      else super(Real.now() + offset);
+    }
+    static now() {
+      return Real.now() + offset;
+    }
+  }
+  globalThis.Date = Behind;
+})();
+"""
+
+
+def test_a_phone_ten_minutes_behind_is_placed_by_the_servers_time_and_marked(
+    site, new_page, log_in
+):
+    """ADR 0026: the phone says what its clock reads as it sends; the control room lists the
+    report where it happened (above an entry logged two minutes ago, not ten minutes down the
+    log) and says the phone's clock is ten minutes behind."""
+    fixture = cup_tie()
+    post_steward(fixture)
+    log_entry_append(
+        fixture=fixture,
+        author=User.objects.get(username="loggist"),
+        category="disorder",
+        text="Scuffle at the buffer",
+        place=Place(block="S-L4"),
+        observed_at=timezone.now() - timedelta(minutes=2),
+    )
+    loggist = open_control_room(log_in(new_page(), "loggist"), site, fixture)
+    phone = new_page(PHONE)
+    phone.context.add_init_script(TEN_MINUTES_BEHIND)
+    phone = open_steward_page(log_in(phone, "steward"), site, fixture)
+    assert phone.evaluate("Date.now()") < loggist.evaluate("Date.now()") - 9 * 60 * 1000
+
+    file_report(phone, "Missile thrown", "S-L2", "Coins thrown from row F")
+    expect(phone.locator("[data-report-message]")).to_have_text("Sent to the control room.")
+
+    log = loggist.locator("[data-log] .entry[data-incident]")
+    expect(log).to_have_count(2)
+    expect(log.first).to_contain_text("Coins thrown from row F")
+    expect(log.first.locator("[data-clock]")).to_have_text("(phone clock 10 min behind)")
+    expect(log.nth(1)).to_contain_text("Scuffle at the buffer")
+    expect(log.nth(1).locator("[data-clock]")).to_be_hidden()
+    entry = log_entries().get(text="Coins thrown from row F")
+    assert abs(entry.logged_at - entry.observed_at) < timedelta(seconds=10)
+    assert entry.device_observed_at is not None
+    behind = entry.logged_at - entry.device_observed_at
+    assert timedelta(minutes=9, seconds=50) < behind < timedelta(minutes=10, seconds=30)
+    # A fresh control room draws it from the server in the same place, with the same mark.
+    loggist.reload()
+    expect(log.first.locator("[data-clock]")).to_have_text("(phone clock 10 min behind)")
 
 
 def test_a_report_whose_answer_is_lost_is_sent_again_and_stored_once(site, new_page, log_in):

@@ -62,7 +62,16 @@ class EntryIn(Body):
     category: str = Field(min_length=1, max_length=40)
     text: str = Field("", max_length=services.MAX_TEXT)
     severity: int | None = Field(None, ge=1, le=5)
-    observed_at: datetime | None = None
+    observed_at: datetime | None = Field(
+        None, description="when it was seen, on the reporting device's clock; now if not given"
+    )
+    sent_at: datetime | None = Field(
+        None,
+        description=(
+            "the device's clock as it sends this request (read again at each retry): how far"
+            " its clock is off, to correct observed_at by (ADR 0026)"
+        ),
+    )
     block: str = Field("", max_length=20)
     first_row: str = Field("", max_length=10)
     last_row: str = Field("", max_length=10)
@@ -181,6 +190,7 @@ def log_append(request: HttpRequest, fixture_id: int, payload: EntryIn) -> Statu
         text=payload.text,
         severity=payload.severity,
         observed_at=payload.observed_at,
+        sent_at=payload.sent_at,
         place=_place(payload),
         links=payload.links,
         idempotency_key=payload.idempotency_key,

@@ -46,6 +46,11 @@ def canonical(entry: LogEntry) -> bytes:
         "home_only": entry.home_only,
         "idempotency_key": entry.idempotency_key,
     }
+    # The device's own clock (ADR 0026), only where it was given: entries written before these
+    # fields hash as they always did.
+    for name in ("device_observed_at", "device_sent_at"):
+        if (value := getattr(entry, name)) is not None:
+            fields[name] = _time(value)
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 

@@ -22,6 +22,10 @@ def control_room_words() -> dict[str, Any]:
         "taskBy": gettext("#{seq} {task} by {author}"),
         "refused": gettext("refused ({status})"),
         "assignedTo": gettext(" · assigned to {assignee}"),
+        # A report whose phone's clock was off, or which the phone sent late (ADR 0026).
+        "clockBehind": gettext("phone clock {minutes} min behind"),
+        "clockAhead": gettext("phone clock {minutes} min ahead"),
+        "sentLate": gettext("sent {minutes} min after it was seen"),
         "escalatedToMeta": gettext(" · escalated to {level}"),
         # An incident's actions.
         "assignTo": gettext("Assign #{seq} to"),

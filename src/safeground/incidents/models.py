@@ -74,8 +74,14 @@ class LogEntry(AppendOnlyModel):
     concerns = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="actions"
     )
+    # When it happened, on the server's clock: the reporting device's own time corrected by how
+    # far its clock was off when it sent the report (ADR 0026). logged_at: when it reached us.
     observed_at = models.DateTimeField()
     logged_at = models.DateTimeField()
+    # The device's own clock, as it read when the report was made and when it was sent (a
+    # retry from an offline outbox reads it again): kept when the device said when it sent.
+    device_observed_at = models.DateTimeField(null=True, blank=True)
+    device_sent_at = models.DateTimeField(null=True, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
     )

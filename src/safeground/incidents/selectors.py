@@ -250,6 +250,13 @@ def entry_json(entry: LogEntry) -> dict[str, Any]:
         "concerns": entry.concerns.seq if entry.concerns else None,
         "observed_at": clock.iso(entry.observed_at),
         "logged_at": clock.iso(entry.logged_at),
+        # How far the device's clock was behind the server's when it sent (ahead: negative),
+        # in seconds; None when it did not say (ADR 0026).
+        "device_offset_s": (
+            round((entry.logged_at - entry.device_sent_at).total_seconds())
+            if entry.device_sent_at
+            else None
+        ),
         "author": entry.author_name,
         "author_role": entry.author_role,
         "place": place,

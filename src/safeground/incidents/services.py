@@ -142,6 +142,41 @@ def _check_observed_at(observed_at: datetime | None, now: datetime) -> datetime:
     return observed_at
 
 
+# An offset within this is the network's transit, not the device's clock: its time stands.
+TRANSIT = timedelta(seconds=5)
+
+
+def _device_times(
+    observed_at: datetime | None, sent_at: datetime | None, now: datetime
+) -> dict[str, datetime | None]:
+    """When a report happened, on the server's clock (ADR 0026). A device that says when it sent
+    (`sent_at`, its own clock read at each send) tells how far its clock is off: `now - sent_at`.
+    Its observed time is corrected by that offset, and both of its own readings are kept. A
+    report held for minutes in an offline outbox keeps its time (observed long before sent, on
+    the same clock), a clock ten minutes off is corrected by ten minutes. Without `sent_at` the
+    device's time is taken as it is (it cannot be checked), refused only in the future."""
+    if sent_at is None:
+        return {"observed_at": _check_observed_at(observed_at, now)}
+    if timezone.is_naive(sent_at):
+        raise LogEntryError("sent_at", _("give a time with its time zone"))
+    if observed_at is not None and timezone.is_naive(observed_at):
+        raise LogEntryError("observed_at", _("give a time with its time zone"))
+    if observed_at is not None and observed_at > sent_at:
+        raise LogEntryError(
+            "observed_at", _("is after sent_at: both are read from the device's own clock")
+        )
+    offset = now - sent_at
+    if abs(offset) <= TRANSIT:
+        offset = timedelta(0)
+    try:
+        observed = now if observed_at is None else min(observed_at + offset, now)
+    except OverflowError:
+        raise LogEntryError(
+            "sent_at", _("is not a time this device's clock can have read")
+        ) from None
+    return {"observed_at": observed, "device_observed_at": observed_at, "device_sent_at": sent_at}
+
+
 def _author_role(author: User, fixture: Fixture) -> str:
     """The role the author works this match in (home club first, then the sharing bodies)."""
     orgs = [fixture.ground.organisation_id, *fixture.shared_organisation_ids()]
@@ -235,11 +270,15 @@ class IdempotencyConflict(LogEntryError):
     status = 409
 
 
+# A retry's times are read again (a retry without an observed time is stamped again, an outbox
+# reads the device's clock at each send): not a different report.
+RESTAMPED = ("observed_at", "device_observed_at", "device_sent_at", "idempotency_key")
+
+
 def _same_report(stored: LogEntry, fields: dict[str, Any]) -> None:
-    """IdempotencyConflict unless `fields` are the stored entry's (the time observed aside: a
-    retry without one is stamped again)."""
+    """IdempotencyConflict unless `fields` are the stored entry's (the times aside)."""
     for name, value in fields.items():
-        if name not in ("observed_at", "idempotency_key") and getattr(stored, name) != value:
+        if name not in RESTAMPED and getattr(stored, name) != value:
             raise IdempotencyConflict(
                 "idempotency_key",
                 _(
@@ -259,11 +298,13 @@ def log_entry_append(
     place: Place,
     severity: int | None = None,
     observed_at: datetime | None = None,
+    sent_at: datetime | None = None,
     links: Sequence[int] = (),
     idempotency_key: str = "",
     home_only: bool = False,
 ) -> LogEntry:
-    """A new report: something seen, with its place, category and severity.
+    """A new report: something seen, with its place, category and severity. `observed_at` and
+    `sent_at` are the reporting device's own clock when it saw and when it sent (_device_times).
 
     The report commits (and goes out live) first; the flashpoint check follows on this
     process's flashpoint thread (flashpoint_watch.Watcher), so no request, screen or other report
@@ -279,6 +320,7 @@ def log_entry_append(
             place=place,
             severity=severity,
             observed_at=observed_at,
+            sent_at=sent_at,
             links=links,
             idempotency_key=idempotency_key,
             home_only=home_only,
@@ -305,6 +347,7 @@ def _report_append(
     place: Place,
     severity: int | None,
     observed_at: datetime | None,
+    sent_at: datetime | None,
     links: Sequence[int],
     idempotency_key: str,
     home_only: bool,
@@ -321,7 +364,7 @@ def _report_append(
         raise LogEntryError("text", too_long(len(text), MAX_TEXT))
     if len(idempotency_key) > 80:
         raise LogEntryError("idempotency_key", at_most(80))
-    observed = _check_observed_at(observed_at, timezone.now())
+    times = _device_times(observed_at, sent_at, timezone.now())
     known = set()
     if links:
         known = set(
@@ -339,7 +382,7 @@ def _report_append(
         category=found,
         severity=severity,
         text=text,
-        observed_at=observed,
+        **times,
         links=sorted(set(links)),
         idempotency_key=idempotency_key,
         home_only=home_only,

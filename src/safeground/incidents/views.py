@@ -68,6 +68,8 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "fixtureId": fixture.pk,
         # Every time the script draws is on the ground's clock, whatever the browser's zone.
         "timeZone": settings.TIME_ZONE,
+        # A phone's clock off by this much, or a report sent this late, is marked (ADR 0026).
+        "clockMarkSeconds": settings.SAFEGROUND_DEVICE_CLOCK_MARK_SECONDS,
         "userName": str(user),
         "logUrl": reverse("api:log_list", args=[fixture.pk]),
         "appendUrl": reverse("api:log_append", args=[fixture.pk]),

@@ -33,6 +33,7 @@ class LogEntryData(_Data):
     concerns: int | None
     observed_at: str
     logged_at: str
+    device_offset_s: int | None
     author: str
     author_role: str
     place: str

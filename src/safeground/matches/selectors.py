@@ -57,9 +57,10 @@ def fixture_for(user: Any, fixture_id: int) -> Fixture:
 
 
 def fixture_for_report(user: Any, fixture_id: int) -> Fixture:
-    """`fixture_for` for a report to the log, the route every steward and loggist hits at once
-    in a crisis minute: the fixture with its ground and shares kept a few seconds per process
-    (kept.py) rather than five queries a report. The same rule decides who may see it."""
+    """`fixture_for` for the routes every steward and loggist hits at once in a crisis minute (a
+    report to the log; the supporters' queue, read by every control-room screen at each change):
+    the fixture with its ground and shares kept a few seconds per process (kept.py) rather than
+    five queries a read. The same rule decides who may see it."""
     fixture = fixture_kept(fixture_id)
     if fixture is None:
         raise Http404

@@ -56,6 +56,9 @@ SAFEGROUND_PERIODIC_TASKS_IN_SERVER = env.bool(
 )
 # How far in the future a reporter's clock may be before its "time observed" is refused.
 SAFEGROUND_CLOCK_SKEW_SECONDS = env.int("SAFEGROUND_CLOCK_SKEW_SECONDS", default=120)
+# A phone whose clock is off by this much or more, or that sent a report this long after it was
+# made (an offline outbox), is marked so in the control room's log (ADR 0026).
+SAFEGROUND_DEVICE_CLOCK_MARK_SECONDS = env.int("SAFEGROUND_DEVICE_CLOCK_MARK_SECONDS", default=120)
 # The banned-supporter register (docs/adr/0004-ban-register.md): days a person's data is kept
 # after their last ban ends; the score (0-100) from which a ticket holder is flagged.
 SAFEGROUND_BAN_RETENTION_DAYS = env.int("SAFEGROUND_BAN_RETENTION_DAYS", default=730)
@@ -439,6 +442,12 @@ X_FRAME_OPTIONS = "DENY"
 # SMS_BACKEND sends texts ("record": kept in the database and sent nowhere, for development
 # and the tests).
 SAFEGROUND_SUPPORTERS_GROUP_MINUTES = env.int("SAFEGROUND_SUPPORTERS_GROUP_MINUTES", default=5)
+# The queue's fragment is made again at most this often per match, page and language (the
+# screens waiting meanwhile are given the next copy, never an older one): the control room's own
+# refresh gap (live-1.js REFRESH_GAP_MS).
+SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = env.float(
+    "SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS", default=0.5
+)
 SAFEGROUND_SUPPORTERS_RETENTION_DAYS = env.int("SAFEGROUND_SUPPORTERS_RETENTION_DAYS", default=183)
 SAFEGROUND_SUPPORTERS_SMS_PROVIDER = env.str(
     "SAFEGROUND_SUPPORTERS_SMS_PROVIDER", default="safeground"

@@ -42,6 +42,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 SAFEGROUND_LIVE_FIXTURE_CACHE_SECONDS = 0.0
 SAFEGROUND_LOG_CACHE_SECONDS = 0.0  # likewise the log's categories, places and zone maps
 SAFEGROUND_MATCH_ON_NOW_CACHE_SECONDS = 0.0  # and the match on now at a ground
+SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = 0.0  # and the queue's fragment made at every read
 
 # pytest-xdist runs the suite in worker processes at once (scripts/run-tests). Each has its own
 # test database (pytest-django adds the worker's name) and its own Redis database number: Redis

@@ -33,6 +33,20 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
   const newestFirst = (a, b) => Date.parse(b.observed_at) - Date.parse(a.observed_at) || b.seq - a.seq;
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: config.timeZone });
 
+  // A phone's clock off, or its report sent late from its outbox: told apart by the phone's
+  // own time at sending (device_offset_s, ADR 0026). The time shown is already corrected.
+  function clockMark(entry) {
+    const offset = entry.device_offset_s;
+    if (offset === null || offset === undefined) return "";
+    const limit = config.clockMarkSeconds;
+    const minutes = (seconds) => Math.round(Math.abs(seconds) / 60);
+    const marks = [];
+    if (Math.abs(offset) >= limit) marks.push(say(offset > 0 ? WORDS.clockBehind : WORDS.clockAhead, { minutes: minutes(offset) }));
+    const late = (Date.parse(entry.logged_at) - Date.parse(entry.observed_at)) / 1000;
+    if (late >= limit) marks.push(say(WORDS.sentLate, { minutes: minutes(late) }));
+    return marks.join(" · ");
+  }
+
   function describeAction(e) {
     const who = e.author;
     const seq = e.concerns;
@@ -124,6 +138,12 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
     node.querySelector(".seq").textContent = `#${entry.seq}`;
     node.querySelector("time").textContent = time(entry.observed_at);
     node.querySelector("time").dateTime = entry.observed_at;
+    const mark = clockMark(entry);
+    if (mark) {
+      const clock = node.querySelector("[data-clock]");
+      clock.textContent = `(${mark})`;
+      clock.hidden = false;
+    }
     if (isReport) {
       node.dataset.incident = entry.id;
       node.querySelector(".sev").textContent = `S${incident.severity}`;

@@ -177,7 +177,9 @@ export class Outbox {
     item.attempts += 1;
     const answer = await this._post(item.url, {
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(item.body),
+      // The phone's clock as it sends, read again at each try: the server learns how far the
+      // clock is off, and a report held offline is not taken for a wrong clock (ADR 0026).
+      body: JSON.stringify({ ...item.body, sent_at: new Date().toISOString() }),
     });
     if (answer.ok) {
       item.entry = { id: answer.data.id, seq: answer.data.seq };
