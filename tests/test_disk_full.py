@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from safeground.accounts.models import User
 from safeground.casework.models import Evidence
+from safeground.deployment.models import CheckResult
 from safeground.disk_full import storage_full
 from safeground.entry.runtime import lookups
 from safeground.incidents.models import LogEntry, Photo
@@ -168,10 +169,13 @@ def day(ground, tmp_path, settings, no_second_factor):
     report = factories.report(cup)
     case = factories.case(cup, entries=[report])
     factories.ticket(cup, barcode="AWAY-1", block="S-L2", end="away")
+    factories.post(cup, day.cast["steward"])
+    away = cup.zones.get(use="away").zone
+    check = next(c for c in factories.checks(cup) if c.zone_id == away.pk)
     _device, key = factories.device(day.cast.home)
     lookups.caches_clear()
     ground.database_onto_small_disk(tmp_path)
-    return {"day": day, "cup": cup, "report": report, "case": case, "key": key}
+    return {"day": day, "cup": cup, "report": report, "case": case, "key": key, "check": check}
 
 
 def _client(username: str) -> Client:
@@ -213,6 +217,13 @@ def _photo(loggist: Client, cup, entry_id: int):
     )
 
 
+def _check_photo(steward: Client, cup, check):
+    return steward.post(
+        reverse("deployment_check_record", args=[cup.pk, check.pk]),
+        {"outcome": "fail", "note": "Rail loose by row K", "photo": factories.upload("rail.png")},
+    )
+
+
 def _refused_for_want_of_space(answer) -> None:
     assert answer.status_code == 503, answer.content[:300]
     assert answer["Retry-After"] == "2"
@@ -234,6 +245,7 @@ def _kept_files_match_their_records(ground: Ground) -> None:
     root = Path(ground.media.path)
     recorded = {e.file.name: e.sha256 for e in Evidence.objects.exclude(file="")}
     recorded |= {p.image.name: p.sha256 for p in Photo.objects.all()}
+    recorded |= {r.photo.name: r.photo_sha256 for r in CheckResult.objects.exclude(photo="")}
     assert _files(root) == set(recorded)
     for name, sha256 in recorded.items():
         assert hashlib.sha256((root / name).read_bytes()).hexdigest() == sha256
@@ -251,6 +263,7 @@ def _counts() -> dict[str, int]:
         "evidence": Evidence.objects.count(),
         "photos": Photo.objects.count(),
         "scans": Scan.objects.count(),
+        "checks": CheckResult.objects.count(),
     }
 
 
@@ -287,12 +300,13 @@ def test_a_full_disk_refuses_every_write_with_a_503_and_the_match_resumes_when_s
     assert _scan(day, nonce).json()["decision"] == "admit"
     assert _evidence(officer, case).status_code == 302
     assert _photo(loggist, cup, report.pk).status_code == 201
-    assert _counts() == {
-        "entries": before["entries"] + 2,  # the report and the photo's record in the chain
-        "evidence": before["evidence"] + 1,
-        "photos": before["photos"] + 1,
-        "scans": before["scans"] + 1,
-    }
+    assert _counts() == dict(
+        before,
+        entries=before["entries"] + 2,  # the report and the photo's record in the chain
+        evidence=before["evidence"] + 1,
+        photos=before["photos"] + 1,
+        scans=before["scans"] + 1,
+    )
     assert chain_verify(cup.pk) == (before["entries"] + 2, None)
     _kept_files_match_their_records(ground)
 
@@ -300,18 +314,23 @@ def test_a_full_disk_refuses_every_write_with_a_503_and_the_match_resumes_when_s
 def test_a_database_refusing_writes_leaves_no_file_without_its_record(day, ground) -> None:
     """The file is written first, then its record: when the record fails the file goes too."""
     cup, report, case = day["cup"], day["report"], day["case"]
-    loggist, officer = _client("loggist"), _client("banofficer")
+    steward, loggist, officer = _client("steward"), _client("loggist"), _client("banofficer")
     before = _counts()
 
     ground.refuse(database=True, files=False)
     _refused_for_want_of_space(_evidence(officer, case))
     _refused_for_want_of_space(_photo(loggist, cup, report.pk))
+    # The steward's panel shows a refusal in place (htmx swaps only a 2xx): the same words.
+    panel = _check_photo(steward, cup, day["check"])
+    assert REFUSED_WORDS in panel.content.decode()
     _nothing_stored_from(before)
     _kept_files_match_their_records(ground)  # no file left behind on the media disk
 
     ground.restore()
     assert _evidence(officer, case).status_code == 302
     assert _photo(loggist, cup, report.pk).status_code == 201
+    assert _check_photo(steward, cup, day["check"]).status_code == 200
+    assert _counts()["checks"] == before["checks"] + 1
     _kept_files_match_their_records(ground)
     assert chain_verify(cup.pk) == (before["entries"] + 1, None)
 
