@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-soak bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -100,6 +100,12 @@ bench-faults: $(STAMP)
 # `websockets` reference, one process killed and restarted; BENCH_SURGE_ARGS (--seconds 30).
 bench-surge: $(STAMP)
 	$(BIN)/python bench/bench_surge.py $(BENCH_SURGE_ARGS)
+
+# A match day without a restart, compressed to 30 minutes, on SQLite (the default install): memory,
+# open files, database connections and p99s every five minutes; BENCH_SOAK_ARGS (--minutes 3,
+# --postgres --pg-db sg_me --redis-url redis://127.0.0.1:6379/7).
+bench-soak: $(STAMP)
+	$(BIN)/python bench/bench_soak.py $(BENCH_SOAK_ARGS)
 
 # An urgent broadcast to 500 subscribed stewards through a push service on this machine.
 bench-alerts: $(STAMP)
