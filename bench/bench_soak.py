@@ -615,6 +615,17 @@ def main() -> None:
     finally:
         server.close()
     first, last = rows[0], rows[-1]
+    # The crowd's arrival is the day's peak: what it leaves behind (caches filled, the log
+    # longer) is apart from a leak, which keeps growing after it. From the row after the peak:
+    peak = max(range(len(rows)), key=lambda n: rows[n].crowd_scans)
+    after = rows[min(peak + 1, len(rows) - 1)]
+    print(
+        f"  after the arrival ({after.ground} to the end): rss"
+        f" {growth_pct(after.held.rss_mb, last.held.rss_mb)}%, open files"
+        f" {growth_pct(after.held.open_files, last.held.open_files)}%, threads"
+        f" {after.held.threads} -> {last.held.threads}, database connections"
+        f" {after.held.db_connections} -> {last.held.db_connections}"
+    )
     ratio = last.probe_p99_ms / first.probe_p99_ms if first.probe_p99_ms else float("nan")
     print(
         f"soak minutes={args.minutes:g}"
