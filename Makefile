@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet bench-network install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet bench-network bench-soak install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -106,6 +106,12 @@ bench-surge: $(STAMP)
 # PostgreSQL and Redis: reports to the screens, scans decided offline, nothing lost or twice.
 bench-network: $(STAMP)
 	$(BIN)/python bench/bench_network.py $(BENCH_NETWORK_ARGS)
+
+# A match day without a restart, compressed to 30 minutes, on SQLite (the default install): memory,
+# open files, database connections and p99s every five minutes; BENCH_SOAK_ARGS (--minutes 3,
+# --postgres --pg-db sg_me --redis-url redis://127.0.0.1:6379/7).
+bench-soak: $(STAMP)
+	$(BIN)/python bench/bench_soak.py $(BENCH_SOAK_ARGS)
 
 # An urgent broadcast to 500 subscribed stewards through a push service on this machine.
 bench-alerts: $(STAMP)

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, InternalError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import RawPostDataException
 from django.utils.datastructures import MultiValueDict
@@ -41,6 +41,7 @@ from safeground.errors import (
     Unavailable,
     UnreadableBody,
     error_body,
+    refusal_for,
     retry_after,
     said_later,
 )
@@ -251,9 +252,24 @@ DATABASE_UNAVAILABLE = gettext_lazy(
 def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     """The database is down, unreachable or its pool had no connection in time
     (SAFEGROUND_DATABASE_WAIT_SECONDS): the request's transaction did not commit. Logged once
-    per outage (safeground.outage), not per request."""
+    per outage (safeground.outage), not per request. A full disk is not an outage: its own 503."""
+    full = refusal_for(exc)
+    if full is not None:
+        return refused(request, full)
     outage.refused(exc)
     return refused(request, Unavailable("", str(DATABASE_UNAVAILABLE)))
+
+
+@api.exception_handler(InternalError)
+@api.exception_handler(OSError)
+def nothing_stored(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """A file's write met a full disk, or PostgreSQL refuses writes (a read-only database or
+    role, InternalError 25006): a 503 with Retry-After (safeground.disk_full). Any other such
+    error is a fault of ours, the 500 it always was."""
+    full = refusal_for(exc)
+    if full is None:
+        raise exc
+    return refused(request, full)
 
 
 @api.exception_handler(RequestDataTooBig)

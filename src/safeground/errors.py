@@ -7,6 +7,7 @@ commands print it and exit non-zero. Codes never change once released: add a new
 """
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -22,7 +23,10 @@ from django.utils import timezone, translation
 from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
+from safeground.disk_full import storage_full
 from safeground.outage import outage
+
+logger = logging.getLogger(__name__)
 
 
 class SafegroundError(Exception):
@@ -91,6 +95,32 @@ class Unavailable(SafegroundError):
 
     code = "unavailable"
     status = 503
+
+
+class StorageFull(Unavailable):
+    """The server's disk is full or its database refuses writes (safeground.disk_full): nothing
+    was stored, reads still work, and the same request may be sent again after Retry-After."""
+
+    def __init__(self, field: str = "", message: str = "") -> None:
+        super().__init__(field, message or str(STORAGE_FULL))
+
+
+def refusal_for(error: BaseException) -> "StorageFull | None":
+    """The 503 for an error that says nothing can be stored just now, or None (the caller
+    handles it as before); logged as one line, not a traceback per request."""
+    if not storage_full(error):
+        return None
+    global _full_said_at
+    now = time.monotonic()
+    if now - _full_said_at >= FULL_SAID_EVERY:
+        _full_said_at = now
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        logger.error("nothing can be stored (refused with 503 until space returns): %s", first)
+    return StorageFull()
+
+
+FULL_SAID_EVERY = 10.0  # seconds between the lines saying writes are refused for want of space
+_full_said_at = float("-inf")
 
 
 class TooManyRequests(SafegroundError):
@@ -208,6 +238,9 @@ class RequestChecks:
         api = request.path.startswith("/api/")
         if settings.DEBUG and isinstance(exception, Http404) and not api:
             return _plain_not_found(request)
+        full = refusal_for(exception)
+        if full is not None:  # a page's write met a full disk: its form may be sent again
+            return text_answer(full)
         return None
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -219,6 +252,9 @@ class RequestChecks:
         )
         if refusal is None:
             response = self.get_response(request)
+            if response.status_code == 503 and "Retry-After" not in response:
+                # Every 503 says when to try again: a page's refusal (a full disk) as the API's.
+                response["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
             if request.path.startswith("/api/") and not _json_or_fine(response):
                 with translation.override(translation.get_language_from_request(request)):
                     return _in_the_one_shape(response)
@@ -284,6 +320,11 @@ def text_answer(error: SafegroundError) -> HttpResponse:
 # hands on as environ["asgi.scope"]), before it queued for an HTTP thread.
 ARRIVED = "safeground.arrived"
 
+
+STORAGE_FULL = gettext_lazy(
+    "Safeground cannot store anything just now (its disk is full or its database refuses "
+    "writes): nothing was stored; what is already stored can still be read. Try again later."
+)
 
 DATABASE_AWAY = gettext_lazy(
     "Safeground cannot reach its database just now: nothing was stored; try again."

@@ -36,12 +36,15 @@ from typing import Any, Protocol
 import psycopg
 from django.db import InterfaceError, connections
 
+from safeground.disk_full import storage_full
+
 
 def connection_failed(error: Exception) -> bool:
     """Whether `error` is the connection's failure rather than one item's: the database away, the
     connection broken, no connection within the pool's wait. Each item alone would meet it again.
-    A refusal of a statement (a sqlstate: a foreign key, a deadlock) is an item's."""
-    if isinstance(error, TimeoutError | InterfaceError):
+    A refusal of a statement (a sqlstate: a foreign key, a deadlock) is an item's; a full disk or
+    a database refusing writes (safeground.disk_full) is every item's."""
+    if isinstance(error, TimeoutError | InterfaceError) or storage_full(error):
         return True
     for cause in (error, error.__cause__):  # Django wraps the driver's error
         if isinstance(cause, psycopg.Error):

@@ -14,7 +14,7 @@ from django.views.i18n import set_language
 from safeground.accounts import views as account_views
 
 from .api import DATABASE_UNAVAILABLE, api
-from .errors import Unavailable
+from .errors import Unavailable, refusal_for, text_answer
 
 
 def favicon(request: HttpRequest) -> HttpResponse:
@@ -61,7 +61,15 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """Django's last resort, for what no view handled (DEBUG off): a database that cannot be
     reached, met in a middleware before any view (a session read), is a 503 with Retry-After,
     in the API's one shape under /api/; anything else is the plain 500 page."""
-    if not isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+    error = sys.exc_info()[1]
+    full = refusal_for(error) if error is not None else None
+    if full is not None:  # met after the view: a session's save on a full disk
+        if request.path.startswith("/api/"):
+            answer: HttpResponse = JsonResponse(full.to_json(), status=full.status)
+            answer["Retry-After"] = str(settings.SAFEGROUND_RETRY_AFTER_SECONDS)
+            return answer
+        return text_answer(full)
+    if not isinstance(error, OperationalError | InterfaceError):
         return defaults.server_error(request)
     response: HttpResponse
     if request.path.startswith("/api/"):

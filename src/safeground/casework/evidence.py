@@ -16,8 +16,9 @@ from safeground.errors import SafegroundError, one_of
 from safeground.file_contents import head_of, looks_like
 from safeground.incidents.models import LogEntry
 from safeground.matches.models import Fixture
+from safeground.stored_files import file_then_record
 
-from .models import Case, CustodyRecord, Evidence, Subject
+from .models import Case, CustodyRecord, Evidence, Subject, evidence_storage
 from .services import case_event, custody_record_write, text_field
 
 
@@ -108,7 +109,6 @@ def _file_fields(kind: str, upload: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@transaction.atomic
 def evidence_add(
     *,
     by: User,
@@ -124,7 +124,8 @@ def evidence_add(
     footage_to: datetime | None = None,
 ) -> Evidence:
     """Add a piece of evidence to a case and/or a log entry of the match. A file is kept with the
-    SHA-256 of its bytes as they arrived; CCTV footage is a reference (camera, start, end)."""
+    SHA-256 of its bytes as they arrived; CCTV footage is a reference (camera, start, end).
+    Called outside any transaction: it makes its own, after the file is written."""
     if kind not in Evidence.Kind.values:
         raise EvidenceRefused("kind", one_of(Evidence.Kind.values))
     if case is None and entry is None:
@@ -144,15 +145,33 @@ def evidence_add(
         fields = _footage_fields(camera, footage_from, footage_to)
     else:
         fields = _file_fields(kind, upload)
-    evidence = Evidence.objects.create(
-        fixture=fixture, case=case, entry=entry, subject=subject, kind=kind,
-        description=description, uploaded_by=by, uploaded_at=timezone.now(), **fields,
-    )  # fmt: skip
-    custody_record_write(user=by, action=CustodyRecord.Action.UPLOAD, evidence=evidence, case=case,
-                         detail=evidence.original_name or evidence.camera)  # fmt: skip
-    if case is not None:
-        what = evidence.original_name or f"camera {evidence.camera}"
-        sha = f", SHA-256 {evidence.sha256}" if evidence.sha256 else ""
-        case_event(case, by=by, action="evidence added",
-               detail=f"#{evidence.pk} {evidence.get_kind_display()}: {what}{sha}")  # fmt: skip
-    return evidence
+
+    def record(stored: str | None) -> Evidence:
+        kept = fields if stored is None else {**fields, "file": stored}
+        evidence = Evidence.objects.create(
+            fixture=fixture, case=case, entry=entry, subject=subject, kind=kind,
+            description=description, uploaded_by=by, uploaded_at=timezone.now(), **kept,
+        )  # fmt: skip
+        custody_record_write(
+            user=by, action=CustodyRecord.Action.UPLOAD, evidence=evidence, case=case,
+            detail=evidence.original_name or evidence.camera,
+        )  # fmt: skip
+        if case is not None:
+            what = evidence.original_name or f"camera {evidence.camera}"
+            sha = f", SHA-256 {evidence.sha256}" if evidence.sha256 else ""
+            case_event(case, by=by, action="evidence added",
+                   detail=f"#{evidence.pk} {evidence.get_kind_display()}: {what}{sha}")  # fmt: skip
+        return evidence
+
+    if kind == Evidence.Kind.CCTV:
+        with transaction.atomic():
+            return record(None)
+    # The file first, then its records in one transaction; the file is removed if they fail
+    # (a full disk, a database refusing writes): never a record without its file or the reverse.
+    upload = fields["file"]
+    return file_then_record(
+        storage=evidence_storage(),
+        name=Evidence.file.field.generate_filename(Evidence(), upload.name),
+        content=upload,
+        record=record,
+    )

@@ -27,6 +27,7 @@ from safeground.live.catalogue import CHECK_RESULT, STEWARD_CHECKIN
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import plan_current, plan_is_signed_off
+from safeground.stored_files import file_then_record
 
 from .checklist import checklist_for
 from .comms import comms_state
@@ -173,13 +174,13 @@ def _photo_fields(photo: Any) -> dict[str, Any]:
     return {"photo": photo, "photo_sha256": sha256, "photo_type": photo.content_type}
 
 
-@transaction.atomic
 def check_record(
     *, check: MatchCheck, by: User, outcome: str, note: str = "", photo: Any = None
 ) -> CheckResult:
     """A check done at the post: passed or failed (a failure says what is wrong), with an
     optional photo kept with its SHA-256. A steward records the checks at their own post; a
-    supervisor at any."""
+    supervisor at any. A photo is written first, then the result in its own transaction, the
+    photo removed if that fails (stored_files): called outside any transaction."""
     fixture = check.fixture
     if not can_check_in(by, fixture):
         raise Forbidden("by", _("only stewards and supervisors record checks"))
@@ -198,16 +199,25 @@ def check_record(
                 _("'%(check)s' at %(place)s is not at your post")
                 % {"check": check.name, "place": check.place},
             )
-    result = CheckResult.objects.create(
-        match_check=check,
-        outcome=outcome,
-        note=note,
-        by=by,
-        at=timezone.now(),
-        **_photo_fields(photo),
+    fields = _photo_fields(photo)
+
+    def record(stored: str | None) -> CheckResult:
+        kept = fields if stored is None else {**fields, "photo": stored}
+        result = CheckResult.objects.create(
+            match_check=check, outcome=outcome, note=note, by=by, at=timezone.now(), **kept
+        )
+        _publish_result(result)
+        return result
+
+    if photo is None:
+        with transaction.atomic():
+            return record(None)
+    return file_then_record(
+        storage=CheckResult.photo.field.storage,
+        name=CheckResult.photo.field.generate_filename(CheckResult(), photo.name),
+        content=photo,
+        record=record,
     )
-    _publish_result(result)
-    return result
 
 
 @transaction.atomic

@@ -4,13 +4,13 @@
 import hashlib
 from typing import Any
 
-from django.db import transaction
 from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.file_contents import head_of, looks_like
 from safeground.live.catalogue import LOG_PHOTO
 from safeground.live.events import publish
+from safeground.stored_files import file_then_record
 
 from .models import LogEntry, Photo
 from .selectors import RECORD_KINDS, logged_entry_audience, photo_json
@@ -42,9 +42,11 @@ def photo_sha256(upload: Any) -> str:
     return digest.hexdigest()
 
 
-@transaction.atomic
 def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
-    """Keep a photo with its SHA-256, so it can later stand as evidence unchanged."""
+    """Keep a photo with its SHA-256, so it can later stand as evidence unchanged. The file is
+    written first, then the photo and its record in the chain in one transaction; the file is
+    removed if they fail (a full disk, a database refusing writes). Called outside any
+    transaction."""
     if entry.kind in RECORD_KINDS:
         raise LogEntryError(
             "entry", _("#%(seq)s is a record, not an entry to photograph") % {"seq": entry.seq}
@@ -52,29 +54,40 @@ def log_entry_photo_add(*, entry: LogEntry, author: User, upload: Any) -> Photo:
     refused = photo_refusal(upload)
     if refused:
         raise LogEntryError("photo", refused)
-    photo = Photo.objects.create(
-        entry=entry,
-        image=upload,
-        sha256=photo_sha256(upload),
-        content_type=upload.content_type,
-        size=upload.size,
-        uploaded_by=author,
+    sha256 = photo_sha256(upload)
+
+    def record(stored: str) -> Photo:
+        photo = Photo.objects.create(
+            entry=entry,
+            image=stored,
+            sha256=sha256,
+            content_type=upload.content_type,
+            size=upload.size,
+            uploaded_by=author,
+        )
+        # The photo's SHA-256 joins the chain: a file swapped later no longer matches the log.
+        chained = log_record_append(
+            fixture=entry.fixture,
+            author=author,
+            kind=LogEntry.Kind.PHOTO,
+            text=photo.sha256,
+            note=f"photo {photo.pk} of #{entry.seq} ({photo.content_type}, {photo.size} bytes)",
+            links=[entry.seq],
+            home_only=entry.home_only,
+        )
+        publish(
+            fixture_id=entry.fixture_id,
+            type=LOG_PHOTO,
+            data=photo_json(photo, entry),
+            audience=logged_entry_audience(entry),  # whoever may see the entry
+            chain_seq=chained.seq,
+        )
+        return photo
+
+    field = Photo.image.field  # its folder by month, in the default storage
+    return file_then_record(
+        storage=field.storage,
+        name=field.generate_filename(Photo(), upload.name),
+        content=upload,
+        record=record,
     )
-    # The photo's SHA-256 joins the chain: a file swapped later no longer matches the log.
-    record = log_record_append(
-        fixture=entry.fixture,
-        author=author,
-        kind=LogEntry.Kind.PHOTO,
-        text=photo.sha256,
-        note=f"photo {photo.pk} of #{entry.seq} ({photo.content_type}, {photo.size} bytes)",
-        links=[entry.seq],
-        home_only=entry.home_only,
-    )
-    publish(
-        fixture_id=entry.fixture_id,
-        type=LOG_PHOTO,
-        data=photo_json(photo, entry),
-        audience=logged_entry_audience(entry),  # whoever may see the entry
-        chain_seq=record.seq,
-    )
-    return photo

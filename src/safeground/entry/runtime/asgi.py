@@ -35,7 +35,8 @@ from django.utils import translation
 from django.utils.translation import gettext
 
 from safeground.accounts.devices import PROFILES
-from safeground.errors import ARRIVED, Unavailable, error_body
+from safeground.disk_full import storage_full
+from safeground.errors import ARRIVED, StorageFull, Unavailable, error_body
 from safeground.lean_route import (
     ASGIApp,
     OverTheLimit,
@@ -74,6 +75,8 @@ class FixedAnswers:
     # or is down: the turnstile scans again after Retry-After, with the same nonce, so a scan that
     # was stored meanwhile is answered once and never stored twice.
     unavailable: tuple[int, bytes]
+    # The disk is full or the database refuses writes (safeground.disk_full): as unavailable.
+    full: tuple[int, bytes]
     too_large: tuple[int, bytes]
 
 
@@ -96,6 +99,18 @@ def _fixed_answers() -> FixedAnswers:
             _answer_bytes(
                 Unavailable(
                     "", gettext("The gates' database did not answer in time: scan again.")
+                ).to_json()
+            ),
+        ),
+        full=(
+            503,
+            _answer_bytes(
+                StorageFull(
+                    "",
+                    gettext(
+                        "The gates' database cannot store the scan (its disk is full): decide "
+                        "it from the offline list and scan again later."
+                    ),
                 ).to_json()
             ),
         ),
@@ -146,6 +161,8 @@ def scan_over_http(key: str | None, body: bytes) -> tuple[int, bytes]:
         return _forbidden(device) or scan_answer(device, body)
     except Exception as error:
         connection.close()
+        if storage_full(error):  # not an outage: the database answers, but stores nothing
+            return _in_this_language().full
         if isinstance(error, loop.DATABASE_DOWN):
             outage.refused(error)  # one line for the outage, not one per scan
             return _in_this_language().unavailable
@@ -178,12 +195,14 @@ async def scan_on_loop(key: str | None, body: bytes) -> tuple[int, bytes] | None
         return _forbidden(device) or await scan_answer_async(device, body)
     except lookups.NotCached:
         return None
-    except loop.DATABASE_DOWN as error:
+    except Exception as error:
+        if storage_full(error):
+            return _in_this_language().full
+        if not isinstance(error, loop.DATABASE_DOWN):
+            logger.exception("scan failed")
+            return _in_this_language().failed
         outage.refused(error)  # one line for the outage, not one per scan
         return _in_this_language().unavailable
-    except Exception:
-        logger.exception("scan failed")
-        return _in_this_language().failed
     finally:
         for reload in lookups.reloads_due():
             threads.in_scan_thread_soon(reload)
