@@ -36,7 +36,9 @@ def test_the_log_api_answers_a_json_503_when_the_database_is_unreachable(
     def unreachable(user, fixture_id):
         raise OperationalError("couldn't get a connection after 5.00 sec")
 
+    # Reads and the report's append each find the match first (the append through the kept copy).
     monkeypatch.setattr("safeground.incidents.api.fixture_for", unreachable)
+    monkeypatch.setattr("safeground.incidents.api.fixture_for_report", unreachable)
     client = client_for("loggist")
     url = f"/api/fixtures/{match_day.cup_tie.pk}/log"
     for answer in (
