@@ -35,6 +35,15 @@ class Ground(models.Model):
     stair_rate = models.PositiveIntegerField(default=66)
     egress_minutes = models.FloatField(default=8.0)
     evacuation_minutes = models.FloatField(default=8.0)
+    # The format of the tickets the ground's issuing system prints (venues/ticket_format.py): a
+    # barcode that fits it but was never issued is refused as forged.
+    ticket_prefix = models.CharField(max_length=20, blank=True)
+    ticket_length = models.PositiveSmallIntegerField(default=0)  # 0: any length
+    ticket_check = models.CharField(
+        max_length=10,
+        choices=[("none", "none"), ("luhn", "Luhn mod-10"), ("hmac", "HMAC signature")],
+        default="none",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from .models import Block, Ground, ZoneBlock, natural_key
+from .models import Block, Gate, Ground, ZoneBlock, natural_key
 
 # When zones overlap, the plan shows the one that matters most for safety.
 ZONE_PRIORITY = {"buffer": 0, "away": 1, "home": 2, "other": 3}
@@ -25,6 +25,16 @@ class PlanBlock:
 
 
 @dataclass(frozen=True)
+class PlanGate:
+    """A gate with a position on the plan: the control room marks a gate under pressure there."""
+
+    code: str
+    name: str
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
 class Plan:
     ground: Ground
     width: int
@@ -32,6 +42,7 @@ class Plan:
     pitch: str
     note: str
     blocks: list[PlanBlock]
+    gates: list[PlanGate]
 
 
 def _centroid(points: str) -> tuple[float, float]:
@@ -78,6 +89,15 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
                 label_y=y,
             )
         )
+    gates = []
+    for code, name, position in Gate.objects.filter(ground=ground).values_list(
+        "code", "name", "position"
+    ):
+        try:
+            x, y = (float(part) for part in position.split(","))
+        except ValueError:  # no position given (or not "x,y"): not on the plan
+            continue
+        gates.append(PlanGate(code=code, name=name, x=x, y=y))
     return Plan(
         ground=ground,
         width=ground.plan_width,
@@ -85,4 +105,5 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
         pitch=ground.pitch_shape,
         note=ground.layout_note,
         blocks=blocks,
+        gates=sorted(gates, key=lambda gate: natural_key(gate.code)),
     )
