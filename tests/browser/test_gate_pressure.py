@@ -29,9 +29,7 @@ def forged(n: int) -> str:
     return "WH" + body + luhn_digit(body)
 
 
-def test_a_gate_under_pressure_from_its_first_forged_tickets_to_the_warning(
-    site, new_page, log_in
-):
+def test_a_gate_under_pressure_from_its_first_forged_tickets_to_the_warning(site, new_page, log_in):
     gate_pressure.counts.clear()
     cup = Fixture.objects.get(away_club__name="Chelsea")
     cup.kickoff = timezone.now() + timedelta(hours=1)  # the gates are open now
