@@ -14,10 +14,10 @@ from playwright.sync_api import expect
 
 from safeground.accounts.models import Organisation
 from safeground.accounts.services import device_create
-from safeground.entry import gate_pressure
 from safeground.matches.models import Fixture
 from safeground.venues.models import Ground
 from safeground.venues.ticket_format import luhn_digit
+from tests.entry.test_gate_pressure import counts_clear
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -30,7 +30,7 @@ def forged(n: int) -> str:
 
 
 def test_a_gate_under_pressure_from_its_first_forged_tickets_to_the_warning(site, new_page, log_in):
-    gate_pressure.counts.clear()
+    counts_clear()
     cup = Fixture.objects.get(away_club__name="Chelsea")
     cup.kickoff = timezone.now() + timedelta(hours=1)  # the gates are open now
     cup.save(update_fields=["kickoff"])
@@ -88,4 +88,4 @@ def test_a_gate_under_pressure_from_its_first_forged_tickets_to_the_warning(site
     expect(page.locator('[data-plan] .gate[data-gate="Gate F (away)"]')).to_have_class("gate warn")
     # The other gates are not warned of.
     expect(page.locator("[data-plan] .gate.warn")).to_have_count(1)
-    gate_pressure.counts.clear()
+    counts_clear()

@@ -3,6 +3,7 @@ own recent rate, a steady high rate that is not a jump, arrivals above the entry
 several minutes, a silent turnstile among busy ones; and the counts kept as scans are decided,
 an offline upload counted in its own times."""
 
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -138,17 +139,34 @@ def test_the_policy_files_gates_section_is_read_and_checked() -> None:
 # --- counted as scans are decided ----------------------------------------------------------------
 
 
+def counts_clear() -> None:
+    """No counts of an earlier test: the process's, and in Redis mode the matches' shared ones
+    (a test database gives its ids again)."""
+    from django.conf import settings
+
+    gate_pressure.counts.clear()
+    if settings.REDIS_URL:
+        from safeground.live.transport import redis_client
+
+        client = redis_client(settings.REDIS_URL)
+        for key in client.scan_iter("safeground:gate-counts:*"):
+            client.delete(key)
+
+
 @pytest.fixture
-def counted(settings):
-    gate_pressure.counts.clear()
+def counted():
+    counts_clear()
     yield gate_pressure.counts
-    gate_pressure.counts.clear()
+    counts_clear()
 
 
 @pytest.mark.django_db
 def test_scans_are_counted_at_their_gate_and_an_offline_upload_in_its_own_times(
-    gates, counted, django_capture_on_commit_callbacks
+    gates, counted
 ) -> None:
+    """Online scans in the gate's last minute; twenty offline denials twenty minutes ago, uploaded
+    now, are a jump in the minute they happened and the gate's past now (on SQLite from the
+    process's counts, with Redis from the shared ones)."""
     from tests.entry.test_offline import scan, upload
 
     now = gates.before_kickoff
@@ -160,19 +178,51 @@ def test_scans_are_counted_at_their_gate_and_an_offline_upload_in_its_own_times(
         gates.key,
         *(scan(f"NOPE-{i}", long_ago, decision="deny", reason="unknown_ticket") for i in range(20)),
     )
-    _ground, kept = counted.snapshot(gates.fixture.pk, 0)
-    by_bucket: dict[tuple[int, str], int] = {}
-    for (_gate, _t, bucket, reason), n in kept.items():
-        by_bucket[bucket, reason] = by_bucket.get((bucket, reason), 0) + n
-    recent = int(now.timestamp()) // BUCKET_SECONDS
-    old = int(long_ago.timestamp()) // BUCKET_SECONDS
-    assert by_bucket == {
-        (recent, ""): 1,
-        (recent, "unknown_ticket"): 1,
-        (old, "unknown_ticket"): 20,
-    }
-    # Twenty denials twenty minutes ago are the gate's past, not a jump now.
-    data = gate_pressure.gates_figures(gates.fixture.pk, now=now + timedelta(seconds=1))
-    assert data is not None and not data["warnings"]
-    gate_f = next(g for g in data["gates"] if g["gate"] == "Gate F (away)")
-    assert gate_f["denied"] == {"unknown_ticket": 1}
+
+    def gate_f(at):
+        data = gate_pressure.gates_figures(gates.fixture.pk, now=at)
+        assert data is not None
+        gate = next(g for g in data["gates"] if g["gate"] == "Gate F (away)")
+        return gate, data["warnings"]
+
+    then, warnings = gate_f(long_ago + timedelta(seconds=1))
+    assert then["denied"] == {"unknown_ticket": 20}
+    assert [(w["kind"], w["gate"]) for w in warnings] == [("jump", "Gate F (away)")]
+    time.sleep(0.01)  # Redis mode: the next round is another (SAFEGROUND_GATE_PRESSURE_EVERY 0)
+    latest, warnings = gate_f(now + timedelta(seconds=1))
+    assert latest["denied"] == {"unknown_ticket": 1}
+    assert latest["arrivals_per_minute"] == 2  # the admission and the unknown; not the exit
+    assert not warnings
+
+
+@pytest.mark.django_db
+def test_with_redis_two_processes_counts_make_one_picture(gates, counted, monkeypatch, settings):
+    """Each server process adds its own counts to the match's in Redis at its round; the one that
+    assesses sees both: six forged tickets in each process are twelve, a jump; one round a time."""
+    if not settings.REDIS_URL:
+        pytest.skip("shared counts need Redis: set REDIS_URL=redis://... to run it")
+    at = gates.before_kickoff
+    place = {"fixture_id": gates.fixture.pk, "ground_id": gates.fixture.ground_id}
+    gate_f = gates.fixture.ground.gates.get(code="F")
+    turnstile = gate_f.turnstiles.order_by("code").first()
+
+    def six_forged() -> None:
+        for _ in range(6):
+            gate_pressure.counts.count(
+                **place, gate_id=gate_f.pk, turnstile_id=turnstile.pk, scanned_at=at,
+                reason="forged",
+            )  # fmt: skip
+
+    six_forged()
+    first = gate_pressure.gates_figures(gates.fixture.pk, now=at + timedelta(seconds=1))
+    assert first is not None and not first["warnings"]  # six: under the policy's ten
+    monkeypatch.setattr(gate_pressure, "counts", gate_pressure.GateCounts())  # another process
+    six_forged()
+    settings.SAFEGROUND_GATE_PRESSURE_EVERY = 60  # this round is the second process's
+    second = gate_pressure.gates_figures(gates.fixture.pk, now=at + timedelta(seconds=2))
+    assert second is not None
+    assert [(w["kind"], w["figures"]["count"]) for w in second["warnings"]] == [("jump", 12)]
+    # A third process's round within it only adds its share: the second assesses this round.
+    monkeypatch.setattr(gate_pressure, "counts", gate_pressure.GateCounts())
+    six_forged()
+    assert gate_pressure.gates_figures(gates.fixture.pk, now=at + timedelta(seconds=3)) is None

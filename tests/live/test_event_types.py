@@ -324,8 +324,9 @@ def test_entry_gates(day, gate_key, sent) -> None:
     """Gate pressure: each gate's figures and the warnings standing, to the match's control
     room (every viewer of the match but stewards: the default audience)."""
     from safeground.entry import gate_pressure
+    from tests.entry.test_gate_pressure import counts_clear
 
-    gate_pressure.counts.clear()
+    counts_clear()
     at = day.cup_tie.kickoff - timedelta(minutes=50)
     for n in range(12):  # a wave of unknown tickets at one turnstile: a jump
         scan_online(gate_key, scan(f"NOPE-{n}", at))
@@ -333,7 +334,7 @@ def test_entry_gates(day, gate_key, sent) -> None:
         with sent() as events:
             gate_pressure.gates_publish(day.cup_tie.pk, now=at + timedelta(seconds=1))
     finally:
-        gate_pressure.counts.clear()
+        counts_clear()
     (event,) = [e for e in events if e.type == catalogue.ENTRY_GATES]
     assert event.audience.zone_ids is None and not event.audience.home_only
     data = only(events, catalogue.ENTRY_GATES)

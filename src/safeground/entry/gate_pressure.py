@@ -13,12 +13,16 @@ Throttle) and published to the match's control room as `entry.gates`.
 The rules are `gates_assess`'s, a pure function of the counts, the gates and the policy file's
 `gates` section (matches.policy.GatePolicy), so each is tested on its own.
 
-Each process counts the scans it decided: with several server processes each publishes its own
-share (the control room shows the latest). The bench runs one; merging the counts through Redis
-is left for when a ground needs several.
+With several server processes (REDIS_URL set) each counts the scans it decided and, at each of
+its rounds, adds what it counted since its last round to the match's counts in Redis (one
+pipeline: HINCRBY per key); one process a round (the first to claim it, as live_counts does)
+reads them back and assesses the whole ground, so every screen sees one picture, not each
+process's share.
 """
 
+import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -49,6 +53,7 @@ class GateCounts:
         self._lock = threading.Lock()
         self._counts: dict[int, Counter[Key]] = {}
         self._grounds: dict[int, int] = {}  # fixture -> ground
+        self._unshared: dict[int, Counter[Key]] = {}  # Redis mode: counted since the last round
 
     def count(
         self,
@@ -61,12 +66,18 @@ class GateCounts:
         reason: str,
     ) -> None:
         bucket = int(scanned_at.timestamp()) // BUCKET_SECONDS
+        kept = self._unshared if settings.REDIS_URL else self._counts
         with self._lock:
-            counts = self._counts.get(fixture_id)
+            counts = kept.get(fixture_id)
             if counts is None:
-                counts = self._counts[fixture_id] = Counter()
-                self._grounds[fixture_id] = ground_id
+                counts = kept[fixture_id] = Counter()
+            self._grounds[fixture_id] = ground_id
             counts[gate_id, turnstile_id, bucket, reason] += 1
+
+    def unshared(self, fixture_id: int) -> tuple[int | None, Counter[Key]]:
+        """(ground, what was counted since the last call), taken: Redis mode's share."""
+        with self._lock:
+            return self._grounds.get(fixture_id), self._unshared.pop(fixture_id, Counter())
 
     def snapshot(self, fixture_id: int, keep_from: int) -> tuple[int | None, dict[Key, int]]:
         """(ground, the counts from bucket `keep_from` on); older buckets are dropped."""
@@ -82,6 +93,7 @@ class GateCounts:
         with self._lock:
             self._counts.clear()
             self._grounds.clear()
+            self._unshared.clear()
 
 
 counts = GateCounts()
@@ -122,7 +134,10 @@ def gates_assess(
     silent_from = now - policy.silent_seconds
     by_gate: dict[int, list[tuple[int, float, str, int]]] = {}
     for (gate_id, turnstile_id, bucket, reason), n in counted.items():
-        by_gate.setdefault(gate_id, []).append((turnstile_id, bucket * BUCKET_SECONDS, reason, n))
+        if bucket * BUCKET_SECONDS <= now:  # none scanned after the moment assessed
+            by_gate.setdefault(gate_id, []).append(
+                (turnstile_id, bucket * BUCKET_SECONDS, reason, n)
+            )
     figures: list[GateFigures] = []
     warnings: list[Warning] = []
     window_minutes = policy.window_seconds / 60
@@ -296,13 +311,18 @@ def scan_count(
 
 
 def gates_figures(fixture_id: int, now: datetime | None = None) -> dict[str, Any] | None:
-    """The match's gate figures and warnings now, from this process's counts (None: none)."""
+    """The match's gate figures and warnings now (None: no scans counted, or in Redis mode
+    another process assesses them this round)."""
     policy = policy_current().gates
     moment = (now or timezone.now()).timestamp()
     oldest = (
         moment - policy.window_seconds - 60 * max(policy.baseline_minutes, policy.capacity_minutes)
     )
-    ground_id, counted = counts.snapshot(fixture_id, int(oldest) // BUCKET_SECONDS)
+    keep_from = int(oldest) // BUCKET_SECONDS
+    if settings.REDIS_URL:
+        ground_id, counted = _shared(fixture_id, keep_from)
+    else:
+        ground_id, counted = counts.snapshot(fixture_id, keep_from)
     if ground_id is None:
         return None
     figures, warnings = gates_assess(counted, gate_entry_capacities(ground_id), moment, policy)
@@ -312,6 +332,42 @@ def gates_figures(fixture_id: int, now: datetime | None = None) -> dict[str, Any
         "gates": [asdict(f) for f in figures],
         "warnings": [asdict(w) for w in warnings],
     }
+
+
+def _shared(fixture_id: int, keep_from: int) -> tuple[int | None, dict[Key, int]]:
+    """Redis mode: this process's counts since its last round added to the match's, and all of
+    them read back if this process assesses this round (else no ground: another one does)."""
+    from safeground.live.transport import redis_client
+
+    client = redis_client(settings.REDIS_URL)
+    key = f"safeground:gate-counts:{fixture_id}"
+    ground_id, mine = counts.unshared(fixture_id)
+    if mine:
+        pipe = client.pipeline(transaction=False)
+        for (gate, turnstile, bucket, reason), n in mine.items():
+            pipe.hincrby(key, f"{gate}:{turnstile}:{bucket}:{reason}", n)
+        pipe.hset(key, "ground", ground_id or 0)
+        pipe.expire(key, (int(time.time()) // BUCKET_SECONDS - keep_from) * BUCKET_SECONDS + 60)
+        pipe.execute()
+    every_ms = max(1, round(1000 * _every()))
+    if not client.set(f"{key}:round", os.getpid(), nx=True, px=every_ms):
+        return None, {}
+    found: dict[Key, int] = {}
+    old = []
+    ground = None
+    for field_name, value in client.hgetall(key).items():
+        name = field_name.decode() if isinstance(field_name, bytes) else str(field_name)
+        if name == "ground":
+            ground = int(value) or None
+            continue
+        at_gate, at_turnstile, in_bucket, reason = name.split(":", 3)
+        if int(in_bucket) < keep_from:
+            old.append(field_name)
+            continue
+        found[int(at_gate), int(at_turnstile), int(in_bucket), reason] = int(value)
+    if old:
+        client.hdel(key, *old)
+    return ground, found
 
 
 def gates_publish(fixture_id: int, now: datetime | None = None) -> float | None:
