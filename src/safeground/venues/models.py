@@ -41,7 +41,11 @@ class Ground(models.Model):
     ticket_length = models.PositiveSmallIntegerField(default=0)  # 0: any length
     ticket_check = models.CharField(
         max_length=10,
-        choices=[("none", "none"), ("luhn", "Luhn mod-10"), ("hmac", "HMAC signature")],
+        choices=[
+            ("none", _("No check")),
+            ("luhn", _("Luhn mod-10 check digit")),
+            ("hmac", _("HMAC signature")),
+        ],
         default="none",
     )
 

@@ -1,6 +1,7 @@
 """The seating plan as data for the SVG template: every block with its shape, zone and label."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .models import Block, Gate, Ground, ZoneBlock, natural_key
 
@@ -42,7 +43,21 @@ class Plan:
     pitch: str
     note: str
     blocks: list[PlanBlock]
-    gates: list[PlanGate]
+
+    @cached_property
+    def gates(self) -> list[PlanGate]:
+        """The gates with a position on the plan; read only by a page that draws them (the
+        control room's map), not by every plan."""
+        gates = []
+        for code, name, position in Gate.objects.filter(ground=self.ground).values_list(
+            "code", "name", "position"
+        ):
+            try:
+                x, y = (float(part) for part in position.split(","))
+            except ValueError:  # no position given (or not "x,y"): not on the plan
+                continue
+            gates.append(PlanGate(code=code, name=name, x=x, y=y))
+        return sorted(gates, key=lambda gate: natural_key(gate.code))
 
 
 def _centroid(points: str) -> tuple[float, float]:
@@ -89,15 +104,6 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
                 label_y=y,
             )
         )
-    gates = []
-    for code, name, position in Gate.objects.filter(ground=ground).values_list(
-        "code", "name", "position"
-    ):
-        try:
-            x, y = (float(part) for part in position.split(","))
-        except ValueError:  # no position given (or not "x,y"): not on the plan
-            continue
-        gates.append(PlanGate(code=code, name=name, x=x, y=y))
     return Plan(
         ground=ground,
         width=ground.plan_width,
@@ -105,5 +111,4 @@ def plan_for_ground(ground: Ground, zone_uses: dict[int, str] | None = None) -> 
         pitch=ground.pitch_shape,
         note=ground.layout_note,
         blocks=blocks,
-        gates=sorted(gates, key=lambda gate: natural_key(gate.code)),
     )

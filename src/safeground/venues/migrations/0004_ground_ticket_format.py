@@ -13,7 +13,11 @@ class Migration(migrations.Migration):
             model_name="ground",
             name="ticket_check",
             field=models.CharField(
-                choices=[("none", "none"), ("luhn", "Luhn mod-10"), ("hmac", "HMAC signature")],
+                choices=[
+                    ("none", "No check"),
+                    ("luhn", "Luhn mod-10 check digit"),
+                    ("hmac", "HMAC signature"),
+                ],
                 default="none",
                 max_length=10,
             ),
