@@ -130,8 +130,8 @@ class GatePolicy:
     jump_at_least: int = 10
     jump_reasons: tuple[tuple[str, ...], ...] = (("forged", "unknown_ticket"), ("already_inside",))
     capacity_minutes: int = 3
-    silent_seconds: int = 60
-    busy_per_minute: float = 4.0
+    silent_seconds: int = 120
+    busy_per_minute: float = 5.0
 
 
 # The scan reasons a gate policy may name: the gates register their reason table here
