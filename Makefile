@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= safeground.settings.dev
 
-.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet bench-network bench-soak install browser clean
+.PHONY: run test lint audit print-libs gettext messages bench bench-live bench-matching bench-entry bench-bundle bench-reports bench-faults bench-surge bench-alerts bench-exchange bench-supporters bench-sms bench-seat-sheet bench-network bench-soak bench-gates install browser clean
 
 $(STAMP): pyproject.toml
 	@PY=$$(scripts/find-python) || exit 1; \
@@ -120,6 +120,11 @@ bench-alerts: $(STAMP)
 # Supporters' reports: 100/s from one stand and 10/s over the ground, the control room open.
 bench-supporters: $(STAMP)
 	$(BIN)/python bench/bench_supporters.py $(BENCH_SUPPORTERS_ARGS)
+
+# Gate pressure: 40 turnstiles on the arrival curve, a forged-ticket wave at Gate A and a
+# tailgating burst at Gate C, warned on a control-room socket; BENCH_GATES_ARGS (--postgres).
+bench-gates: $(STAMP)
+	$(BIN)/python bench/bench_gates.py $(BENCH_GATES_ARGS)
 
 bench-sms: $(STAMP)
 	$(BIN)/python bench/bench_sms.py

@@ -75,6 +75,7 @@ def _no_counts_timers(request, settings):
     holds a connection to it. Browser tests keep them (the control room's counts go live)."""
     if request.node.get_closest_marker("browser") is None:
         settings.SAFEGROUND_ENTRY_COUNTS_EVERY = 0
+        settings.SAFEGROUND_GATE_PRESSURE_EVERY = 0
 
 
 @pytest.fixture(autouse=True)

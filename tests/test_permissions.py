@@ -949,6 +949,10 @@ TABLE: dict[str, list[Row]] = {
             lambda: reverse("match_export", args=[cup_tie().pk, "scans", "json"]),
             expect(302, 200, steward=403, liaison=403),
         ),
+        (
+            lambda: reverse("match_export", args=[cup_tie().pk, "forged", "csv"]),
+            expect(302, 200, steward=403, liaison=403),
+        ),
     ],
     "season": [
         (

@@ -225,7 +225,7 @@ def test_the_gates_panel_counts_admissions_and_denials_live(site, new_page, log_
     expect(box.locator("[data-admitted]")).to_have_text("1", timeout=COUNTS_WAIT_MS)
     expect(box.locator("[data-denied]")).to_have_text("1", timeout=COUNTS_WAIT_MS)
     expect(box.locator("[data-denied-reasons]")).to_have_text(
-        "Denied: already inside 1", timeout=COUNTS_WAIT_MS
+        "Denied: Already inside 1", timeout=COUNTS_WAIT_MS
     )
     expect(box.locator('[data-zone-counts] tr[data-zone="away-se-cup"] td').nth(1)).to_have_text(
         "1", timeout=COUNTS_WAIT_MS

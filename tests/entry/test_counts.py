@@ -56,7 +56,7 @@ def test_counts_equal_the_admissions_in_the_data(gates) -> None:
     assert zone(counts, "home-north")["admitted"] == 1
     assert counts["denied"]["by_reason"] == {
         "banned": 2, "already_inside": 1, "wrong_end": 1, "wrong_match": 0, "cancelled": 1,
-        "unknown_ticket": 1, "flagged": 1,
+        "unknown_ticket": 1, "flagged": 1, "forged": 0,
     }  # fmt: skip
     assert counts["denied"]["total"] == Scan.objects.filter(decision="deny").count() == 7
     # banned (twice, one ticket) + cancelled + flagged: three people kept out

@@ -165,7 +165,7 @@ def orm_checks() -> tuple[list[str], list[str]]:
         scanned_at=None, stored_at=None,  # type: ignore[arg-type]
     )  # fmt: skip
     return (
-        list(decision.no_ticket_holds(other_match=False)),
+        list(decision.no_ticket_holds(other_match=False, fits=False)),
         list(decision.ticket_holds(ctx, status="valid", end="home", level=0)),
     )
 

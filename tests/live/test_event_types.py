@@ -320,6 +320,31 @@ def test_entry_counts(day, gate_key, sent, settings) -> None:
     assert data["fixture"] == day.cup_tie.pk and data["admitted"] == 1
 
 
+def test_entry_gates(day, gate_key, sent) -> None:
+    """Gate pressure: each gate's figures and the warnings standing, to the match's control
+    room (every viewer of the match but stewards: the default audience)."""
+    from safeground.entry import gate_pressure
+    from tests.entry.test_gate_pressure import counts_clear
+
+    counts_clear()
+    at = day.cup_tie.kickoff - timedelta(minutes=50)
+    for n in range(12):  # a wave of unknown tickets at one turnstile: a jump
+        scan_online(gate_key, scan(f"NOPE-{n}", at))
+    try:
+        with sent() as events:
+            gate_pressure.gates_publish(day.cup_tie.pk, now=at + timedelta(seconds=1))
+    finally:
+        counts_clear()
+    (event,) = [e for e in events if e.type == catalogue.ENTRY_GATES]
+    assert event.audience.zone_ids is None and not event.audience.home_only
+    data = only(events, catalogue.ENTRY_GATES)
+    gate = next(g for g in data["gates"] if g["denied"])
+    assert gate["denied"] == {"unknown_ticket": 12}
+    (warning,) = data["warnings"]
+    assert (warning["kind"], warning["gate"]) == ("jump", gate["gate"])
+    assert warning["figures"]["count"] == 12
+
+
 def test_supporters_item(day, sent) -> None:
     """A supporter's report through the seat page: its item goes to the home club's staff only
     (no steward, no police), with no reporter's details."""
@@ -362,6 +387,7 @@ TESTED = {
     catalogue.RADIO_STATUS: test_radio_status,
     catalogue.ALERT_OVERDUE: test_alert_overdue,
     catalogue.SUPPORTERS_ITEM: test_supporters_item,
+    catalogue.ENTRY_GATES: test_entry_gates,
 }
 
 

@@ -219,6 +219,7 @@ class AccessRecord(AppendOnlyModel):
             "subject_access_phone",
             _("Exported everything held about a phone number"),
         )
+        EXPORT_FORGED = "export_forged", _("Exported the forged tickets refused at a match")
 
     at = models.DateTimeField(db_index=True)
     user = models.ForeignKey(

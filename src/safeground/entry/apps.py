@@ -26,3 +26,9 @@ class EntryConfig(AppConfig):
         from .runtime.lookups import device_forget
 
         device_revoked.register(device_forget)
+        # A gate policy names scan reasons by the reason table's codes (matches.policy checks).
+        from safeground.matches import policy
+
+        from .rules import CODES
+
+        policy.scan_reasons.update(CODES)

@@ -53,6 +53,7 @@ class ScanContext:
     nonce: UUID
     scanned_at: datetime
     stored_at: datetime
+    fits_format: bool = False  # the barcode fits the ground's ticket format (forged if unissued)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ def decide(ctx: ScanContext) -> Outcome:
 # reason without a ticket is the ELSE of the others). Their order is entry.rules'.
 SQL_CHECKS: dict[str, tuple[str, ...]] = {
     "wrong_match": ("EXISTS (SELECT 1 FROM entry_ticket o WHERE o.barcode = l.barcode)",),
+    "forged": ("l.fits",),
     "unknown_ticket": (),
     "banned": ("l.level = 2",),
     "cancelled": ("l.status = 'cancelled'",),
@@ -126,7 +128,7 @@ WITH s AS MATERIALIZED (
     SELECT * FROM json_to_recordset(%(scans)s::json) AS s(n int, device bigint, nonce uuid,
         fixture bigint, barcode text, day date, direction text, home_ok bool, away_ok bool,
         reentry bool, scanned_at timestamptz, stored_at timestamptz, turnstile bigint,
-        gate bigint)
+        gate bigint, fits bool)
 ),
 looked AS MATERIALIZED (
     SELECT s.*, p.id AS prior_id, p.decision AS prior_decision, p.reason AS prior_reason,
@@ -213,7 +215,7 @@ COLUMNS = {
     "device": "device_id", "nonce": "nonce", "fixture": "fixture_id", "barcode": "barcode",
     "day": "day", "direction": "direction", "home_ok": "home_ok", "away_ok": "away_ok",
     "reentry": "reentry", "scanned_at": "scanned_at", "stored_at": "stored_at",
-    "turnstile": "turnstile_id", "gate": "gate_id",
+    "turnstile": "turnstile_id", "gate": "gate_id", "fits": "fits_format",
 }  # fmt: skip
 
 
@@ -486,9 +488,9 @@ def confirmed_flag(ticket_id: int, day: date | None) -> int | None:
     return _flags(ticket_id, day)[1]
 
 
-def no_ticket_holds(*, other_match: bool) -> dict[str, bool]:
+def no_ticket_holds(*, other_match: bool, fits: bool) -> dict[str, bool]:
     """The ORM's reading of the reasons without a ticket of this match (SQL_CHECKS')."""
-    return {"wrong_match": other_match, "unknown_ticket": True}
+    return {"wrong_match": other_match, "forged": fits, "unknown_ticket": True}
 
 
 def ticket_holds(ctx: ScanContext, *, status: str, end: str, level: int) -> dict[str, bool]:
@@ -529,7 +531,7 @@ def _decide_orm_atomic(ctx: ScanContext) -> Outcome:
     flag_id = None
     if ticket is None:
         other = Ticket.objects.filter(barcode=ctx.barcode).exists()
-        reason = rules.first(no_ticket_holds(other_match=other))
+        reason = rules.first(no_ticket_holds(other_match=other, fits=ctx.fits_format))
     elif ctx.direction == Scan.Direction.IN:
         pk, status, _block, _row, _seat, _area, end, *_ = ticket
         level, flag_id = _flags(pk, ctx.day)

@@ -92,6 +92,7 @@ class Scan(AppendOnlyModel):
         # The codes a scan may store, in the reason table's order; their words are the table's
         # (entry/rules.py), never written here. tests/entry/test_reasons.py checks both.
         WRONG_MATCH = "wrong_match", rules.label("wrong_match")
+        FORGED = "forged", rules.label("forged")
         UNKNOWN_TICKET = "unknown_ticket", rules.label("unknown_ticket")
         BANNED = "banned", rules.label("banned")
         CANCELLED = "cancelled", rules.label("cancelled")

@@ -57,6 +57,16 @@ REASONS: tuple[Reason, ...] = (
         offline=False,
     ),
     Reason(
+        "forged",
+        "no_ticket",
+        gettext_noop(
+            "Do not admit: this ticket is forged (it looks genuine but was never issued). Keep"
+            " the ticket, and call your supervisor."
+        ),
+        label=gettext_noop("Forged ticket"),
+        offline=False,  # the issuing system's format is the server's; offline it is unknown
+    ),
+    Reason(
         "unknown_ticket",
         "no_ticket",
         gettext_noop(

@@ -7,7 +7,7 @@ entry.decision's; the words the steward reads are entry.rules'. The event loop's
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -23,7 +23,7 @@ from safeground.errors import SafegroundError
 from safeground.live.catalogue import ENTRY_BANNED_ADMITTED, ENTRY_CONFLICT, ENTRY_DENIED
 from safeground.live.events import Audience, publish
 
-from . import decision, rules
+from . import decision, gate_pressure, rules
 from .models import EntryConflict, Scan, Ticket
 from .runtime import live_counts, lookups
 from .selectors import banned_tickets, entry_conflicts, ticket_seat
@@ -123,6 +123,7 @@ def scan_check(
         if fixture_id is not None
         else None
     )
+    ground = lookups.ground_info(place.ground_id, cached_only=cached_only)
     context = decision.ScanContext(
         device_id=device.id,
         turnstile_id=place.id,
@@ -137,8 +138,8 @@ def scan_check(
         nonce=nonce,
         scanned_at=scanned_at,
         stored_at=now,
+        fits_format=ground.ticket_format.fits(barcode),
     )
-    ground = lookups.ground_info(place.ground_id, cached_only=cached_only)
     return CheckedScan(context=context, place=place, ends=ends, ground=ground)
 
 
@@ -196,6 +197,12 @@ def scan_announce(scan: CheckedScan, outcome: decision.Outcome, result: ScanResu
     if outcome.reason == Reason.BANNED:
         _publish_banned(outcome, fixture_id, scan.place, scan.context.scanned_at, result.ticket)
     live_counts.touch(fixture_id)
+    ctx = scan.context
+    gate_pressure.scan_count(
+        fixture_id=fixture_id, ground_id=scan.place.ground_id, gate_id=ctx.gate_id,
+        turnstile_id=ctx.turnstile_id, scanned_at=ctx.scanned_at, direction=ctx.direction,
+        reason=outcome.reason,
+    )  # fmt: skip
 
 
 def _ticket_json(outcome: decision.Outcome, ground: lookups.GroundInfo) -> dict[str, Any] | None:
@@ -415,6 +422,16 @@ def offline_scans_upload(
                 raise
     for fixture_id in fixture_ids:
         live_counts.touch(fixture_id)
+    # Counted when they arrive, in their own times (after the commit: a retried upload's
+    # replayed scans are not counted twice).
+    for scan, result in zip(scans, results, strict=True):
+        match = lookups.fixture_at(scan.place.ground_id, scan.scanned_at)
+        if match is not None and not result.replayed:
+            gate_pressure.scan_count(
+                fixture_id=match, ground_id=scan.place.ground_id,
+                gate_id=scan.place.gate_id, turnstile_id=scan.place.id,
+                scanned_at=scan.scanned_at, direction=scan.direction, reason=result.reason,
+            )  # fmt: skip
     return results
 
 
@@ -461,6 +478,7 @@ def _offline_scans_store(
             continue
         fixture_id = fixtures[scan.nonce]
         ticket_id = tickets.get((fixture_id, scan.barcode)) if fixture_id is not None else None
+        scan = _forged_offline(scan)
         row = Scan.objects.create(
             device_id=device.id,
             nonce=scan.nonce,
@@ -486,6 +504,17 @@ def _offline_scans_store(
                     _publish_banned_admitted(scan, fixture_id, ticket_id, flag_id)
         results.append(OfflineResult(scan.nonce, scan.decision, scan.reason, conflict, False))
     return results, touched
+
+
+def _forged_offline(scan: OfflineScan) -> OfflineScan:
+    """A scanner offline cannot tell a forged ticket from an unknown one (the ground's ticket
+    format is the server's): an unknown barcode that fits the format is stored as forged, so the
+    gate's forged tickets are counted whether its scanners were online or not."""
+    if scan.reason != Reason.UNKNOWN_TICKET:
+        return scan
+    if not lookups.ground_info(scan.place.ground_id).ticket_format.fits(scan.barcode):
+        return scan
+    return replace(scan, reason=Reason.FORGED)
 
 
 def _is_admission(scan: OfflineScan) -> bool:

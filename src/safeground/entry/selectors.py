@@ -255,6 +255,8 @@ def entry_counts(fixture: Fixture) -> dict[str, Any]:
         "denied": {
             "total": sum(by_reason.values()),
             "by_reason": {reason: by_reason.get(reason, 0) for reason in Reason.values},
+            # Each reason's name in the asker's language (the reason table's), for the page.
+            "labels": {reason.value: _(reason.label) for reason in Reason},
         },
         "prevented": prevented,
         # Tickets admitted twice (offline scanners): admitted above counts each ticket once.

@@ -64,6 +64,23 @@ def control_room_words() -> dict[str, Any]:
         "ticketForInLine": gettext(" — ticket for {seat}"),
         "flag": gettext(" (flag)"),
         "bannedAdmitted": gettext("Banned holder admitted offline"),
+        # Gate pressure (entry.gates): the gate warnings, each with its causes and figures.
+        "gateJump": gettext(
+            "{gate}: {reasons}, {count} in the last {seconds} s ({perMinute} a minute against"
+            " the gate's {before} a minute over the {minutes} minutes before)"
+        ),
+        "gateCapacity": gettext(
+            "{gate}: {arrivals} arriving a minute against an entry capacity of {capacity} a"
+            " minute ({turnstiles} turnstiles) for {minutes} minutes"
+        ),
+        "gateSilent": gettext(
+            "{gate}: turnstile {turnstile} has scanned nothing for {seconds} s while the gate's"
+            " other {busy} turnstiles scan {others} a minute each"
+        ),
+        "reasonsJoinedBy": gettext(" or "),
+        "queue": gettext("{queue} ({minutes} min)"),
+        "turnstileRate": gettext("{code} {rate}/min"),
+        "turnstileSilent": gettext("{code} silent"),
         # The live connection and the log's signature.
         "connected": gettext("connected · {ago}"),
         "reconnecting": gettext("reconnecting… {ago}"),

@@ -122,6 +122,7 @@ ENTRY_COUNTS = "entry.counts"
 ENTRY_DENIED = "entry.denied"
 ENTRY_BANNED_ADMITTED = "entry.banned_admitted"
 ENTRY_CONFLICT = "entry.conflict"
+ENTRY_GATES = "entry.gates"
 
 
 class TicketSeat(_Data):
@@ -187,6 +188,26 @@ class EntryConflictEvent(_Data):
     ticket: TicketSeat
     first: ConflictScan
     second: ConflictScan
+
+
+class GateWarningData(_Data):
+    """A gate warning with its causes' figures (entry.gate_pressure)."""
+
+    kind: str  # jump, capacity, silent
+    gate: str
+    figures: dict[str, object]
+    reasons: list[str]  # jump: the reason codes counted together
+    turnstile: str  # silent: the turnstile
+
+
+class EntryGatesEvent(_Data):
+    """Gate pressure: each gate's arrivals against its entry capacity, its queue, its denials by
+    reason and its turnstiles' rates; and the gate warnings standing now."""
+
+    fixture: int
+    at: str
+    gates: list[dict[str, object]]
+    warnings: list[GateWarningData]
 
 
 # --- steward deployment and pre-match checks (published by deployment) ------------------------
@@ -307,6 +328,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     ENTRY_DENIED: EntryDeniedEvent,
     ENTRY_BANNED_ADMITTED: EntryBannedAdmittedEvent,
     ENTRY_CONFLICT: EntryConflictEvent,
+    ENTRY_GATES: EntryGatesEvent,
     STEWARD_CHECKIN: StewardCheckInEvent,
     CHECK_RESULT: CheckResultEvent,
     DECISION: DecisionEvent,

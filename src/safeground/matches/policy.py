@@ -90,6 +90,7 @@ class Policy:
     away_per: int
     first_aid: "FirstAidPolicy"
     plans: dict[str, "PlanPolicy"]  # category label -> the plan it starts from
+    gates: "GatePolicy"
 
     def category_for(self, score: float) -> CategoryLevel:
         reached = [level for level in self.categories if score >= level.start]
@@ -117,6 +118,27 @@ class PlanPolicy:
     measures: dict[str, str]
     primary: str
     fallback: str
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """When a gate under pressure is warned of (entry.gate_pressure; docs/adr/0025): each
+    figure's meaning is the policy file's comment. `jump_reasons` are groups of scan reasons (the
+    reason table's codes, entry.rules) whose denials are counted together."""
+
+    window_seconds: int = 60
+    baseline_minutes: int = 10
+    jump_factor: float = 3.0
+    jump_at_least: int = 10
+    jump_reasons: tuple[tuple[str, ...], ...] = (("forged", "unknown_ticket"), ("already_inside",))
+    capacity_minutes: int = 3
+    silent_seconds: int = 120
+    busy_per_minute: float = 5.0
+
+
+# The scan reasons a gate policy may name: the gates register their reason table here
+# (entry.apps), as matches may not import entry.
+scan_reasons: set[str] = set()
 
 
 def policy_path() -> Path:
@@ -200,6 +222,7 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         "away_allocation",
         "first_aid",
         "plans",
+        "gates",
     )
     top = check.mapping(document, 1, "", sections)
     if top is None:
@@ -220,6 +243,7 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
     away = _away_allocation(check, top)
     first_aid = _first_aid(check, top)
     plans = _plans(check, top, categories or ())
+    gates = _gates(check, top["gates"], top.key_lines["gates"]) if "gates" in top else GatePolicy()
     if (
         check.errors
         or first_aid is None
@@ -250,7 +274,69 @@ def _policy(check: _Check, document: Any, filename: str, sha256: str) -> Policy 
         away_per=away["per"],
         first_aid=first_aid,
         plans=plans,
+        gates=gates or GatePolicy(),
     )
+
+
+_GATE_NUMBERS = ("window_seconds", "baseline_minutes", "capacity_minutes", "silent_seconds")
+
+
+def _gates(check: _Check, value: Any, line: int) -> GatePolicy | None:
+    names = (*_GATE_NUMBERS, "busy_per_minute", "jump")
+    m = check.mapping(value, line, "gates", names)
+    if m is None:
+        return None
+    default = GatePolicy()
+    whole = {
+        name: check.whole_number(
+            m, name, f"gates.{name}", minimum=1, default=getattr(default, name)
+        )
+        for name in _GATE_NUMBERS
+    }
+    busy = check.number(
+        m, "busy_per_minute", "gates.busy_per_minute", low=0, default=default.busy_per_minute
+    )
+    factor, at_least, reasons = default.jump_factor, default.jump_at_least, default.jump_reasons
+    if "jump" in m:
+        jump = check.mapping(
+            m["jump"], m.key_lines["jump"], "gates.jump", ("factor", "at_least", "reasons")
+        )
+        if jump is None:
+            return None
+        factor = check.number(jump, "factor", "gates.jump.factor", low=1, default=factor)  # type: ignore[assignment]
+        at_least = check.whole_number(
+            jump, "at_least", "gates.jump.at_least", minimum=1, default=at_least
+        )  # type: ignore[assignment]
+        if "reasons" in jump:
+            reasons = _reason_groups(check, jump)  # type: ignore[assignment]
+    if None in (*whole.values(), busy, factor, at_least, reasons):
+        return None
+    return GatePolicy(
+        **whole,  # type: ignore[arg-type]
+        busy_per_minute=busy,  # type: ignore[arg-type]
+        jump_factor=factor,
+        jump_at_least=at_least,
+        jump_reasons=reasons,
+    )
+
+
+def _reason_groups(check: _Check, jump: Mapping) -> tuple[tuple[str, ...], ...] | None:
+    """Each group a list of the reason table's codes (`[forged, unknown_ticket]`)."""
+    groups = []
+    for key, group, line in check.items(jump, "reasons", "gates.jump.reasons", required=True):
+        if not isinstance(group, list) or not group:
+            check.error(line, key, f"must be a list of scan reasons, got {group!r}")
+            return None
+        for code in group:
+            if scan_reasons and code not in scan_reasons:
+                check.error(
+                    line,
+                    key,
+                    f"unknown scan reason {code!r}; one of {', '.join(sorted(scan_reasons))}",
+                )
+                return None
+        groups.append(tuple(str(code) for code in group))
+    return tuple(groups)
 
 
 def _half_life(check: _Check, top: Mapping) -> float | None:

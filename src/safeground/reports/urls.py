@@ -6,7 +6,7 @@ urlpatterns = [
     path("fixtures/<int:fixture_id>/report/", views.match_report, name="match_report"),
     path("fixtures/<int:fixture_id>/report.pdf", views.match_report_pdf, name="match_report_pdf"),
     re_path(
-        r"^fixtures/(?P<fixture_id>[0-9]+)/export/(?P<what>log|scans)\.(?P<fmt>csv|json)$",
+        r"^fixtures/(?P<fixture_id>[0-9]+)/export/(?P<what>log|scans|forged)\.(?P<fmt>csv|json)$",
         views.match_export,
         name="match_export",
     ),

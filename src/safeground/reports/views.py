@@ -17,12 +17,14 @@ from safeground.printing import pdf_response
 
 from . import charts
 from .exports import (
+    FORGED_COLUMNS,
     LOG_COLUMNS,
     SCAN_COLUMNS,
     ExportError,
     ban_rows,
     csv_lines,
     fixture_for_export,
+    forged_rows,
     format_check,
     ground_for_export,
     log_rows,
@@ -280,6 +282,8 @@ def match_export(request: HttpRequest, fixture_id: int, what: str, fmt: str) -> 
     name = f"{what}-{fixture}-{fixture.kickoff:%Y-%m-%d}"
     if what == "log":
         return _download(name, fmt, LOG_COLUMNS, log_rows(request.user, fixture))
+    if what == "forged":
+        return _download(name, fmt, FORGED_COLUMNS, forged_rows(user=request.user, fixture=fixture))
     return _download(name, fmt, SCAN_COLUMNS, scan_rows(fixture))
 
 

@@ -96,6 +96,12 @@ SAFEGROUND_CAPACITY_WARNING = env.float("SAFEGROUND_CAPACITY_WARNING", default=0
 SAFEGROUND_TURNSTILE_RATE = env.int("SAFEGROUND_TURNSTILE_RATE", default=660)
 # Live entry counts: at most one `entry.counts` event per match per process in this many seconds.
 SAFEGROUND_ENTRY_COUNTS_EVERY = env.float("SAFEGROUND_ENTRY_COUNTS_EVERY", default=1.0)
+# The issuing system's HMAC key per ground code, for grounds whose tickets are signed
+# (venues/ticket_format.py): a JSON object, e.g. {"london-stadium": "the key"}.
+SAFEGROUND_TICKET_KEYS = env.json("SAFEGROUND_TICKET_KEYS", default={})
+# Gate pressure (docs/adr/0025-gate-pressure.md): the gates' figures are worked out and published
+# every this many seconds while scans arrive (0: never, tests that do not look at them).
+SAFEGROUND_GATE_PRESSURE_EVERY = env.float("SAFEGROUND_GATE_PRESSURE_EVERY", default=2.0)
 # Offline scanners (docs/adr/0006-offline-scanners.md): a bundle is valid until the match's entry
 # closes, and never more than BUNDLE_HOURS after it was issued. BUNDLE_SIGNING_KEY is the base64
 # of the 32-byte Ed25519 seed that signs bundles; unset, it is derived from SECRET_KEY (HKDF), so

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from .models import Block, Exit, Gate, Ground, Stand, ZoneBlock, natural_key
+from .models import Block, Exit, Gate, Ground, Stand, Turnstile, ZoneBlock, natural_key
 
 
 @dataclass(frozen=True)
@@ -277,3 +277,27 @@ def stand_capacities(
         for stand in Stand.objects.filter(ground=ground)
         if stand.pk in by_stand
     ]
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    """A gate's Green Guide entry capacity: its turnstiles x the turnstile rate, a minute."""
+
+    gate_id: int
+    name: str
+    turnstiles: dict[int, str]  # id -> code
+    per_minute: float
+
+
+def gate_entry_capacities(ground_id: int) -> dict[int, GateEntry]:
+    """Every gate of the ground with its turnstiles and entry capacity a minute (two queries)."""
+    rate = settings.SAFEGROUND_TURNSTILE_RATE
+    turnstiles: dict[int, dict[int, str]] = defaultdict(dict)
+    for pk, gate_id, code in Turnstile.objects.filter(gate__ground_id=ground_id).values_list(
+        "pk", "gate_id", "code"
+    ):
+        turnstiles[gate_id][pk] = code
+    return {
+        pk: GateEntry(pk, name, turnstiles[pk], len(turnstiles[pk]) * rate / 60)
+        for pk, name in Gate.objects.filter(ground_id=ground_id).values_list("pk", "name")
+    }

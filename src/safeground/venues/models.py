@@ -53,6 +53,19 @@ class Ground(models.Model):
     stair_rate = models.PositiveIntegerField(default=66)
     egress_minutes = models.FloatField(default=8.0)
     evacuation_minutes = models.FloatField(default=8.0)
+    # The format of the tickets the ground's issuing system prints (venues/ticket_format.py): a
+    # barcode that fits it but was never issued is refused as forged.
+    ticket_prefix = models.CharField(max_length=20, blank=True)
+    ticket_length = models.PositiveSmallIntegerField(default=0)  # 0: any length
+    ticket_check = models.CharField(
+        max_length=10,
+        choices=[
+            ("none", _("No check")),
+            ("luhn", _("Luhn mod-10 check digit")),
+            ("hmac", _("HMAC signature")),
+        ],
+        default="none",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -1,8 +1,9 @@
 """The seating plan as data for the SVG template: every block with its shape, zone and label."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
-from .models import Block, Ground, ZoneBlock, natural_key
+from .models import Block, Gate, Ground, ZoneBlock, natural_key
 
 # When zones overlap, the plan shows the one that matters most for safety.
 ZONE_PRIORITY = {"buffer": 0, "away": 1, "home": 2, "other": 3}
@@ -25,6 +26,16 @@ class PlanBlock:
 
 
 @dataclass(frozen=True)
+class PlanGate:
+    """A gate with a position on the plan: the control room marks a gate under pressure there."""
+
+    code: str
+    name: str
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
 class Plan:
     ground: Ground
     width: int
@@ -32,6 +43,21 @@ class Plan:
     pitch: str
     note: str
     blocks: list[PlanBlock]
+
+    @cached_property
+    def gates(self) -> list[PlanGate]:
+        """The gates with a position on the plan; read only by a page that draws them (the
+        control room's map), not by every plan."""
+        gates = []
+        for code, name, position in Gate.objects.filter(ground=self.ground).values_list(
+            "code", "name", "position"
+        ):
+            try:
+                x, y = (float(part) for part in position.split(","))
+            except ValueError:  # no position given (or not "x,y"): not on the plan
+                continue
+            gates.append(PlanGate(code=code, name=name, x=x, y=y))
+        return sorted(gates, key=lambda gate: natural_key(gate.code))
 
 
 def _centroid(points: str) -> tuple[float, float]:

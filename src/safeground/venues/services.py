@@ -67,6 +67,9 @@ def _ground_write(*, venue: VenueSpec, organisation: Organisation) -> Ground:
         stair_rate=spec.flow.stair_rate,
         egress_minutes=spec.flow.egress_minutes,
         evacuation_minutes=spec.flow.evacuation_minutes,
+        ticket_prefix=spec.tickets.prefix,
+        ticket_length=spec.tickets.length,
+        ticket_check=spec.tickets.check,
     )
 
 

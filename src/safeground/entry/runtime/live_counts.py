@@ -74,24 +74,32 @@ def _claim(fixture_id: int) -> float:
     return max(int(left_ms), 10) / 1000
 
 
-def _later(seconds: float, work: Callable[[], None]) -> None:
-    background.later(seconds, work, name="entry counts")
+def _counts_every() -> float:
+    return float(settings.SAFEGROUND_ENTRY_COUNTS_EVERY)
 
 
 class Throttle:
+    """At most one `publish(fixture_id)` per match every `every()` seconds while it is touched,
+    on a background thread; `publish` may return the seconds after which to run again (another
+    process's turn, or a gate warning still standing: entry.gate_pressure)."""
+
     def __init__(
         self,
         publish: Callable[[int], float | None] = counts_publish,
-        later: Callable[[float, Callable[[], None]], Any] = _later,
+        later: Callable[[float, Callable[[], None]], Any] | None = None,
+        every: Callable[[], float] = _counts_every,
+        name: str = "entry counts",
     ) -> None:
         self.publish = publish
-        self.later = later
+        self.later = later or (lambda seconds, work: background.later(seconds, work, name=name))
+        self.every = every
+        self.name = name
         self._pending: set[int] = set()
         self._took: dict[int, float] = {}  # seconds the last publish of a match took
         self._lock = threading.Lock()
 
     def touch(self, fixture_id: int, delay: float | None = None) -> None:
-        every = float(settings.SAFEGROUND_ENTRY_COUNTS_EVERY)
+        every = self.every()
         if every <= 0:
             return
         with self._lock:
@@ -114,7 +122,7 @@ class Throttle:
         except (OperationalError, InterfaceError) as error:  # said by safeground.outage
             outage.refused(error)
         except Exception:  # a failed publish is said, and the next scan tries again
-            logger.exception("entry.counts for fixture %s not published", fixture_id)
+            logger.exception("%s for fixture %s not published", self.name, fixture_id)
         finally:
             connection.close()  # this thread's own connection (back to the pool)
         if retry is not None:  # another process reads them this interval: try after it

@@ -36,7 +36,8 @@ from safeground.kept import NotCached as NotCached  # the loop and the scan rout
 from safeground.kept import reloads_due as reloads_due  # the loop asks for them here
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixtures_open, open_at
-from safeground.venues.models import Block, Gate, Turnstile, ZoneBlock
+from safeground.venues.models import Block, Gate, Ground, Turnstile, ZoneBlock
+from safeground.venues.ticket_format import TicketFormat, ticket_format
 
 CACHE_SECONDS = "SAFEGROUND_ENTRY_CACHE_SECONDS"
 MAX_ENTRIES = 10_000  # per cache; past it a cache starts again (keys are few in practice)
@@ -68,6 +69,7 @@ class GroundInfo:
     block_codes: dict[int, str]
     block_gates: dict[int, tuple[str, ...]]
     fixtures: tuple[tuple[int, datetime], ...]  # (id, kick-off) of every match there
+    ticket_format: TicketFormat  # a barcode that fits it but was never issued is forged
 
 
 @dataclass(frozen=True)
@@ -154,11 +156,19 @@ def ground_info(ground_id: int, *, cached_only: bool = False) -> GroundInfo:
             fixtures=tuple(
                 Fixture.objects.filter(ground_id=ground_id).values_list("pk", "kickoff")
             ),
+            ticket_format=_ticket_format(ground_id),
         )
 
     found = _grounds.get(ground_id, load, cached_only=cached_only)
     assert found is not None
     return found
+
+
+def _ticket_format(ground_id: int) -> TicketFormat:
+    code, prefix, length, check = Ground.objects.values_list(
+        "code", "ticket_prefix", "ticket_length", "ticket_check"
+    ).get(pk=ground_id)
+    return ticket_format(ground_code=code, prefix=prefix, length=length, check=check)
 
 
 def fixture_at(ground_id: int, moment: datetime, *, cached_only: bool = False) -> int | None:

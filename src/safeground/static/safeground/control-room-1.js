@@ -427,7 +427,7 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
     );
     const reasons = Object.entries(c.denied.by_reason).filter(([, count]) => count > 0);
     box.querySelector("[data-denied-reasons]").textContent = reasons.length
-      ? say(WORDS.denied, { reasons: reasons.map(([r, count]) => `${r.replace("_", " ")} ${count}`).join(", ") })
+      ? say(WORDS.denied, { reasons: reasons.map(([r, count]) => `${reasonName(r)} ${count}`).join(", ") })
       : "";
     if (c.conflicts) showConflicts(c.conflicts.list, c.conflicts.total);
   }
@@ -457,9 +457,82 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
     document.querySelector("[data-conflict-count]").textContent = `(${Math.max(total ?? 0, conflicts.size)})`;
   }
 
+  // The reasons' names, in the reader's language, from the counts the page asks for itself (a
+  // published entry.counts is in the server's language: its names are not taken).
+  let reasonLabels = {};
+  const reasonName = (code) => reasonLabels[code] || code.replace("_", " ");
   fetch(config.countsUrl, { credentials: "same-origin" })
     .then((r) => (r.ok ? r.json() : null))
-    .then(drawCounts);
+    .then((c) => {
+      if (c?.denied?.labels) reasonLabels = c.denied.labels;
+      drawCounts(c);
+      if (lastGates) drawGates(lastGates);
+    });
+
+  // Gate pressure (entry.gates): each gate's arrivals against its entry capacity, the queue they
+  // imply, its denials by reason and its turnstiles; the gate warnings above, with their figures,
+  // and the warned gates marked on the map.
+  let lastGates = null;
+  function warningWords(w) {
+    const f = w.figures;
+    if (w.kind === "jump") {
+      return say(WORDS.gateJump, {
+        gate: w.gate, reasons: w.reasons.map(reasonName).join(WORDS.reasonsJoinedBy), count: n(f.count),
+        seconds: f.seconds, perMinute: n(f.per_minute), before: n(f.before_per_minute), minutes: f.baseline_minutes,
+      });
+    }
+    if (w.kind === "capacity") {
+      return say(WORDS.gateCapacity, {
+        gate: w.gate, arrivals: n(f.arrivals_per_minute), capacity: n(f.capacity_per_minute),
+        turnstiles: f.turnstiles, minutes: f.minutes,
+      });
+    }
+    return say(WORDS.gateSilent, {
+      gate: w.gate, turnstile: w.turnstile, seconds: f.seconds, busy: f.busy_turnstiles, others: n(f.others_per_minute),
+    });
+  }
+  function drawGates(g) {
+    lastGates = g;
+    const box = document.querySelector("[data-gate-pressure]");
+    if (!box) return;
+    box.hidden = false;
+    document.querySelector("[data-gates-waiting]")?.remove();
+    const warned = new Set(g.warnings.map((w) => w.gate));
+    box.querySelector("[data-gate-warnings]").replaceChildren(
+      ...g.warnings.map((w) => {
+        const li = Object.assign(document.createElement("li"), { textContent: warningWords(w) });
+        li.dataset.gateWarning = w.kind;
+        return li;
+      }),
+    );
+    box.querySelector("[data-gate-rows]").replaceChildren(
+      ...g.gates.map((gate) => {
+        const tr = document.createElement("tr");
+        tr.dataset.gate = gate.gate;
+        tr.classList.toggle("warn", warned.has(gate.gate));
+        const denied = Object.entries(gate.denied).map(([r, count]) => `${reasonName(r)} ${n(count)}`).join(", ");
+        const cells = [
+          gate.gate, n(gate.arrivals_per_minute), n(gate.capacity_per_minute),
+          say(WORDS.queue, { queue: n(gate.queue), minutes: n(gate.queue_minutes) }), denied,
+        ];
+        for (const v of cells) tr.append(Object.assign(document.createElement("td"), { textContent: v }));
+        const td = document.createElement("td");
+        for (const t of gate.turnstiles) {
+          const span = document.createElement("span");
+          span.textContent = t.silent ? say(WORDS.turnstileSilent, { code: t.code }) : say(WORDS.turnstileRate, { code: t.code, rate: n(t.per_minute) });
+          span.classList.toggle("silent", t.silent);
+          td.append(span, " ");
+        }
+        tr.append(td);
+        return tr;
+      }),
+    );
+    for (const marker of document.querySelectorAll("[data-plan] .gate")) {
+      const w = g.warnings.filter((x) => x.gate === marker.dataset.gate);
+      marker.classList.toggle("warn", w.length > 0);
+      marker.querySelector("title").textContent = [marker.dataset.gate, ...w.map(warningWords)].join("\n");
+    }
+  }
 
   // A banned holder at a turnstile (entry.denied, entry.banned_admitted): where, when, the seat.
   function bannedItem(d) {
@@ -505,6 +578,8 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
   function onOtherFrame(frame) {
     if (frame.type === "entry.counts") {
       drawCounts(frame.data);
+    } else if (frame.type === "entry.gates") {
+      drawGates(frame.data);
     } else if (frame.type === "entry.denied") {
       showBannedDenial(frame.data);
     } else if (frame.type === "entry.banned_admitted") {

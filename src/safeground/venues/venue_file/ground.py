@@ -4,12 +4,24 @@ import re
 from typing import Any
 
 from ..models import Ground, Stand, Tier
-from .specs import FlowSpec, GroundSpec, StandSpec, TierSpec, VenueCheck, max_length
+from ..ticket_format import CHECKS
+from .specs import (
+    FlowSpec,
+    GroundSpec,
+    StandSpec,
+    TicketsSpec,
+    TierSpec,
+    VenueCheck,
+    max_length,
+)
 
 
 def read_ground(check: VenueCheck, value: Any, line: int) -> GroundSpec | None:
     m = check.mapping(
-        value, line, "ground", ("code", "name", "layout_note", "plan", "pitch", "capacity")
+        value,
+        line,
+        "ground",
+        ("code", "name", "layout_note", "plan", "pitch", "capacity", "tickets"),
     )
     if m is None:
         return None
@@ -39,6 +51,9 @@ def read_ground(check: VenueCheck, value: Any, line: int) -> GroundSpec | None:
     flow = FlowSpec()
     if "capacity" in m:
         flow = read_flow(check, m["capacity"], m.key_lines["capacity"]) or flow
+    tickets = TicketsSpec()
+    if "tickets" in m:
+        tickets = read_tickets(check, m["tickets"], m.key_lines["tickets"]) or tickets
     if code is None or name is None or note is None:
         return None
     return GroundSpec(
@@ -49,6 +64,7 @@ def read_ground(check: VenueCheck, value: Any, line: int) -> GroundSpec | None:
         plan_height=height,
         pitch=pitch,
         flow=flow,
+        tickets=tickets,
         line=m.key_lines["code"],
     )
 
@@ -138,6 +154,28 @@ def read_flow(check: VenueCheck, value: Any, line: int) -> FlowSpec | None:
     return FlowSpec(
         level_rate=level, stair_rate=stair, egress_minutes=egress, evacuation_minutes=evacuation
     )
+
+
+def read_tickets(check: VenueCheck, value: Any, line: int) -> TicketsSpec | None:
+    """The issuing system's ticket format: a barcode that fits it but was never issued is
+    refused as forged."""
+    m = check.mapping(value, line, "ground.tickets", ("prefix", "length", "check"))
+    if m is None:
+        return None
+    prefix = check.text(
+        m, "prefix", "ground.tickets.prefix", max_length=max_length(Ground, "ticket_prefix"),
+        default="",
+    )  # fmt: skip
+    length = check.whole_number(m, "length", "ground.tickets.length", minimum=0, default=0)
+    kind = check.text(m, "check", "ground.tickets.check", max_length=10, default="none")
+    if kind is not None and kind not in CHECKS:
+        check.error(
+            m.key_lines["check"], "ground.tickets.check", f"must be one of {', '.join(CHECKS)}"
+        )
+        return None
+    if prefix is None or length is None or kind is None:
+        return None
+    return TicketsSpec(prefix=prefix, length=length, check=kind)
 
 
 def point_numbers(text: str) -> list[float] | None:

@@ -35,6 +35,13 @@ class FlowSpec:
 
 
 @dataclass(frozen=True)
+class TicketsSpec:
+    prefix: str = ""
+    length: int = 0
+    check: str = "none"
+
+
+@dataclass(frozen=True)
 class GroundSpec:
     code: str
     name: str
@@ -43,6 +50,7 @@ class GroundSpec:
     plan_height: int
     pitch: str
     flow: FlowSpec
+    tickets: TicketsSpec
     line: int  # of ground.code, for errors found later (a ground with this code already exists)
 
 
