@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from safeground import clock
 from safeground.accounts.permissions import can_read_season, require
 from safeground.bans.models import OVER_ITS_TERM, Ban, in_force_q
-from safeground.entry.models import Scan
+from safeground.entry.counts import denied_by_match
 from safeground.entry.selectors import prevented_from_attending
 from safeground.errors import NotFound
 from safeground.matches import seasons
@@ -124,7 +124,7 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
     names = category_names()
     by_category = _incidents_by_category(ids, names)
     outcomes = arrests_and_ejections(ids)
-    denied = _denied_by_match(ids)
+    denied = denied_by_match(ids)
     prevented = prevented_from_attending(ids)
     assigned, resolved = _minutes_to_response(ids)
     used = Counter[str]()
@@ -192,17 +192,6 @@ def _incidents_by_category(
     ):
         by_category[fixture_id][names[category_id][0] if category_id in names else ""] += n
     return by_category
-
-
-def _denied_by_match(ids: list[int]) -> dict[int, int]:
-    """match id -> scans refused at the turnstiles, for any reason (a match with none is absent)."""
-    return dict(
-        Scan.objects.filter(fixture_id__in=ids, decision=Scan.Decision.DENY)
-        .values_list("fixture_id")
-        .annotate(n=Count("pk"))
-        .values_list("fixture_id", "n")
-        .order_by()
-    )
 
 
 def _minutes_to_response(
