@@ -3,7 +3,9 @@
 corrections (a flag cleared, a ticket cancelled after it was used) and a holder erased, its
 figures equal a full recount of the raw rows, on SQLite and on PostgreSQL."""
 
+import statistics
 import uuid
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -15,9 +17,23 @@ from safeground.entry.models import PreventedCount, Scan, ScanCount, Ticket, Tic
 from safeground.entry.runtime import lookups
 from safeground.entry.scans import offline_scans_upload
 from safeground.entry.services import ticket_cancel
+from safeground.incidents import counts as log_counts
+from safeground.incidents.services import (
+    Place,
+    log_entry_assign,
+    log_entry_correct,
+    log_entry_escalate,
+    log_entry_set_status,
+)
 from safeground.matches.models import Fixture
 from safeground.privacy.services import retention_apply
 from safeground.reports.season import SeasonFilter, season
+from safeground.reports.selectors import (
+    arrests_and_ejections,
+    counted_incidents,
+    counted_reports,
+    response_times,
+)
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -158,3 +174,127 @@ def test_an_upgraded_install_gets_its_counts_from_the_scans(season_played) -> No
     assert ScanCount.objects.exists() and PreventedCount.objects.exists()
     assert dashboard_against_recount(season_played.ground) == before
     call_command("recount_entry", "--check")
+
+
+# --- the log's figures ----------------------------------------------------------------------------
+
+
+def log_recount(ids: list[int]) -> dict[str, object]:
+    """The dashboard's log figures counted over the log's rows (ADR 0009's queries)."""
+    by_category: dict[int, Counter[str]] = {pk: Counter() for pk in ids}
+    for fixture_id, code in counted_incidents(ids, home_only=True).values_list(
+        "fixture_id", "category__code"
+    ):
+        by_category[fixture_id][code or ""] += 1
+    blocks = Counter(
+        counted_incidents(ids, home_only=True)
+        .filter(block__isnull=False)
+        .values_list("block__code", flat=True)
+    )
+    assigned: dict[int, list[float]] = {pk: [] for pk in ids}
+    resolved: dict[int, list[float]] = {pk: [] for pk in ids}
+    for fixture_id, at, first_assigned, first_resolved in response_times(
+        ids, home_only=True
+    ).values_list("fixture_id", "observed_at", "first_assigned", "first_resolved"):
+        if first_assigned is not None:
+            assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
+        if first_resolved is not None:
+            resolved[fixture_id].append((first_resolved - at).total_seconds() / 60)
+    outcomes = {
+        home_only: {
+            pk: Counter(
+                counted_reports([pk], home_only=home_only)
+                .filter(category__code__in=("arrest", "ejection"))
+                .values_list("category__code", flat=True)
+            )
+            for pk in ids
+        }
+        for home_only in (True, False)
+    }
+    return {
+        "incidents": {pk: dict(c) for pk, c in by_category.items()},
+        "busiest": sorted(blocks.items(), key=lambda item: (-item[1], item[0]))[:10],
+        "assigned": {pk: _median(v) for pk, v in assigned.items()},
+        "resolved": {pk: _median(v) for pk, v in resolved.items()},
+        "outcomes": outcomes,
+    }
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def log_dashboard_against_recount(ground) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    shown = season(ground, SeasonFilter())
+    ids = [m["id"] for m in shown.matches]
+    counted = log_recount(ids)
+    assert {m["id"]: m["incidents"] for m in shown.matches} == counted["incidents"]
+    assert [(b["block"], b["incidents"]) for b in shown.busiest_blocks] == counted["busiest"]
+    assert {m["id"]: m["median_to_assignment"] for m in shown.matches} == counted["assigned"]
+    assert {m["id"]: m["median_to_resolution"] for m in shown.matches} == counted["resolved"]
+    for home_only, by_match in counted["outcomes"].items():  # type: ignore[attr-defined]
+        kept = arrests_and_ejections(ids, home_only=home_only)
+        assert kept == {
+            pk: {"arrests": c["arrest"], "ejections": c["ejection"]} for pk, c in by_match.items()
+        }
+    return counted
+
+
+def test_the_logs_figures_equal_a_full_recount(match_day) -> None:
+    cup, league, cast = match_day.cup_tie, match_day.league_match, match_day.cast
+    loggist, police = cast["loggist"], cast["police"]
+
+    def report(fixture, category, minutes, place, **fields):  # type: ignore[no-untyped-def]
+        return factories.report(
+            fixture,
+            category=category,
+            place=place,
+            observed_at=fixture.kickoff + timedelta(minutes=minutes),
+            author=fields.pop("author", loggist),
+            **fields,
+        )
+
+    def at(fixture, minutes):  # type: ignore[no-untyped-def]
+        return fixture.kickoff + timedelta(minutes=minutes)
+
+    coins = report(cup, "missile", 11, Place(block="S-L2"), severity=3)
+    flare = report(cup, "pyrotechnic", 20, Place(block="S-L2"), severity=3)
+    report(cup, "missile", 15, Place(block="S-L3"), severity=4)
+    report(cup, "segregation-breach", 27, Place(block="S-L3"), severity=5)
+    report(cup, "alcohol", -40, Place(outside="Coach park"), home_only=True)
+    hidden = report(cup, "disorder", 5, Place(block="N-L1"), home_only=True)
+    report(cup, "arrest", 98, Place(concourse="S-L"), author=police)
+    report(cup, "ejection", 70, Place(block="S-L1"))
+    report(cup, "decision", 60, Place(outside="Control room"))
+    fight = report(league, "disorder", 20, Place(block="N-L1"))
+    report(league, "arrest", 30, Place(block="S-L1"), author=police, home_only=True)
+
+    supervisor = cast["supervisor"]
+    # Written later, seen earlier: the earlier assignment and resolution are the first ones.
+    log_entry_assign(entry=coins, author=loggist, assignee=supervisor, observed_at=at(cup, 14))
+    log_entry_escalate(entry=coins, author=loggist, to="police", observed_at=at(cup, 15))
+    log_entry_assign(entry=coins, author=loggist, assignee=supervisor, observed_at=at(cup, 12))
+    log_entry_set_status(entry=coins, author=police, status="resolved", observed_at=at(cup, 31))
+    log_entry_set_status(entry=flare, author=loggist, status="resolved", observed_at=at(cup, 40))
+    log_entry_set_status(entry=flare, author=loggist, status="closed", observed_at=at(cup, 35))
+    log_entry_assign(entry=hidden, author=loggist, assignee=supervisor, observed_at=at(cup, 9))
+    log_entry_assign(entry=fight, author=loggist, assignee=supervisor, observed_at=at(league, 23))
+    # A correction is a new entry: the report still counts with the category it was reported with.
+    log_entry_correct(entry=fight, author=loggist, note="It was a missile", category="missile")
+
+    counted = log_dashboard_against_recount(match_day.ground)
+
+    assert counted["incidents"][cup.pk] == {  # type: ignore[index]
+        "missile": 2, "pyrotechnic": 1, "segregation-breach": 1, "alcohol": 1, "disorder": 1,
+    }  # fmt: skip
+    assert counted["incidents"][league.pk] == {"disorder": 1}  # type: ignore[index]
+    assert counted["assigned"][cup.pk] == 2.5  # type: ignore[index]  # 1 and 4 minutes
+    assert counted["resolved"][cup.pk] == 17.5  # type: ignore[index]  # 20 and 15 minutes
+
+    # An upgraded install: the migration's step recounts them from the rows.
+    with connection.cursor() as cursor:
+        for table in ("reportsbycategory", "incidentsbyblock", "incidentresponse"):
+            cursor.execute(f"DELETE FROM incidents_{table}")
+    assert season(match_day.ground, SeasonFilter()).totals["incidents"] == 0
+    log_counts.install()
+    assert log_dashboard_against_recount(match_day.ground) == counted

@@ -19,6 +19,12 @@ from safeground.bans.models import OVER_ITS_TERM, Ban, in_force_q
 from safeground.entry.counts import denied_by_match
 from safeground.entry.selectors import prevented_from_attending
 from safeground.errors import NotFound
+from safeground.incidents.counts import (
+    incident_responses,
+    incidents_by_block,
+    reports_by_category,
+)
+from safeground.incidents.selectors import NOT_INCIDENT_CATEGORIES
 from safeground.matches import seasons
 from safeground.matches.models import Club, Competition, Fixture
 from safeground.venues.models import Ground
@@ -29,8 +35,6 @@ from .selectors import (
     arrests_by_club,
     arrests_by_offence,
     category_names,
-    counted_incidents,
-    response_times,
 )
 
 BUSIEST_BLOCKS = 10
@@ -179,18 +183,15 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
 def _incidents_by_category(
     ids: list[int], names: dict[int, tuple[str, str]]
 ) -> dict[int, Counter[str]]:
-    """match id -> the home club's counted incidents by category code, in one query. Arrests
-    and ejections are not incidents here: they are the season's arrests and ejections, counted
-    apart (with the cases' outcomes) in their own chart and columns."""
+    """match id -> the home club's counted incidents by category code, from the counts the
+    database keeps (incidents/counts.py). Arrests and ejections are not incidents here: they are
+    the season's arrests and ejections, counted apart (with the cases' outcomes) in their own
+    chart and columns."""
     by_category: dict[int, Counter[str]] = defaultdict(Counter)
-    for fixture_id, category_id, n in (
-        counted_incidents(ids, home_only=True)
-        .values_list("fixture_id", "category_id")
-        .annotate(n=Count("pk"))
-        .values_list("fixture_id", "category_id", "n")
-        .order_by()
-    ):
-        by_category[fixture_id][names[category_id][0] if category_id in names else ""] += n
+    for fixture_id, category_id, n in reports_by_category(ids, home_only=True):
+        code = names[category_id][0] if category_id in names else ""
+        if code not in NOT_INCIDENT_CATEGORIES:
+            by_category[fixture_id][code] += n
     return by_category
 
 
@@ -201,9 +202,7 @@ def _minutes_to_response(
     resolution (an incident not assigned or not resolved is left out of that list)."""
     assigned: dict[int, list[float]] = defaultdict(list)
     resolved: dict[int, list[float]] = defaultdict(list)
-    for fixture_id, at, first_assigned, first_resolved in response_times(
-        ids, home_only=True
-    ).values_list("fixture_id", "observed_at", "first_assigned", "first_resolved"):  # type: ignore[misc]
+    for fixture_id, at, first_assigned, first_resolved in incident_responses(ids, home_only=True):
         if first_assigned is not None:
             assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
         if first_resolved is not None:
@@ -215,12 +214,7 @@ def _busiest_blocks(ids: list[int]) -> list[dict[str, Any]]:
     """The blocks with the most counted incidents over these matches, most first."""
     return [
         {"block": code, "incidents": n}
-        for code, n in counted_incidents(ids, home_only=True)
-        .filter(block__isnull=False)
-        .values_list("block__code")
-        .annotate(n=Count("pk"))
-        .order_by("-n", "block__code")
-        .values_list("block__code", "n")[:BUSIEST_BLOCKS]
+        for code, n in incidents_by_block(ids, home_only=True)[:BUSIEST_BLOCKS]
     ]
 
 
