@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from safeground import clock
 from safeground.accounts.permissions import can_read_season, require
-from safeground.bans.models import OVER_ITS_TERM, Ban, in_force_q
+from safeground.bans.models import OVER_ITS_TERM, Ban, in_force_sql
 from safeground.entry.counts import denied_by_match
 from safeground.entry.selectors import prevented_from_attending
 from safeground.errors import NotFound
@@ -246,22 +246,30 @@ def bans_over_time(
     ground: Ground, days: Sequence[date], season_start: date | None
 ) -> list[dict[str, Any]]:
     """On each match day: the bans of the ground's club issued this season so far (from
-    `season_start`), and the bans in force that day. One query: a filtered count per day."""
+    `season_start`), and the bans in force that day. One statement: the days as a list of rows,
+    joined to the club's bans, with the register's own in-force rule (`in_force_sql`); written
+    in SQL because the ORM took longer to build its 100 filtered counts than the database took
+    to run them (ADR 0022)."""
     if not days or season_start is None:
         return []
-    club = Ban.objects.filter(organisation_id=ground.organisation_id)
-    counts: dict[str, Any] = {}
-    for n, day in enumerate(days):
-        # Issued: approved, whatever became of it since (a ban revoked later was still issued).
-        counts[f"issued_{n}"] = Count(
-            "pk",
-            filter=Q(status__in=[*OVER_ITS_TERM, Ban.Status.REVOKED])
-            & Q(starts_on__gte=season_start, starts_on__lte=day),
-        )
-        counts[f"in_force_{n}"] = Count("pk", filter=in_force_q(day))
-    row = club.aggregate(**counts)
+    # Issued: approved, whatever became of it since (a ban revoked later was still issued).
+    issued = ", ".join(f"'{status}'" for status in sorted([*OVER_ITS_TERM, Ban.Status.REVOKED]))
+    cast = "::date" if connection.vendor == "postgresql" else ""
+    rows = ", ".join(f"(%s, %s{cast})" for _ in days)
+    sql = (
+        f"WITH d(n, day) AS (VALUES {rows}) "
+        "SELECT d.n, "
+        f"count(b.id) FILTER (WHERE b.status IN ({issued}) "
+        f"AND b.starts_on >= %s{cast} AND b.starts_on <= d.day), "
+        f"count(b.id) FILTER (WHERE {in_force_sql('b', 'd.day')}) "
+        "FROM d LEFT JOIN bans_ban b ON b.organisation_id = %s GROUP BY d.n"
+    )
+    values: list[Any] = [v for n, day in enumerate(days) for v in (n, day.isoformat())]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*values, season_start.isoformat(), ground.organisation_id])
+        counts = {n: (issued_n, in_force_n) for n, issued_n, in_force_n in cursor.fetchall()}
     return [
-        {"date": clock.day_iso(day), "issued": row[f"issued_{n}"], "in_force": row[f"in_force_{n}"]}
+        {"date": clock.day_iso(day), "issued": counts[n][0], "in_force": counts[n][1]}
         for n, day in enumerate(days)
     ]
 
