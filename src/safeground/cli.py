@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "add-fixture": "Add a fixture at a ground (--ground CODE --opponent ... --layout ...).",
     "import-fixtures": "Import a season's fixtures from a CSV file (FILE --ground CODE).",
     "import-tickets": "Import tickets for a match from a CSV export (FILE --fixture ID).",
+    "recount-entry": "Recount the gates' kept counts from the scans (--check: compare only).",
     "import-arrests": "Import a match's arrests from a police CSV (FILE --fixture ID --by USER).",
     "assess": "Check the risk policy; assess open fixtures again (--policy FILE: try a file).",
     "verify-bundle": "Check a case bundle (ZIP) against its manifest; name each file that differs.",

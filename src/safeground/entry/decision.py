@@ -32,6 +32,7 @@ from safeground.bans.models import in_force_q, in_force_sql
 from safeground.prepared import prepared_cursor
 
 from . import rules
+from .counts import PREVENTING
 from .models import Scan, Ticket, TicketFlag
 
 # The ORM path on every database; tests switch it on PostgreSQL to check both give the same.
@@ -105,6 +106,7 @@ SQL_CHECKS: dict[str, tuple[str, ...]] = {
     ),
 }
 (ADMISSION,) = rules.codes("admission")  # decided by the conditional UPDATE
+PREVENTING_SQL = ", ".join(f"'{code}'" for code in PREVENTING)
 
 
 def _whens(codes: tuple[str, ...]) -> str:
@@ -122,7 +124,9 @@ def _no_ticket_case() -> str:
 #   join), so index probes per scan whatever the generic plan guesses of a batch's size.
 # - A batch never holds two scans of one ticket or one nonce (runtime/loop.py, POLICY's keys), so
 #   it moves each ticket at most once; `moving` locks the rows in ticket order, so two batches
-#   sharing tickets wait for each other (as two single scans do) and never deadlock.
+#   sharing tickets wait for each other (as two single scans do) and never deadlock. It locks the
+#   tickets turned away as banned, flagged or cancelled too: the trigger that counts them
+#   (entry/counts.py) locks them again, and finds them already locked, in the same order.
 DECIDE_SQL = f"""
 WITH s AS MATERIALIZED (
     SELECT * FROM json_to_recordset(%(scans)s::json) AS s(n int, device bigint, nonce uuid,
@@ -164,7 +168,8 @@ pre AS MATERIALIZED (
 ),
 moving AS (
     SELECT e.id FROM entry_ticket e
-    WHERE e.id IN (SELECT ticket_id FROM pre WHERE reason = '') ORDER BY e.id FOR NO KEY UPDATE
+    WHERE e.id IN (SELECT ticket_id FROM pre WHERE reason IN ('', {PREVENTING_SQL}))
+    ORDER BY e.id FOR NO KEY UPDATE
 ),
 moved AS (
     UPDATE entry_ticket e SET

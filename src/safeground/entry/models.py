@@ -222,3 +222,42 @@ class TicketFlag(models.Model):
 
     def __str__(self) -> str:
         return f"Flag #{self.pk}: ticket {self.ticket_id} ~ ban {self.ban_id} ({self.status})"
+
+
+class ScanCount(models.Model):
+    """How many scans of a match went each way at each gate: per direction, decision and reason.
+    Kept by the database as scans are stored, in the same statement (entry/counts.py, its
+    triggers): never written by Python. The season dashboard reads these, not the scans."""
+
+    # No index of their own: the unique key leads with the match.
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="+", db_index=False)
+    gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="+", db_index=False)
+    direction = models.CharField(max_length=3, choices=Scan.Direction.choices)
+    decision = models.CharField(max_length=5, choices=Scan.Decision.choices)
+    reason = models.CharField(max_length=20, choices=Scan.Reason.choices, blank=True)
+    scans = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fixture", "gate", "direction", "decision", "reason"],
+                name="scancount_one_row",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.fixture_id} gate {self.gate_id}: {self.scans} {self.decision}"
+
+
+class PreventedCount(models.Model):
+    """How many tickets of a match were prevented from attending (entry.selectors' definition:
+    denied as banned, flagged or cancelled and never admitted), kept by the database as scans
+    are stored and tickets admitted (entry/counts.py). Never written by Python."""
+
+    fixture = models.OneToOneField(
+        Fixture, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    tickets = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"match {self.fixture_id}: {self.tickets} prevented"

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -32,33 +32,24 @@ from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock, natural_key
 
-from . import decision
-from .models import EntryConflict, Scan, Ticket, TicketFlag
+from . import counts, decision
+from .models import EntryConflict, Scan, ScanCount, Ticket, TicketFlag
 from .zone_limits import ZoneLimit, zone_limits
 
 Reason = Scan.Reason
-# Turned away for who they are or what their ticket is: the "prevented from attending" figure.
-PREVENTING = (Reason.BANNED, Reason.FLAGGED, Reason.CANCELLED)
+PREVENTING = counts.PREVENTING
 CONFLICTS_LISTED = 50  # the newest conflicts in the counts; the total counts them all
 
 
 def prevented_from_attending(fixture_ids: Collection[int]) -> dict[int, int]:
     """fixture id -> the tickets "prevented from attending": denied as banned, flagged or
-    cancelled and never admitted (no `entered_at`), each ticket once, in one query.
+    cancelled and never admitted (no `entered_at`), each ticket once, every match given.
 
     The one definition (docs/adr/0009-reports.md): the control room's live counts, the
     post-match report, the season dashboard and the exports all read it. "Never admitted", not
-    "not inside now": a holder turned away, admitted later and gone out again was not prevented."""
-    counts = dict(
-        Scan.objects.filter(
-            fixture_id__in=fixture_ids, reason__in=PREVENTING, ticket__entered_at__isnull=True
-        )
-        .values_list("fixture_id")
-        .annotate(n=Count("ticket_id", distinct=True))
-        .values_list("fixture_id", "n")
-        .order_by()
-    )
-    return {pk: counts.get(pk, 0) for pk in fixture_ids}
+    "not inside now": a holder turned away, admitted later and gone out again was not prevented.
+    Read from the count the database keeps as scans are stored (entry/counts.py, ADR 0022)."""
+    return counts.prevented_by_match(fixture_ids)
 
 
 def entry_counts_for(user: Any, fixture_id: int) -> dict[str, Any]:
@@ -203,11 +194,12 @@ def _zone_counts(
 
 
 def _denied_by_gate_and_reason(fixture: Fixture) -> tuple[Counter[int], Counter[str]]:
-    """The match's refusals counted by gate and by reason, in one query."""
+    """The match's refusals counted by gate and by reason, in one query of the counts the
+    database keeps (entry/counts.py): a few rows, however many scans."""
     denied = list(
-        Scan.objects.filter(fixture=fixture, decision=Scan.Decision.DENY)
+        ScanCount.objects.filter(fixture=fixture, decision=Scan.Decision.DENY)
         .values_list("gate_id", "reason")
-        .annotate(n=Count("pk"))
+        .annotate(n=Sum("scans"))
         .values_list("gate_id", "reason", "n")
         .order_by()
     )

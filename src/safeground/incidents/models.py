@@ -260,3 +260,65 @@ class LogCheckpoint(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"checkpoint of {self.fixture_id} at #{self.entries}"
+
+
+# --- the log's counts, kept by the database as entries are appended (incidents/counts.py) -------
+
+
+class ReportsByCategory(models.Model):
+    """Reports of a match per category and home-only: kept by a trigger on the log's INSERT,
+    never written by Python. `category_id` 0: a report without a category."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="+", db_index=False)
+    category_id = models.BigIntegerField()
+    home_only = models.BooleanField()
+    reports = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fixture", "category_id", "home_only"], name="reportsbycategory_one_row"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.fixture_id} category {self.category_id}: {self.reports}"
+
+
+class IncidentsByBlock(models.Model):
+    """Incidents (reports outside the categories that are not incidents) of a match per block
+    and home-only: kept by a trigger on the log's INSERT, never written by Python."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="+", db_index=False)
+    block = models.ForeignKey(Block, on_delete=models.CASCADE, related_name="+", db_index=False)
+    home_only = models.BooleanField()
+    incidents = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fixture", "block", "home_only"], name="incidentsbyblock_one_row"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.fixture_id} block {self.block_id}: {self.incidents}"
+
+
+class IncidentResponse(models.Model):
+    """An incident acted on: when it was seen, and its first assignment, escalation and
+    resolution, kept by a trigger on the log's INSERT of those actions (the earliest of each
+    wins, whatever order they arrive in). Never written by Python."""
+
+    report = models.OneToOneField(
+        LogEntry, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="+")
+    home_only = models.BooleanField()
+    observed_at = models.DateTimeField()
+    first_assigned = models.DateTimeField(null=True)
+    first_escalated = models.DateTimeField(null=True)
+    first_resolved = models.DateTimeField(null=True)
+
+    def __str__(self) -> str:
+        return f"response to {self.report_id}"

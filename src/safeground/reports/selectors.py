@@ -33,6 +33,7 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from safeground.casework.models import Outcome
+from safeground.incidents.counts import reports_in_categories
 from safeground.incidents.models import DEALT_WITH_STATUSES, Category, LogEntry
 from safeground.incidents.selectors import incidents_reported
 from safeground.matches.models import Fixture
@@ -57,16 +58,12 @@ def counted_incidents(fixture_ids: Collection[int], *, home_only: bool) -> Query
 def arrests_and_ejections(
     fixture_ids: Collection[int], *, home_only: bool = True
 ) -> dict[int, dict[str, int]]:
-    """fixture id -> {"arrests": n, "ejections": n}: the log's arrest and ejection reports, and
-    the cases' outcomes beyond those logged in the same case."""
+    """fixture id -> {"arrests": n, "ejections": n}: the log's arrest and ejection reports (from
+    the counts the database keeps, incidents/counts.py), and the cases' outcomes beyond those
+    logged in the same case."""
     counts = {pk: {"arrests": 0, "ejections": 0} for pk in fixture_ids}
-    for fixture_id, code, n in (
-        counted_reports(fixture_ids, home_only=home_only)
-        .filter(category__code__in=(ARREST, EJECTION))
-        .values_list("fixture_id", "category__code")
-        .annotate(n=Count("pk"))
-        .values_list("fixture_id", "category__code", "n")
-        .order_by()
+    for fixture_id, code, n in reports_in_categories(
+        fixture_ids, (ARREST, EJECTION), home_only=home_only
     ):
         counts[fixture_id]["arrests" if code == ARREST else "ejections"] += n
     for (fixture_id, kind), n in _outcomes_not_logged(fixture_ids).items():
