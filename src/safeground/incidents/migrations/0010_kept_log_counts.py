@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     their trigger, and the counts of the entries an upgraded install already has."""
 
     dependencies = [
-        ("incidents", "0008_logentry_decision_kinds"),
+        ("incidents", "0009_logentry_device_clock"),
         ("matches", "0005_match_plan"),
         ("venues", "0003_green_guide_capacity"),
     ]

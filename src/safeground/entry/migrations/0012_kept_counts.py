@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     triggers, and the counts of the scans an upgraded install already has."""
 
     dependencies = [
-        ("entry", "0010_ticketflag_league_ban"),
+        ("entry", "0011_scan_reason_forged"),
         ("matches", "0005_match_plan"),
         ("venues", "0003_green_guide_capacity"),
     ]
