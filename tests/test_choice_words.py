@@ -12,6 +12,8 @@ ENGLISH = {
     # A refusal's label is stored and counted in English (entry/rules.py); the scanner and the
     # reports say it in the reader's language from the rules.
     ("entry", "scan", "reason"),
+    # The kept counts take the scans' own reasons (ADR 0022).
+    ("entry", "scancount", "reason"),
 }
 
 

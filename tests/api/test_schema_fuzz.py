@@ -417,7 +417,11 @@ def shared_world(django_db_setup, django_db_blocker) -> Iterator[World]:
     one operation's requests write is gone before the next, as if the world were made afresh.
     Class-scoped: gone before the lean route's test, which pytest-django runs after these (it
     needs committed data)."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    world_transaction = transaction.atomic()
+    # Marked as Django's TestCase marks its own, so the services' durable blocks (a kept file and
+    # its record, ADR 0024) run inside it as they do in every other test.
+    world_transaction._from_testcase = True  # type: ignore[attr-defined]
+    with django_db_blocker.unblock(), world_transaction:
         made = _world()
         yield made
         transaction.set_rollback(True)

@@ -8,6 +8,8 @@ from typing import Any
 from django.db.models import Prefetch, Q
 from django.utils import timezone
 
+from safeground.clock import day_iso, iso
+
 from .models import (
     Club,
     ExchangeRecord,
@@ -58,8 +60,8 @@ def published_version(club: Club) -> str:
     parts = [
         club.pk,
         last["pk"] if last else 0,
-        enrolled["enrolled_at"].isoformat() if enrolled else "",
-        timezone.localdate().isoformat(),
+        iso(enrolled["enrolled_at"]) if enrolled else "",
+        day_iso(timezone.localdate()),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 

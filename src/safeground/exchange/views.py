@@ -102,7 +102,7 @@ def fixture_check(request: HttpRequest, fixture_id: int) -> HttpResponse:
     stale = bool(run and not run.finished_at and run.progressed_at < lost)
     return render(
         request,
-        "exchange/fixture_check.html",
+        "exchange/_fixture_check.html",
         {"fixture": fixture, "run": run, "stale": stale,
          "percent": (100 * run.done // run.total) if run and run.total else 0},
     )  # fmt: skip

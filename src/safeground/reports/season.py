@@ -264,9 +264,9 @@ def bans_over_time(
         f"count(b.id) FILTER (WHERE {in_force_sql('b', 'd.day')}) "
         "FROM d LEFT JOIN bans_ban b ON b.organisation_id = %s GROUP BY d.n"
     )
-    values: list[Any] = [v for n, day in enumerate(days) for v in (n, day.isoformat())]
+    values: list[Any] = [v for n, day in enumerate(days) for v in (n, clock.day_iso(day))]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*values, season_start.isoformat(), ground.organisation_id])
+        cursor.execute(sql, [*values, clock.day_iso(season_start), ground.organisation_id])
         counts = {n: (issued_n, in_force_n) for n, issued_n, in_force_n in cursor.fetchall()}
     return [
         {"date": clock.day_iso(day), "issued": counts[n][0], "in_force": counts[n][1]}
