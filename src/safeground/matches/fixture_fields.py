@@ -20,7 +20,7 @@ names each row and column.
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Q
@@ -202,7 +202,9 @@ def _kickoff(value: Any, problems: list[tuple[str, str]]) -> datetime | None:
         return None
     if timezone.is_naive(found):
         found = timezone.make_aware(found)
-    return found
+    # Any offset ISO 8601 allows (to ±23:59) is read, but PostgreSQL stores none past ±15:59:
+    # the moment goes to the database in UTC.
+    return found.astimezone(UTC)
 
 
 def _layout(ground: Ground, code: str, problems: list[tuple[str, str]]) -> Layout | None:
