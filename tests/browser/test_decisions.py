@@ -167,8 +167,14 @@ def test_the_radio_strip_is_one_labelled_row_and_keeps_the_commander_chosen(site
 
     # One row on a desk screen: the two fields and the button side by side, each label above
     # its field.
-    boxes = [maker.bounding_box(), note.bounding_box(), switch.bounding_box()]
-    assert all(boxes)
+    # A live refresh may swap the strip in while it is measured (a box None for that moment):
+    # measure again until all three are on the page, for at most 5 s.
+    for _ in range(50):
+        boxes = [maker.bounding_box(), note.bounding_box(), switch.bounding_box()]
+        if all(boxes):
+            break
+        room.wait_for_timeout(100)
+    assert all(boxes), boxes
     assert max(b["y"] + b["height"] for b in boxes) - min(b["y"] for b in boxes) < 60, boxes
     for label, field in (("Decided by", maker), ("What happened", note)):
         above, below = strip.locator("label", has_text=label).bounding_box(), field.bounding_box()
