@@ -227,3 +227,40 @@ class AppendOnlyTriggers(Operation):
     @classmethod
     def every(cls) -> list[Self]:
         return [cls(m._meta.db_table, erasable=m.erasable) for m in append_only_models()]
+
+
+class KeptByTriggers(Operation):
+    """A migration operation for counts the database keeps by triggers (ADR 0022): forwards,
+    `install` puts the triggers in and fills the counts from the rows already stored; backwards,
+    the statements of `drop_sql` take the triggers out. Each app names its own three."""
+
+    reduces_to_sql = False
+    reversible = True
+    description = ""
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        return self.__class__.__name__, [], {}
+
+    def describe(self) -> str:
+        return self.description
+
+    def state_forwards(self, app_label: str, state: ProjectState) -> None:
+        pass  # triggers and rows only
+
+    def database_forwards(
+        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, *args: Any
+    ) -> None:
+        self.install(schema_editor.connection)
+
+    def database_backwards(
+        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, *args: Any
+    ) -> None:
+        with schema_editor.connection.cursor() as cursor:
+            for sql in self.drop_sql(schema_editor.connection.vendor):
+                cursor.execute(sql)
+
+    def install(self, db: BaseDatabaseWrapper) -> None:
+        raise NotImplementedError
+
+    def drop_sql(self, vendor: str) -> list[str]:
+        raise NotImplementedError

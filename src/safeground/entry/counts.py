@@ -22,11 +22,9 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.operations.base import Operation
-from django.db.migrations.state import ProjectState
 from django.db.models import Count, Sum
 
+from safeground.append_only import KeptByTriggers
 from safeground.matches.models import Fixture
 
 from .models import PreventedCount, Scan, ScanCount
@@ -147,33 +145,17 @@ def drop_sql(vendor: str) -> list[str]:
     return []
 
 
-class KeptCounts(Operation):
+class KeptCounts(KeptByTriggers):
     """A migration operation: install the triggers that keep the counts, then fill the counts
     from the rows already there (an upgraded install). Reversible: the triggers go."""
 
-    reduces_to_sql = False
-    reversible = True
+    description = "Triggers keeping the gates' counts, and the counts of the scans already stored"
 
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return self.__class__.__name__, [], {}
+    def install(self, db: BaseDatabaseWrapper) -> None:
+        install(db)
 
-    def describe(self) -> str:
-        return "Triggers keeping the gates' counts, and the counts of the scans already stored"
-
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass  # triggers and rows only
-
-    def database_forwards(
-        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, *args: Any
-    ) -> None:
-        install(schema_editor.connection)
-
-    def database_backwards(
-        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, *args: Any
-    ) -> None:
-        with schema_editor.connection.cursor() as cursor:
-            for sql in drop_sql(schema_editor.connection.vendor):
-                cursor.execute(sql)
+    def drop_sql(self, vendor: str) -> list[str]:
+        return drop_sql(vendor)
 
 
 def install(db: BaseDatabaseWrapper = connection) -> None:

@@ -19,10 +19,9 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.operations.base import Operation
-from django.db.migrations.state import ProjectState
 from django.db.models import OuterRef, QuerySet, Subquery, Sum
+
+from safeground.append_only import KeptByTriggers
 
 from .models import (
     DEALT_WITH_STATUSES,
@@ -122,33 +121,17 @@ def drop_sql(vendor: str) -> list[str]:
     return []
 
 
-class KeptLogCounts(Operation):
+class KeptLogCounts(KeptByTriggers):
     """A migration operation: the triggers that keep the log's counts, then the counts of the
     entries already there. Reversible: the triggers go."""
 
-    reduces_to_sql = False
-    reversible = True
+    description = "Triggers keeping the log's counts, and the counts of the entries already stored"
 
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return self.__class__.__name__, [], {}
+    def install(self, db: BaseDatabaseWrapper) -> None:
+        install(db)
 
-    def describe(self) -> str:
-        return "Triggers keeping the log's counts, and the counts of the entries already stored"
-
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
-
-    def database_forwards(
-        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, *args: Any
-    ) -> None:
-        install(schema_editor.connection)
-
-    def database_backwards(
-        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, *args: Any
-    ) -> None:
-        with schema_editor.connection.cursor() as cursor:
-            for sql in drop_sql(schema_editor.connection.vendor):
-                cursor.execute(sql)
+    def drop_sql(self, vendor: str) -> list[str]:
+        return drop_sql(vendor)
 
 
 def install(db: BaseDatabaseWrapper = connection) -> None:
