@@ -166,19 +166,32 @@ def test_the_radio_strip_is_one_labelled_row_and_keeps_the_commander_chosen(site
     expect(note).to_be_visible()
 
     # One row on a desk screen: the two fields and the button side by side, each label above
-    # its field.
-    # A live refresh may swap the strip in while it is measured (a box None for that moment):
-    # measure again until all three are on the page, for at most 5 s.
+    # its field. A live refresh may swap the strip in at any moment, so every box is read in one
+    # synchronous script (the page cannot change during it), again until the strip is whole.
+    measure = """() => {
+        const strip = document.querySelector('[data-decisions-strip]');
+        const form = strip && strip.querySelector('[data-radio-form]');
+        if (!form) return null;
+        const box = (el) => { if (!el) return null; const r = el.getBoundingClientRect();
+            return r.width ? {y: r.y, height: r.height} : null; };
+        const field = (text) => { const label = [...form.querySelectorAll('label')]
+                .find((l) => l.textContent.trim().startsWith(text));
+            return label && [box(label), box(label.control)]; };
+        return {maker: field('Decided by'), note: field('What happened'),
+                switch: box(form.querySelector('[data-radio-switch]'))};
+    }"""
     for _ in range(50):
-        boxes = [maker.bounding_box(), note.bounding_box(), switch.bounding_box()]
-        if all(boxes):
+        seen = room.evaluate(measure)
+        if seen and seen["maker"] and seen["note"] and seen["switch"]:
             break
         room.wait_for_timeout(100)
-    assert all(boxes), boxes
+    assert seen and seen["maker"] and seen["note"] and seen["switch"], seen
+    boxes = [seen["maker"][1], seen["note"][1], seen["switch"]]
+    assert all(boxes), seen
     assert max(b["y"] + b["height"] for b in boxes) - min(b["y"] for b in boxes) < 60, boxes
-    for label, field in (("Decided by", maker), ("What happened", note)):
-        above, below = strip.locator("label", has_text=label).bounding_box(), field.bounding_box()
-        assert above and below and above["y"] + above["height"] <= below["y"] + 1, label
+    for name in ("maker", "note"):
+        above, below = seen[name]
+        assert above and below and above["y"] + above["height"] <= below["y"] + 1, seen
 
     maker.select_option(label=police)
     note.fill("No answer on channel 1")
