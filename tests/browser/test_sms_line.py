@@ -51,7 +51,7 @@ def test_a_late_welsh_text_reaches_the_queue_with_its_delay_and_is_answered_in_w
     assert answer["reference"] and answer["reply"].startswith("Diolch")
 
     item = room.locator("[data-supporters-queue] li[data-item]")
-    expect(item).to_have_count(1, timeout=2000)
+    expect(item).to_have_count(1, timeout=10_000)
     expect(item).to_have_attribute("data-item-block", "E-L2")
     expect(item).to_contain_text("Someone needs medical help")  # "Help!" does not decide
     expect(item).to_contain_text("Mae dyn wedi llewygu")

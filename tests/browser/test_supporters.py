@@ -58,15 +58,17 @@ def test_a_seat_reports_the_control_room_groups_accepts_tasks_and_the_reporter_s
     status_url = phone.url
 
     item = room.locator("[data-supporters-queue] li[data-item]")
-    expect(item).to_have_count(1, timeout=1000)  # within a second
+    # Live, without a reload (the 200 ms target is bench_supporters' to measure, not a loaded
+    # test machine's).
+    expect(item).to_have_count(1, timeout=10_000)
     expect(item).to_have_attribute("data-item-block", "E-L1")
     expect(room.locator('[data-plan] g.block[data-block="E-L1"]')).to_have_class(
-        "block zone-home supporter-reported", timeout=1000
+        "block zone-home supporter-reported", timeout=10_000
     )
     expect(item.locator("[data-photo]")).to_have_count(1)
 
     _report(new_page(PHONE), site, seat_code(block, "A", 2), "Same man, still at it", False)
-    expect(item).to_have_attribute("data-item-count", "2", timeout=1000)
+    expect(item).to_have_attribute("data-item-count", "2", timeout=10_000)
     assert TriageItem.objects.count() == 1
 
     item.locator("[data-accept-task]").click()
