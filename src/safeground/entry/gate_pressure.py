@@ -18,6 +18,9 @@ its rounds, adds what it counted since its last round to the match's counts in R
 pipeline: HINCRBY per key); one process a round (the first to claim it, as live_counts does)
 reads them back and assesses the whole ground, so every screen sees one picture, not each
 process's share.
+
+A warning that starts is told to the log once (services.gate_warnings_keep, after the publish:
+a kept row per gate and cause, so whichever process assesses a round knows what already stands).
 """
 
 import os
