@@ -329,3 +329,67 @@ def test_the_receiver_refuses_a_token_signed_by_another_key(receiver) -> None:
         headers={**headers, "TTL": "60", "Content-Encoding": "aes128gcm"},
     )  # fmt: skip
     assert answer.status_code == 400 and "another server key" in receiver.refused[0]
+
+
+def test_a_gate_warning_and_a_flashpoint_warning_reach_each_phone_in_its_language(
+    match_day, client_for, receiver
+) -> None:
+    """Issue 41: a gate warning, logged at its onset, reaches the phones of the stewards of the
+    zones its gate serves; it and a flashpoint warning are said in each phone's language, from
+    the figures they were written with, while the log and the alert's record keep the site's."""
+    from safeground.entry.services import gate_warnings_keep
+    from safeground.incidents.flashpoint import BUILDING, RATE_UP
+    from safeground.incidents.services import log_entry_warn
+
+    welsh = subscribe(client_for, receiver, "steward", language="cy")
+    english = subscribe(client_for, receiver, "supervisor", language="en-GB")
+    cup_tie = match_day.cup_tie
+    post = factories.post(cup_tie, user("steward"))  # the away zone: Gate F serves it
+    factories.post(cup_tie, user("supervisor"))
+    wave = {
+        "kind": "jump", "gate": "Gate F (away)", "reasons": ["forged", "unknown_ticket"],
+        "turnstile": "", "figures": {
+            "count": 1234, "seconds": 60, "per_minute": 12.5, "before_per_minute": 0.0,
+            "baseline_minutes": 10, "factor": 3.0,
+        },
+    }  # fmt: skip
+    gate_warnings_keep(
+        fixture_id=cup_tie.pk,
+        warnings=[(cup_tie.ground.gates.get(code="F").pk, wave)],
+        at=timezone.now(),
+    )
+    background.settle()
+    said = {m.phone.token: m.json() for m in receiver.wait_for(2)}
+    assert (said[welsh.token]["title"], said[welsh.token]["body"]) == (
+        "Rhybudd gât",
+        "Rhybudd gât: Gate F (away): Tocyn ffug neu Tocyn anhysbys, 1,234 yn yr 60 eiliad"
+        " diwethaf (12.5 y funud o'i gymharu â 0 y funud gan y gât dros y 10 munud cyn hynny)",
+    )
+    in_english = (
+        "Gate warning: Gate F (away): Forged ticket or Unknown ticket, 1,234 in the last 60 s"
+        " (12.5 a minute against the gate's 0 a minute over the 10 minutes before)"
+    )
+    assert (said[english.token]["title"], said[english.token]["body"]) == (
+        "Gate warning",
+        in_english,
+    )
+    alert = Alert.objects.get(kind="warning")
+    assert (alert.title, alert.body, alert.entry.text) == ("Gate warning", *[in_english] * 2)
+
+    reason = RATE_UP % {"recent": 5, "minutes": "5", "before": 1}
+    log_entry_warn(
+        fixture=cup_tie, zone_id=post.zone_id, at=timezone.now(), severity=4,
+        text=BUILDING % {"zone": "Away section", "reason": reason, "entries": "#3, #4"},
+        links=[], quiet_since=timezone.now() - timedelta(minutes=10),
+    )  # fmt: skip
+    background.settle()
+    said = {m.phone.token: m.json() for m in receiver.wait_for(4)[2:]}
+    assert (said[welsh.token]["title"], said[welsh.token]["body"]) == (
+        "Rhybudd man poeth",
+        "Man poeth yn datblygu yn Away section: 5 adroddiad mewn 5 munud, i fyny o 1 yn y"
+        " munudau cyn hynny. Cofnodion: #3, #4.",
+    )
+    assert said[english.token]["body"] == (
+        "Flashpoint building in Away section: 5 reports in 5 min, up from 1 in the minutes"
+        " before. Entries: #3, #4."
+    )

@@ -19,10 +19,13 @@ from django.utils.translation import gettext as _
 from safeground import clock
 from safeground.accounts.models import Role, User
 from safeground.accounts.permissions import role_holders
+from safeground.decisions.gate_warnings import gate_warning_text
+from safeground.entry.selectors import gate_warnings_started
 from safeground.errors import SafegroundError
 from safeground.incidents.broadcasting import broadcast_ack
+from safeground.incidents.flashpoint import flashpoint_text_in_language
 from safeground.incidents.models import Broadcast, BroadcastAck, LogEntry
-from safeground.incidents.selectors import current_posts, post_zone_ids
+from safeground.incidents.selectors import current_posts, entry_zone_ids, post_zone_ids, zone_map
 from safeground.live.catalogue import ALERT_OVERDUE
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
@@ -303,13 +306,14 @@ def alert_task(assignment: LogEntry) -> Alert | None:
 
 
 def alert_warning(warning: LogEntry) -> Alert | None:
-    """A flashpoint warning: to the phones of the stewards whose post covers its zone."""
+    """A warning, a flashpoint's or a gate's: to the phones of the stewards whose post covers its
+    zone (a gate's: the zones the gate serves), each phone's in its own language."""
     fixture = warning.fixture
-    posted = current_posts(fixture)
+    covered = set(entry_zone_ids(warning, zone_map(fixture)))
     user_ids = {
         user_id
-        for user_id, post in posted.items()
-        if warning.zone_id in post_zone_ids(fixture, post)
+        for user_id, post in current_posts(fixture).items()
+        if covered & post_zone_ids(fixture, post)
     }
     if not user_ids:
         return None
@@ -317,10 +321,30 @@ def alert_warning(warning: LogEntry) -> Alert | None:
         fixture=fixture,
         kind=Alert.Kind.WARNING,
         user_ids=user_ids,
-        words=lambda: (_("Flashpoint warning"), warning.text),
+        words=_gate_warning_words(warning) if warning.gate_id else _flashpoint_words(warning),
         urgent=True,
         entry=warning,
     )
+
+
+def _flashpoint_words(warning: LogEntry) -> Words:
+    return lambda: (_("Flashpoint warning"), flashpoint_text_in_language(warning.text))
+
+
+def _gate_warning_words(warning: LogEntry) -> Words:
+    """A gate warning said again in each phone's language from the figures it was written with
+    (the log keeps it in the site's): the one of the warnings that started at its gate at its
+    moment whose words the entry has."""
+    started = gate_warnings_started(
+        fixture_id=warning.fixture_id, gate_id=warning.gate_id or 0, since=warning.observed_at
+    )
+    with translation.override(settings.LANGUAGE_CODE):
+        told = next((w for w in started if gate_warning_text(w) == warning.text), None)
+
+    def words() -> tuple[str, str]:
+        return _("Gate warning"), gate_warning_text(told) if told else warning.text
+
+    return words
 
 
 # --- what the phones say ------------------------------------------------------------------------

@@ -18,6 +18,9 @@ its rounds, adds what it counted since its last round to the match's counts in R
 pipeline: HINCRBY per key); one process a round (the first to claim it, as live_counts does)
 reads them back and assesses the whole ground, so every screen sees one picture, not each
 process's share.
+
+A warning that starts is told to the log once (services.gate_warnings_keep, after the publish:
+a kept row per gate and cause, so whichever process assesses a round knows what already stands).
 """
 
 import os
@@ -31,11 +34,13 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from safeground import clock
 from safeground.matches.policy import GatePolicy, policy_current
 from safeground.venues.capacity import GateEntry, gate_entry_capacities
 
+from .rules import BY_CODE
 from .runtime.live_counts import Throttle
 
 BUCKET_SECONDS = 5
@@ -288,6 +293,56 @@ def _silent(gate: GateEntry, turnstiles: list[dict[str, Any]], policy: GatePolic
     ]
 
 
+def warning_cause(warning: Mapping[str, Any]) -> str:
+    """What tells a gate's warnings apart (GateWarned.cause): its kind, and the reasons counted
+    together or the turnstile gone silent."""
+    if warning["kind"] == "jump":
+        return "jump:" + ",".join(warning["reasons"])
+    if warning["kind"] == "silent":
+        return f"silent:{warning['turnstile']}"
+    return str(warning["kind"])
+
+
+def _n(x: float) -> str:
+    """A figure as the control room's script writes it (en-GB: 1,234.5)."""
+    return f"{x:,.3f}".rstrip("0").rstrip(".")
+
+
+def warning_words(warning: Mapping[str, Any]) -> str:
+    """A gate warning (as published: asdict(Warning)) in the active language: the words the
+    Gates tab says it in (incidents.control_room_words), the reasons by the reason table's
+    names."""
+    f = warning["figures"]
+    if warning["kind"] == "jump":
+        reasons = gettext(" or ").join(
+            gettext(BY_CODE[code].label) if code in BY_CODE else code for code in warning["reasons"]
+        )
+        return gettext(
+            "{gate}: {reasons}, {count} in the last {seconds} s ({perMinute} a minute against"
+            " the gate's {before} a minute over the {minutes} minutes before)"
+        ).format(
+            gate=warning["gate"], reasons=reasons, count=_n(f["count"]), seconds=f["seconds"],
+            perMinute=_n(f["per_minute"]), before=_n(f["before_per_minute"]),
+            minutes=f["baseline_minutes"],
+        )  # fmt: skip
+    if warning["kind"] == "capacity":
+        return gettext(
+            "{gate}: {arrivals} arriving a minute against an entry capacity of {capacity} a"
+            " minute ({turnstiles} turnstiles) for {minutes} minutes"
+        ).format(
+            gate=warning["gate"], arrivals=_n(f["arrivals_per_minute"]),
+            capacity=_n(f["capacity_per_minute"]), turnstiles=f["turnstiles"],
+            minutes=f["minutes"],
+        )  # fmt: skip
+    return gettext(
+        "{gate}: turnstile {turnstile} has scanned nothing for {seconds} s while the gate's"
+        " other {busy} turnstiles scan {others} a minute each"
+    ).format(
+        gate=warning["gate"], turnstile=warning["turnstile"], seconds=f["seconds"],
+        busy=f["busy_turnstiles"], others=_n(f["others_per_minute"]),
+    )  # fmt: skip
+
+
 # --- counting and publishing ---------------------------------------------------------------------
 
 
@@ -325,12 +380,15 @@ def gates_figures(fixture_id: int, now: datetime | None = None) -> dict[str, Any
         ground_id, counted = counts.snapshot(fixture_id, keep_from)
     if ground_id is None:
         return None
-    figures, warnings = gates_assess(counted, gate_entry_capacities(ground_id), moment, policy)
+    gates = gate_entry_capacities(ground_id)
+    figures, warnings = gates_assess(counted, gates, moment, policy)
     return {
         "fixture": fixture_id,
         "at": clock.iso(now or timezone.now()),
         "gates": [asdict(f) for f in figures],
         "warnings": [asdict(w) for w in warnings],
+        # Not sent: which gate each warning is at, for the warnings kept (gates_publish).
+        "gate_ids": {gate.name: gate.gate_id for gate in gates.values()},
     }
 
 
@@ -376,10 +434,20 @@ def gates_publish(fixture_id: int, now: datetime | None = None) -> float | None:
     from safeground.live.catalogue import ENTRY_GATES
     from safeground.live.events import publish
 
+    from .services import gate_warnings_keep
+
     data = gates_figures(fixture_id, now)
     if data is None:
         return None
+    gate_ids = data.pop("gate_ids")
     publish(fixture_id=fixture_id, type=ENTRY_GATES, data=data)
+    # The warnings that started (or ended) since the last round are kept, and each onset told to
+    # the log once (entry.hooks.gate_warned), whichever process assesses this round.
+    gate_warnings_keep(
+        fixture_id=fixture_id,
+        warnings=[(gate_ids[w["gate"]], w) for w in data["warnings"]],
+        at=now or timezone.now(),
+    )
     return _every() if data["warnings"] else None
 
 

@@ -261,3 +261,27 @@ class PreventedCount(models.Model):
 
     def __str__(self) -> str:
         return f"match {self.fixture_id}: {self.tickets} prevented"
+
+
+class GateWarned(models.Model):
+    """A gate warning (gate_pressure's: per gate and cause) and whether it stands. Kept in the
+    database, not in a process, so that its onset is told once (entry.hooks.gate_warned) however
+    many server processes assess the gates in turn: the row goes from not standing (or no row) to
+    standing by one conditional write, and only the writer that made it tells (ADR 0025)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.CASCADE, related_name="+")
+    gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="+")
+    # The kind and what tells one warning of a gate from another: "jump:forged,unknown_ticket",
+    # "capacity", "silent:F03".
+    cause = models.CharField(max_length=200)
+    standing = models.BooleanField(default=True)
+    since = models.DateTimeField()  # when it last started
+    warning = models.JSONField()  # as assessed when it started: kind, gate, figures, ...
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fixture", "gate", "cause"], name="gatewarned_one_row")
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.fixture_id} gate {self.gate_id}: {self.cause}"

@@ -33,7 +33,7 @@ from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Block, Gate, ZoneBlock, natural_key
 
 from . import counts, decision
-from .models import EntryConflict, Scan, ScanCount, Ticket, TicketFlag
+from .models import EntryConflict, GateWarned, Scan, ScanCount, Ticket, TicketFlag
 from .zone_limits import ZoneLimit, zone_limits
 
 Reason = Scan.Reason
@@ -503,3 +503,15 @@ def subject_access_tickets(person: Any) -> dict[str, Any]:
             for f in flags
         ],
     }
+
+
+def gate_warnings_started(
+    *, fixture_id: int, gate_id: int, since: datetime
+) -> list[dict[str, Any]]:
+    """The gate warnings that started at a gate at that moment, as assessed then: what a warning
+    entry of the log written at their onset (its gate, its observed_at) tells."""
+    return list(
+        GateWarned.objects.filter(fixture_id=fixture_id, gate_id=gate_id, since=since)
+        .order_by("cause")
+        .values_list("warning", flat=True)
+    )

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -19,7 +20,8 @@ from safeground.venues.models import Block
 
 from . import hooks
 from .flagging import MatchReport, fixture_match
-from .models import Ticket, TicketFlag
+from .gate_pressure import warning_cause
+from .models import GateWarned, Ticket, TicketFlag
 from .ticket_file import BlockInfo, Progress, TicketFileError, TicketRow, parse_tickets
 
 BATCH = 2000
@@ -225,3 +227,46 @@ def flags_clear_revoked(ban: Ban, by: User, at: datetime) -> None:
         decided_at=at,
         decision_note=f"Ban #{ban.pk} revoked on appeal.",
     )
+
+
+def gate_warnings_keep(
+    *, fixture_id: int, warnings: Sequence[tuple[int, dict[str, Any]]], at: datetime
+) -> list[GateWarned]:
+    """The gate warnings standing now, as one process assessed them (gate_pressure.gates_publish:
+    each with its gate's id), against the ones kept: each that started is marked standing and
+    told (hooks.gate_warned) once; each kept that no longer stands is marked ended, so that it is
+    told again when it comes back. The warnings that started, answered.
+
+    A warning starts by one conditional write (a new row, or a row not standing set standing),
+    so two processes assessing in turn, or at once, tell it once. One read when nothing changed."""
+    now = {(gate_id, warning_cause(w)): w for gate_id, w in warnings}
+    kept = {
+        (gate_id, cause): standing
+        for gate_id, cause, standing in GateWarned.objects.filter(
+            fixture_id=fixture_id
+        ).values_list("gate_id", "cause", "standing")
+    }
+    started = []
+    for (gate_id, cause), warning in now.items():
+        if kept.get((gate_id, cause)):
+            continue
+        with transaction.atomic():
+            row, created = GateWarned.objects.get_or_create(
+                fixture_id=fixture_id,
+                gate_id=gate_id,
+                cause=cause,
+                defaults={"since": at, "warning": warning},
+            )
+            if not created and not GateWarned.objects.filter(pk=row.pk, standing=False).update(
+                standing=True, since=at, warning=warning
+            ):
+                continue  # another process told it
+            row.standing, row.since, row.warning = True, at, warning
+            hooks.gate_warned(row)
+            started.append(row)
+    for (gate_id, cause), standing in kept.items():
+        if standing and (gate_id, cause) not in now:
+            GateWarned.objects.filter(
+                fixture_id=fixture_id, gate_id=gate_id, cause=cause, standing=True
+            ).update(standing=False)
+    return started

@@ -8,12 +8,14 @@ warning entry in the log naming the entries that caused it; then not again for t
 `cooldown_minutes`. All the numbers are settings (SAFEGROUND_FLASHPOINT).
 """
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext, gettext_noop
 
 from safeground.matches.models import Fixture
 from safeground.venues.models import BlockAdjacency
@@ -174,16 +176,57 @@ def zone_scores(fixture: Fixture, at: datetime) -> list[ZoneScore]:
     ]
 
 
+# A warning's words. The log keeps them in English, the source language (said here without a
+# translation's cost: the scoring runs after every report); a reader's screen or phone says them
+# again in its language (flashpoint_text_in_language).
+BUILDING = gettext_noop("Flashpoint building in %(zone)s: %(reason)s. Entries: %(entries)s.")
+SCORE_REACHED = gettext_noop("score %(score)s reached the threshold %(threshold)s")
+RATE_UP = gettext_noop(
+    "%(recent)s reports in %(minutes)s min, up from %(before)s in the minutes before"
+)
+
+
 def zone_building(zone: ZoneScore, conf: dict[str, float]) -> str:
     """Why the zone warrants a warning, or '' when it does not."""
     if zone.score >= conf["threshold"]:
-        return f"score {zone.score:g} reached the threshold {conf['threshold']:g}"
+        return SCORE_REACHED % {"score": f"{zone.score:g}", "threshold": f"{conf['threshold']:g}"}
     if zone.recent >= conf["rate_count"] and zone.recent >= 2 * max(zone.before, 1):
-        return (
-            f"{zone.recent} reports in {conf['rate_minutes']:g} min, up from {zone.before}"
-            " in the minutes before"
-        )
+        return RATE_UP % {
+            "recent": zone.recent,
+            "minutes": f"{conf['rate_minutes']:g}",
+            "before": zone.before,
+        }
     return ""
+
+
+def _pattern(words: str) -> re.Pattern[str]:
+    """The English words with their slots as named groups."""
+    slots = re.split(r"%\((\w+)\)s", words)
+    return re.compile(
+        "^"
+        + "".join(
+            re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(slots)
+        )
+        + "$"
+    )
+
+
+_BUILDING, _SCORE_REACHED, _RATE_UP = map(_pattern, (BUILDING, SCORE_REACHED, RATE_UP))
+
+
+def flashpoint_text_in_language(text: str) -> str:
+    """A flashpoint warning's text as the log keeps it (English: warning_due's) in the active
+    language; a text it does not know (written before, or by hand) as it is."""
+    building = _BUILDING.match(text)
+    if building is None:
+        return text
+    reason = building["reason"]
+    for english, found in ((SCORE_REACHED, _SCORE_REACHED), (RATE_UP, _RATE_UP)):
+        parts = found.match(reason)
+        if parts is not None:
+            reason = gettext(english) % parts.groupdict()
+            break
+    return gettext(BUILDING) % {**building.groupdict(), "reason": reason}
 
 
 def warned_zone_ids(fixture: Fixture, since: datetime, until: datetime) -> set[int]:
@@ -269,7 +312,7 @@ def warning_due(
         zone_id=zone.zone_id,
         at=at,
         severity=int(conf["warning_severity"]),
-        text=f"Flashpoint building in {zone.zone_name}: {reason}. Entries: {named}.",
+        text=BUILDING % {"zone": zone.zone_name, "reason": reason, "entries": named},
         links=zone.causes,
         quiet_since=quiet_since,
     )

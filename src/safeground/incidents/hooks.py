@@ -1,6 +1,6 @@
 """What apps above the log hear of, after it commits: a broadcast sent, a task given to someone,
-a flashpoint warning written (alerts pushes each to stewards' phones), an incident resolved or
-closed (supporters texts the reporters whose report it was).
+a warning written, a flashpoint's or a gate's (alerts pushes each to stewards' phones), an
+incident resolved or closed (supporters texts the reporters whose report it was).
 
 The log never imports those apps: each registers a hook in its AppConfig.ready(). Every kind
 here runs after commit (safeground.hooks): nothing is heard of a rolled-back write, and a hook's
@@ -17,7 +17,7 @@ broadcast_sent: Kind[[Any], object, None] = Kind(
 )
 # hook(assignment): an incident was assigned (the entry names the assignee).
 task_given: Kind[[Any], object, None] = Kind("incidents.task_given", Timing.AFTER_COMMIT, ignored)
-# hook(warning): a flashpoint warning entry (the zone is on it).
+# hook(warning): a warning entry: a flashpoint's (its zone is on it) or a gate's (its gate).
 warning_written: Kind[[Any], object, None] = Kind(
     "incidents.warning_written", Timing.AFTER_COMMIT, ignored
 )

@@ -109,17 +109,25 @@ def incident_fold(state: IncidentState | None, entry: LogEntry, zones: ZoneMap) 
     written: its related objects are the ones it was made with)."""
     if entry.kind in INCIDENT_KINDS or state is None:
         warning = entry.kind == LogEntry.Kind.WARNING
+        # A warning is a flashpoint's (at a zone) or a gate's (at a gate: entry's gate pressure).
+        at_gate = warning and entry.gate_id is not None and entry.zone_id is None
         place, place_names = place_labels(entry)
         return IncidentState(
             id=entry.pk,
             seq=entry.seq,
             kind=entry.kind,
             status=LogEntry.Status.OPEN,
-            category=entry.category.code if entry.category else "flashpoint" if warning else "",
+            category=(
+                entry.category.code
+                if entry.category
+                else ("gate" if at_gate else "flashpoint")
+                if warning
+                else ""
+            ),
             category_name=(
                 entry.category.name
                 if entry.category
-                else _("Flashpoint warning")
+                else (_("Gate warning") if at_gate else _("Flashpoint warning"))
                 if warning
                 else ""
             ),

@@ -613,6 +613,27 @@ def log_entry_warn(
         return warning
 
 
+def log_entry_gate_warn(
+    *, fixture: Fixture, gate_id: int, at: datetime, severity: int, text: str
+) -> LogEntry:
+    """A gate warning (entry's gate pressure, told once at its onset): its own incident in the
+    log, at the gate, written by Safeground itself and heard as a flashpoint warning is
+    (hooks.warning_written). No zone of its own: it never holds back a flashpoint warning of the
+    zones the gate serves."""
+    with one_sqlite_writer(), transaction.atomic():
+        warning = _append(
+            fixture=fixture,
+            author=None,
+            kind=LogEntry.Kind.WARNING,
+            gate_id=gate_id,
+            observed_at=at,
+            severity=severity,
+            text=text[:MAX_TEXT],
+        )
+        hooks.warning_written(warning)
+        return warning
+
+
 def flashpoint_warning_write(fixture: Fixture, due: WarningDue) -> LogEntry | None:
     """The writer the flashpoint scoring is handed: it never imports this module."""
     return log_entry_warn(

@@ -226,7 +226,7 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
     inside.classList.toggle("over", gateCounts.capacity > 0 && gateCounts.admitted > gateCounts.capacity);
   }
 
-  // Flashpoint warnings stay pinned above the log, with a sound when one arrives, until this
+  // Warnings (a flashpoint's, a gate's) stay pinned above the log, with a sound when one arrives, until this
   // operator acknowledges it (kept in this browser) or it is resolved.
   const ackKey = `safeground:acknowledged:${config.fixtureId}`;
   const acknowledged = new Set(JSON.parse(localStorage.getItem(ackKey) || "[]"));
@@ -351,7 +351,10 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
     const warned = new Set();
     for (const incident of incidents.values()) {
       if (incident.kind === "warning") {
-        if (!["resolved", "closed"].includes(incident.status)) incident.zone_ids.forEach((z) => warned.add(z));
+        // A gate's warning marks its gate (the Gates tab's), not the stands it serves.
+        if (incident.category !== "gate" && !["resolved", "closed"].includes(incident.status)) {
+          incident.zone_ids.forEach((z) => warned.add(z));
+        }
         continue;
       }
       if (new Date(incident.observed_at).getTime() < since) continue;
