@@ -10,7 +10,11 @@ class DecisionsConfig(AppConfig):
         # reminders and the radio-down banner reach them through the log's registration point.
         from safeground.incidents import panels
 
+        from .closure_views import stands_alarm_for, stands_panel_for
         from .views import control_room_banner_for, steward_banner_for
 
         panels.control_room_banners.register(control_room_banner_for)
         panels.steward_banners.register(steward_banner_for)
+        # Closing a stand: the stands and their evacuation pages, and the alarm while one is shut.
+        panels.control_room_panels.register(stands_panel_for)
+        panels.control_room_panels.register(stands_alarm_for)
