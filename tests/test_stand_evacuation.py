@@ -3,17 +3,21 @@ closure, the commander's decision, the broadcast to the stewards of the stand's 
 event), reopening, and the count still inside falling as the turnstiles scan people out."""
 
 import re
+import threading
 import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
 
 from safeground.accounts.models import Role
 from safeground.accounts.services import device_create
+from safeground.decisions.closures import stand_close
 from safeground.decisions.evacuation import still_inside
 from safeground.decisions.models import Decision, StandClosure
+from safeground.decisions.services import DecisionConflict
 from safeground.entry.runtime import lookups
 from safeground.incidents.broadcasting import broadcast_ack
 from safeground.incidents.models import Broadcast
@@ -228,3 +232,40 @@ def test_the_control_room_lists_the_stands_and_warns_of_a_closed_one(day, client
     close(client_for("safety"), day)
     assert b'data-stand-alarm="N"' in loggist.get(alarm_url).content
     assert client_for("steward").get(alarm_url).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_commanders_closing_one_stand_at_once_close_it_once(match_day) -> None:
+    """PostgreSQL: the stand's row is locked before the state is read, so the second is told
+    the stand is closed (409), not given a second closure, decision and broadcast."""
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrency tests run on PostgreSQL only (set DATABASE_URL)")
+    match = match_day.league_match
+    factories.post(match, match_day.cast["steward"], zone="home-north")
+    stand = Stand.objects.get(ground=match_day.ground, code="N")
+    start = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def commander(username: str) -> None:
+        try:
+            start.wait()
+            stand_close(
+                fixture=match, stand=stand, by=match_day.cast[username], reason=f"{username}: fire"
+            )
+            outcomes.append("closed")
+        except DecisionConflict as refused:
+            outcomes.append(refused.field)
+        except BaseException as error:  # surfaced below, not swallowed
+            outcomes.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=commander, args=(who,)) for who in ("safety", "police")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(map(str, outcomes)) == ["closed", "stand"]
+    assert StandClosure.objects.count() == 1
+    assert Decision.objects.count() == 1
+    assert Broadcast.objects.count() == 1

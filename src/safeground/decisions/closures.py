@@ -2,7 +2,7 @@
 
 Each is one transaction: the closure row, the commander's decision in the log (decision_record),
 the broadcast to the stewards posted at the stand's blocks (so their acknowledgements are
-counted), and the `stand.closure` live event, on commit. The match's row is locked first, so two
+counted), and the `stand.closure` live event, on commit. The stand's row is locked first, so two
 commanders closing the same stand at once close it once (the second is told it is closed).
 """
 
@@ -54,7 +54,8 @@ def _checked(fixture: Fixture, stand: Stand, by: User, *, closing: bool) -> None
         raise DecisionNotFound(
             "stand", _("no such stand at %(ground)s") % {"ground": fixture.ground}
         )
-    Fixture.objects.select_for_update().filter(pk=fixture.pk).first()
+    # The stand's row: nothing else locks it, so no lock order to keep with the log's chain.
+    Stand.objects.select_for_update().filter(pk=stand.pk).first()
     current = closure_current(fixture, stand)
     closed = bool(current and current.closed)
     if closing and closed:
