@@ -269,3 +269,12 @@ def test_two_commanders_closing_one_stand_at_once_close_it_once(match_day) -> No
     assert StandClosure.objects.count() == 1
     assert Decision.objects.count() == 1
     assert Broadcast.objects.count() == 1
+
+
+def test_a_big_stands_broadcast_is_cut_after_a_whole_exit_name() -> None:
+    from safeground.decisions.closures import _fit
+
+    exits = ", ".join(f"West Lower {n} vomitory" for n in range(1, 30))
+    text = _fit(f"Evacuate West Stand now by exits: {exits}.")
+    assert len(text) <= 500
+    assert text.endswith("vomitory…")

@@ -101,6 +101,8 @@ def test_a_stand_closed_its_stewards_told_and_the_crowd_counted_out(site, new_pa
     expect(stewards).to_contain_text("Kim Ashby")
     expect(stewards).to_contain_text("Tom Reeve")
     expect(safety.locator("[data-still-inside]")).to_have_text("3")
+    # Gate H serves the South Stand too: counted whole, and named as such.
+    expect(safety.locator("[data-inside-how]")).to_contain_text("Gate H")
 
     # The steward's phone is open when the order comes.
     phone = log_in(new_page(PHONE), "steward")

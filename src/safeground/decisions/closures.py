@@ -95,8 +95,16 @@ def _tell_stewards(
     if not recipients:
         return None
     return broadcast_send(
-        fixture=fixture, sent_by=by, script=script, text=text[:500], recipient_ids=recipients
+        fixture=fixture, sent_by=by, script=script, text=_fit(text), recipient_ids=recipients
     )
+
+
+def _fit(text: str, most: int = 500) -> str:
+    """A broadcast's words within its limit: a big stand's list of exits cut after a whole
+    name, with an ellipsis, not in the middle of one."""
+    if len(text) <= most:
+        return text
+    return text[: most - 1].rsplit(", ", 1)[0] + "…"
 
 
 @transaction.atomic
