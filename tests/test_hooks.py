@@ -25,8 +25,10 @@ incidents.broadcast_sent (after commit) 1: safeground.alerts.services.alert_broa
 incidents.control_room_banners (at render) 1: safeground.decisions.views.control_room_banner_for
 incidents.control_room_map_panels (at render) 1: safeground.supporters.triage_views.control_room_panel_for
 incidents.control_room_panels (at render) 1: safeground.deployment.views.control_room_panel_for
-incidents.control_room_panels (at render) 2: safeground.alerts.views.control_room_panel_for
-incidents.control_room_panels (at render) 3: safeground.alerts.views.control_room_alarm_for
+incidents.control_room_panels (at render) 2: safeground.decisions.closure_views.stands_panel_for
+incidents.control_room_panels (at render) 3: safeground.decisions.closure_views.stands_alarm_for
+incidents.control_room_panels (at render) 4: safeground.alerts.views.control_room_panel_for
+incidents.control_room_panels (at render) 5: safeground.alerts.views.control_room_alarm_for
 incidents.incident_dealt_with (after commit) 1: safeground.supporters.services.reporters_tell_dealt_with
 incidents.steward_banners (at render) 1: safeground.decisions.views.steward_banner_for
 incidents.steward_panels (at render) 1: safeground.deployment.views.steward_panel_for

@@ -24,6 +24,7 @@ from safeground.incidents.services import Place, log_entry_append, log_entry_ass
 from safeground.matches.models import Fixture, PlanVersion
 from safeground.matches.selectors import plan_current
 from safeground.matches.services import fixture_share, plan_generate, plan_sign
+from safeground.venues.models import Stand
 from tests import factories
 
 # A well-formed scan: refused to every user all the same (only device keys may scan).
@@ -52,6 +53,10 @@ def only(anonymous: int, allowed: list[str], yes: int, no: int) -> dict[str, int
 
 def cup_tie() -> Fixture:
     return Fixture.objects.get(away_club__name=factories.AWAY_CLUB)
+
+
+def a_stand() -> Stand:
+    return Stand.objects.get(ground=cup_tie().ground, code="S")
 
 
 def league_match() -> Fixture:
@@ -1276,6 +1281,22 @@ TABLE: dict[str, list[Row]] = {
             only(302, RADIO_SWITCHERS, 405, 403),
         )
     ],
+    # Closing a stand: its page, the page's live part, the control room's panel and alarm (the
+    # control room's people see them; only a commander closes: tests/test_stand_evacuation.py).
+    **{
+        name: [
+            (
+                lambda name=name, stand=stand: reverse(name, args=[cup_tie().pk, *stand()]),
+                expect(302, 200, **DECISION_READERS),
+            )
+        ]
+        for name, stand in (
+            ("decisions_stand_evacuation", lambda: [a_stand().pk]),
+            ("decisions_stand_evacuation_live", lambda: [a_stand().pk]),
+            ("decisions_stands_panel", lambda: []),
+            ("decisions_stands_alarm", lambda: []),
+        )
+    },
     # The steward's phone: the radio-down banner.
     "decisions_steward_banner": [
         (

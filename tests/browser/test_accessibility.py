@@ -70,6 +70,7 @@ def _pages() -> list[Visit]:
     ground = f"/grounds/{cup.ground.code}"
     rerun_load()  # a match on today: the seat page offers its form
     east = cup.ground.blocks.get(code="E-L1")
+    west = cup.ground.stands.get(code="W")
     supporter = report_receive(fixture=cup, sender=Sender("web", "axe-device-token-abcdefgh"),
                                block=east, row="A", seat="1", category="abuse-racist",
                                text="Chanting", contact="by text")  # fmt: skip
@@ -112,6 +113,7 @@ def _pages() -> list[Visit]:
         Visit("decision log", "loggist", f"/fixtures/{cup.pk}/decisions/"),
         Visit("decision log (police)", "police", f"/fixtures/{cup.pk}/decisions/"),
         Visit("decision amend", "loggist", f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"),
+        Visit("stand evacuation", "safety", f"/fixtures/{cup.pk}/stands/{west.pk}/evacuation/"),
         Visit("season report", "safety", f"{ground}/season/"),
         Visit("devices", "safety", "/account/devices/"),
         Visit("scanner (not paired)", "", "/entry/scanner/"),

@@ -207,6 +207,29 @@ def test_radio_status(day, client_for, sent) -> None:
     assert day.cast["steward"].pk in event.audience.user_ids
 
 
+def test_stand_closure(day, client_for, sent) -> None:
+    from safeground.venues.models import Stand
+
+    post_steward(day, client_for)  # in the away section of the cup: the South Stand's blocks
+    south = Stand.objects.get(ground=day.ground, code="S")
+    with sent() as events:
+        response = client_for("safety").post(
+            f"/fixtures/{day.cup_tie.pk}/stands/{south.pk}/evacuation/",
+            {"reason": "Crush at the front of S-L2"},
+        )
+    assert response.status_code == 302
+    data = only(events, catalogue.STAND_CLOSURE)
+    assert data["stand"] == "S" and data["closed"] is True and data["broadcast"]
+    assert data["reason"] == "Crush at the front of S-L2"
+    only(events, catalogue.DECISION)
+    only(events, catalogue.BROADCAST)
+    event = next(e for e in events if e.type == catalogue.STAND_CLOSURE)
+    # The control room's, not a steward's phone (the stewards hear it by the broadcast).
+    assert not event.audience.admits(
+        Viewer(1, frozenset(), frozenset({"steward"}), True, frozenset({1}))
+    )
+
+
 def test_alert_overdue(day, client_for, sent, settings) -> None:
     from django.utils import timezone
 
@@ -385,6 +408,7 @@ TESTED = {
     catalogue.CHECK_RESULT: test_check_result,
     catalogue.DECISION: test_decision,
     catalogue.RADIO_STATUS: test_radio_status,
+    catalogue.STAND_CLOSURE: test_stand_closure,
     catalogue.ALERT_OVERDUE: test_alert_overdue,
     catalogue.SUPPORTERS_ITEM: test_supporters_item,
     catalogue.ENTRY_GATES: test_entry_gates,

@@ -446,6 +446,12 @@ def can_make_decisions(user: Any, fixture: Fixture) -> bool:
     return bool(plan_sign_roles(user, fixture))
 
 
+def can_close_stand(user: Any, fixture: Fixture) -> bool:
+    """Close a stand and evacuate it, or reopen it once all clear: a commander's decision (the
+    safety officer or the police commander), logged as one."""
+    return can_make_decisions(user, fixture)
+
+
 def can_switch_radio(user: Any, fixture: Fixture) -> bool:
     return bool(roles_at(user, fixture.ground.organisation_id) & BROADCASTERS)
 

@@ -13,6 +13,7 @@ from django.db import models
 from safeground.append_only import AppendOnlyModel
 from safeground.incidents.models import Broadcast, LogEntry
 from safeground.matches.models import Fixture
+from safeground.venues.models import Stand
 
 from .parts import part
 
@@ -84,6 +85,26 @@ class RadioSwitch(AppendOnlyModel):
         Broadcast, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     instructions = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["fixture", "at", "pk"]
+
+
+class StandClosure(AppendOnlyModel):
+    """A stand closed and evacuated by a commander, or reopened once all clear: each a logged
+    decision, with the broadcast that told the stewards posted at its blocks. A stand's latest
+    closure row says whether it is closed now (decisions/closures.py)."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="stand_closures")
+    stand = models.ForeignKey(Stand, on_delete=models.PROTECT, related_name="+")
+    closed = models.BooleanField()  # False: reopened, all clear
+    at = models.DateTimeField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField()
+    decision = models.OneToOneField(Decision, on_delete=models.PROTECT, related_name="+")
+    broadcast = models.ForeignKey(
+        Broadcast, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
 
     class Meta:
         ordering = ["fixture", "at", "pk"]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import closure_views, views
 
 urlpatterns = [
     path("fixtures/<int:fixture_id>/decisions/", views.decision_log_page, name="decisions"),
@@ -26,5 +26,26 @@ urlpatterns = [
         "fixtures/<int:fixture_id>/steward/radio/",
         views.steward_radio_banner,
         name="decisions_steward_banner",
+    ),
+    # Closing a stand and evacuating it (issue 41).
+    path(
+        "fixtures/<int:fixture_id>/stands/<int:stand_id>/evacuation/",
+        closure_views.stand_evacuation,
+        name="decisions_stand_evacuation",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/stands/<int:stand_id>/evacuation/live/",
+        closure_views.stand_evacuation_live,
+        name="decisions_stand_evacuation_live",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/stands/panel/",
+        closure_views.stands_panel,
+        name="decisions_stands_panel",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/stands/alarm/",
+        closure_views.stands_alarm,
+        name="decisions_stands_alarm",
     ),
 ]

@@ -1,6 +1,8 @@
 """Broadcasts: an urgent message to the match's stewards (a chained record in the log), and
 their devices' acknowledgements."""
 
+from collections.abc import Collection
+
 from django.db import transaction
 from django.utils.translation import gettext as _
 
@@ -19,9 +21,16 @@ from .services import LogEntryConflict, LogEntryError, LogEntryNotFound, log_rec
 
 @transaction.atomic
 def broadcast_send(
-    *, fixture: Fixture, sent_by: User, script: str, text: str = "", zone: str = ""
+    *,
+    fixture: Fixture,
+    sent_by: User,
+    script: str,
+    text: str = "",
+    zone: str = "",
+    recipient_ids: Collection[int] | None = None,
 ) -> Broadcast:
-    """An urgent message to every steward of the match, or to those posted in one zone."""
+    """An urgent message to every steward of the match, or to those posted in one zone, or to
+    the stewards given (a closed stand's, whose blocks no one zone may cover)."""
     if script not in Broadcast.Script.values:
         raise LogEntryError("script", one_of(Broadcast.Script.values))
     text = text.strip() or Broadcast.Script(script).label
@@ -36,7 +45,9 @@ def broadcast_send(
                 _("no zone '%(zone)s' at %(ground)s")
                 % {"zone": zone, "ground": fixture.ground.name},
             )
-    recipients = broadcast_recipients(fixture, target)
+    recipients = (
+        broadcast_recipients(fixture, target) if recipient_ids is None else set(recipient_ids)
+    )
     if not recipients:
         said = (
             _("no steward is posted in %(zone)s yet") % {"zone": target.name}

@@ -271,6 +271,23 @@ class RadioStatusEvent(_Data):
     instructions: str
 
 
+STAND_CLOSURE = "stand.closure"
+
+
+class StandClosureEvent(_Data):
+    """A commander closed a stand and ordered it evacuated, or reopened it (all clear): logged
+    as decision `seq`, its stewards told by broadcast `broadcast` (None: nobody was posted)."""
+
+    stand: str  # its code
+    name: str
+    closed: bool
+    at: str
+    by: str
+    reason: str
+    seq: int
+    broadcast: int | None
+
+
 # --- push alerts to stewards' phones (published by alerts) ----------------------------------------
 
 ALERT_OVERDUE = "alert.overdue"
@@ -333,6 +350,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     CHECK_RESULT: CheckResultEvent,
     DECISION: DecisionEvent,
     RADIO_STATUS: RadioStatusEvent,
+    STAND_CLOSURE: StandClosureEvent,
     ALERT_OVERDUE: AlertOverdueEvent,
     SUPPORTERS_ITEM: SupportersItemEvent,
 }
