@@ -1,6 +1,6 @@
-"""Push alerts: phones subscribing, an alert for each broadcast, task and flashpoint warning,
-what the push services and the phones answer, and an urgent broadcast raised to the supervisors
-when it is not acknowledged in time."""
+"""Push alerts: phones subscribing, an alert for each broadcast, task, flashpoint warning and
+M/ETHANE report, what the push services and the phones answer, and an urgent broadcast raised
+to the supervisors when it is not acknowledged in time."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from django.utils.translation import gettext as _
 from safeground import clock
 from safeground.accounts.models import Role, User
 from safeground.accounts.permissions import role_holders
+from safeground.decisions.models import MethaneReport
+from safeground.decisions.parts import METHANE_PARTS
+from safeground.decisions.selectors import commanders
 from safeground.errors import SafegroundError
 from safeground.incidents.broadcasting import broadcast_ack
 from safeground.incidents.models import Broadcast, BroadcastAck, LogEntry
@@ -32,6 +35,8 @@ from . import push
 from .models import Alert, AlertRecipient, PushSubscription
 
 RECEIPT_SALT = "safeground.alerts.receipt"
+# The page a notification opens, where it is not the steward's.
+PAGES: dict[str, str] = {Alert.Kind.MAJOR_INCIDENT: "major_incident"}
 
 
 class AlertError(SafegroundError):
@@ -152,7 +157,7 @@ def _payloads(alert: Alert, title: str, body: str) -> Callable[[int], bytes]:
             "title": title[:200],
             "body": body[:500],
             "tag": f"{alert.kind}-{alert.broadcast_id or alert.entry_id or alert.pk}",
-            "url": reverse("steward_page", args=[alert.fixture_id]),
+            "url": reverse(PAGES.get(alert.kind, "steward_page"), args=[alert.fixture_id]),
             "receipt": reverse("api:alert_receipt"),
             "broadcast": alert.broadcast_id,
             "acknowledge": alert.kind == Alert.Kind.BROADCAST,
@@ -320,6 +325,30 @@ def alert_warning(warning: LogEntry) -> Alert | None:
         words=lambda: (_("Flashpoint warning"), warning.text),
         urgent=True,
         entry=warning,
+    )
+
+
+def alert_major_incident(report: MethaneReport) -> Alert:
+    """A major incident declared, or its M/ETHANE report corrected (decisions.hooks: after it
+    committed): to the commanders' phones and the loggists', whoever made it among them."""
+    fixture = report.fixture
+    loggists = role_holders(fixture.ground.organisation_id, Role.CONTROL_OPERATOR)
+    user_ids = {user.pk for user in commanders(fixture)} | {m.user_id for m in loggists}
+
+    def words() -> tuple[str, str]:
+        title = (
+            _("Major incident declared") if report.corrects_id is None else _("M/ETHANE corrected")
+        )
+        said = [(p.letter, getattr(report, p.key)) for p in METHANE_PARTS]
+        return title, " · ".join(f"{letter}: {text}" for letter, text in said if text)
+
+    return alert_send(
+        fixture=fixture,
+        kind=Alert.Kind.MAJOR_INCIDENT,
+        user_ids=user_ids,
+        words=words,
+        urgent=True,
+        entry=report.entry,
     )
 
 
