@@ -152,6 +152,20 @@ def test_parts_in_methane_order(cup, cast) -> None:
     assert report.home_only is False and report.corrects is None
 
 
+def test_the_model_and_the_form_follow_the_parts_table(cup) -> None:
+    from safeground.decisions.forms import MethaneForm
+    from safeground.decisions.parts import METHANE_MAX, METHANE_PARTS
+
+    form = MethaneForm(places=[])
+    assert list(form.fields) == [p.key for p in METHANE_PARTS]
+    for p in METHANE_PARTS:
+        column = MethaneReport._meta.get_field(p.key)
+        assert (column.verbose_name, column.max_length) == (p.label, METHANE_MAX)
+        assert column.blank is not p.required
+        assert form.fields[p.key].required is p.required
+        assert form.fields[p.key].label == f"{p.letter} · {p.label}"
+
+
 # --- the chain -----------------------------------------------------------------------------------
 
 

@@ -10,8 +10,9 @@ and the canonical form whose SHA-256 the log's entry carries (decisions.services
 tests/decisions/test_parts.py fails when any of them disagrees with it.
 
 The keys are in the hashed canonical form of every decision already logged: a key is never
-renamed nor removed (a new part is added at the end, and its absence hashed as before). This
-module imports nothing of the project: everything else reads it.
+renamed nor removed (a new part is added at the end, and its absence hashed as before). A major
+incident's M/ETHANE report has its table here too (METHANE_PARTS: the model's fields, the form,
+the page, the alert). This module imports nothing of the project: everything else reads it.
 """
 
 from __future__ import annotations

@@ -344,7 +344,7 @@ def methane_reports(fixture: Fixture) -> list[MethaneReport]:
     """Every report of the match's major incident, the latest first."""
     return list(
         MethaneReport.objects.filter(fixture=fixture)
-        .select_related("entry", "corrected_by__entry")
+        .select_related("entry", "corrects__entry", "corrected_by__entry")
         .order_by("-entry__seq")
     )
 
