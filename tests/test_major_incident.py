@@ -290,3 +290,60 @@ def test_nothing_is_pushed_for_a_refused_declaration(cup, cast, sent) -> None:
     with sent(), pytest.raises(DecisionError):
         declare(cup, cast, exact_location="")
     assert not Alert.objects.exists()
+
+
+# --- at once (PostgreSQL) ------------------------------------------------------------------------
+
+
+def at_once(*calls):
+    """Run the calls in threads released together; what each returned or raised."""
+    import threading
+
+    from django.db import connections
+
+    start = threading.Barrier(len(calls))
+    results: list[object] = [None] * len(calls)
+
+    def run(n: int) -> None:
+        try:
+            start.wait()
+            results[n] = calls[n]()
+        except Exception as exc:  # kept, and asserted on below
+            results[n] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_commanders_at_once_one_declares_the_other_is_told(match_day) -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrency tests run on PostgreSQL only (set DATABASE_URL)")
+    cup, cast = match_day.cup_tie, match_day.cast
+    results = at_once(lambda: declare(cup, cast, "safety"), lambda: declare(cup, cast, "police"))
+    (made,) = [r for r in results if isinstance(r, MethaneReport)]
+    (refused,) = [r for r in results if isinstance(r, DecisionError)]
+    assert refused.status == 409 and f"#{made.entry.seq}" in refused.message
+    assert MethaneReport.objects.count() == 1
+
+    # Two corrections of the same report at once: one is made, the other is told of it.
+    results = at_once(
+        *(
+            lambda who=who: methane_correct(
+                report=made, by=cast[who], parts={"hazards": f"Said by {who}"}, reason="x"
+            )
+            for who in ("safety", "police")
+        )
+    )
+    (corrected,) = [r for r in results if isinstance(r, MethaneReport)]
+    (refused,) = [r for r in results if isinstance(r, DecisionError)]
+    assert refused.status == 409 and f"#{corrected.entry.seq}" in refused.message
+    assert chain_verify(cup.pk)[1] is None
