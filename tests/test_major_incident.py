@@ -135,6 +135,19 @@ def test_a_second_declaration_is_refused_the_first_is_corrected(cup, cast) -> No
     assert f"#{first.entry.seq}" in refused.value.message
 
 
+def test_once_declared_the_declare_page_leads_to_the_report(
+    cup, cast, client_for, no_second_factor
+) -> None:
+    declare(cup, cast)
+    client = client_for("police")
+    response = client.get(reverse("major_incident_declare", args=[cup.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("major_incident", args=[cup.pk])
+    response = client.post(reverse("major_incident_declare", args=[cup.pk]), METHANE)
+    assert response.status_code == 409
+    assert "already declared" in str(response.context["form"].errors["major_incident"])
+
+
 def test_parts_in_methane_order(cup, cast) -> None:
     report = declare(cup, cast)
     keys = [key for key, _label, _text in report.parts()]

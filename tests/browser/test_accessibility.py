@@ -114,7 +114,6 @@ def _pages() -> list[Visit]:
         Visit("decision log (police)", "police", f"/fixtures/{cup.pk}/decisions/"),
         Visit("decision amend", "loggist", f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"),
         Visit("major incident", "police", f"/fixtures/{cup.pk}/major-incident/"),
-        Visit("declare major incident", "safety", f"/fixtures/{cup.pk}/major-incident/declare/"),
         Visit(
             "M/ETHANE correct",
             "safety",

@@ -322,6 +322,8 @@ def major_incident_declare(request: HttpRequest, fixture_id: int) -> HttpRespons
     fixture = fixture_for_major_incident(request.user, fixture_id)
     places = methane_places(fixture)
     if request.method != "POST":
+        if methane_latest(fixture) is not None:  # declared already: what is left is correcting
+            return redirect("major_incident", fixture.pk)
         return _methane_form_page(request, fixture, MethaneForm(places=places))
     form = MethaneForm(request.POST, places=places)
     status = 400
