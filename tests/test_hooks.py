@@ -19,6 +19,7 @@ bans.ban_in_force (in the transaction) 1: safeground.entry.flagging.ban_in_force
 bans.ban_revoked (in the transaction) 1: safeground.entry.services.flags_clear_revoked
 bans.flags_awaiting (at render) 1: safeground.entry.selectors.flags_awaiting
 bans.grounds_sources (at render) 1: safeground.casework.selectors.ban_grounds_sources
+decisions.methane_reported (after commit) 1: safeground.alerts.services.alert_major_incident
 entry.gate_warned (after commit) 1: safeground.decisions.gate_warnings.gate_warning_log
 entry.tickets_arrived (after commit) 1: safeground.exchange.check_runs.tickets_arrived
 incidents.broadcast_sent (after commit) 1: safeground.alerts.services.alert_broadcast

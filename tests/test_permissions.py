@@ -194,6 +194,19 @@ DECISION_READERS = {"steward": 403}
 DECISION_LOGGERS = ["safety", "loggist", "police"]
 RADIO_SWITCHERS = ["safety", "loggist"]
 A_DECISION = {"decision_maker": "police", "decision": "Hold the away end", "rationale": "Surge"}
+# Who declares a major incident and corrects its M/ETHANE report: the commanders.
+COMMANDERS = ["safety", "police"]
+
+
+def a_methane_report():  # type: ignore[no-untyped-def]
+    from safeground.decisions.selectors import methane_latest
+    from safeground.decisions.services import major_incident_declare
+
+    return methane_latest(cup_tie()) or major_incident_declare(
+        fixture=cup_tie(),
+        by=User.objects.get(username="safety"),
+        parts={"major_incident": "Yes", "exact_location": "Gate 4", "incident_type": "Crush"},
+    )
 
 
 def a_decision(review: bool = False):  # type: ignore[no-untyped-def]
@@ -1297,6 +1310,24 @@ TABLE: dict[str, list[Row]] = {
             ("decisions_stands_alarm", lambda: []),
         )
     },
+    "major_incident": [
+        (
+            lambda: reverse("major_incident", args=[cup_tie().pk]),
+            expect(302, 200, **DECISION_READERS),
+        )
+    ],
+    "major_incident_declare": [
+        (
+            lambda: reverse("major_incident_declare", args=[cup_tie().pk]),
+            only(302, COMMANDERS, 200, 403),
+        )
+    ],
+    "methane_correct": [
+        (
+            lambda: reverse("methane_correct", args=[cup_tie().pk, a_methane_report().pk]),
+            only(302, COMMANDERS, 200, 403),
+        )
+    ],
     # The steward's phone: the radio-down banner.
     "decisions_steward_banner": [
         (

@@ -65,6 +65,7 @@ def _pages() -> list[Visit]:
     ticket_flag = flag(make_ticket(cup, "FLAGGED-1", "S-L2", "away"), TicketFlag.Status.OPEN)
     plan_generate(fixture=cup, by=User.objects.get(username="safety"))
     decision = _decision_due_and_radio_down(cup, loggist)
+    methane = _major_incident(cup)
     person = Person.objects.order_by("pk").first()
     assert person is not None
     ground = f"/grounds/{cup.ground.code}"
@@ -114,6 +115,12 @@ def _pages() -> list[Visit]:
         Visit("decision log (police)", "police", f"/fixtures/{cup.pk}/decisions/"),
         Visit("decision amend", "loggist", f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"),
         Visit("stand evacuation", "safety", f"/fixtures/{cup.pk}/stands/{west.pk}/evacuation/"),
+        Visit("major incident", "police", f"/fixtures/{cup.pk}/major-incident/"),
+        Visit(
+            "M/ETHANE correct",
+            "safety",
+            f"/fixtures/{cup.pk}/major-incident/{methane.pk}/correct/",
+        ),
         Visit("season report", "safety", f"{ground}/season/"),
         Visit("devices", "safety", "/account/devices/"),
         Visit("scanner (not paired)", "", "/entry/scanner/"),
@@ -142,6 +149,25 @@ def _decision_due_and_radio_down(cup: Fixture, loggist: User):  # type: ignore[n
     )
     radio_down(fixture=cup, by=loggist, decision_maker=safety)
     return decision
+
+
+def _major_incident(cup: Fixture):  # type: ignore[no-untyped-def]
+    """A major incident declared and its report corrected once (the control room's banner, the
+    page's struck-through part)."""
+    from safeground.decisions.services import major_incident_declare, methane_correct
+
+    safety = User.objects.get(username="safety")
+    report = major_incident_declare(
+        fixture=cup,
+        by=safety,
+        parts={
+            "major_incident": "Yes: major incident declared",
+            "exact_location": "South stand, lower tier, S-L2",
+            "incident_type": "Crush at the front",
+            "casualties": "About 12",
+        },
+    )
+    return methane_correct(report=report, by=safety, parts={"casualties": "15"}, reason="Recount")
 
 
 def _serious(page: Page, name: str) -> list[str]:

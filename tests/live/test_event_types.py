@@ -230,6 +230,23 @@ def test_stand_closure(day, client_for, sent) -> None:
     )
 
 
+def test_major_incident(day, client_for, sent) -> None:
+    from django.urls import reverse
+
+    from safeground.decisions.models import MethaneReport
+
+    parts = {"major_incident": "Yes", "exact_location": "Gate 4", "incident_type": "Crush"}
+    with sent() as events:
+        response = client_for("police").post(
+            reverse("major_incident_declare", args=[day.cup_tie.pk]), parts
+        )
+    assert response.status_code == 302
+    report = MethaneReport.objects.get()
+    data = only(events, catalogue.MAJOR_INCIDENT)
+    assert (data["id"], data["seq"], data["action"]) == (report.pk, report.entry.seq, "declared")
+    assert data["made_by"] == str(day.cast["police"])
+
+
 def test_alert_overdue(day, client_for, sent, settings) -> None:
     from django.utils import timezone
 
@@ -409,6 +426,7 @@ TESTED = {
     catalogue.DECISION: test_decision,
     catalogue.RADIO_STATUS: test_radio_status,
     catalogue.STAND_CLOSURE: test_stand_closure,
+    catalogue.MAJOR_INCIDENT: test_major_incident,
     catalogue.ALERT_OVERDUE: test_alert_overdue,
     catalogue.SUPPORTERS_ITEM: test_supporters_item,
     catalogue.ENTRY_GATES: test_entry_gates,

@@ -456,6 +456,13 @@ def can_switch_radio(user: Any, fixture: Fixture) -> bool:
     return bool(roles_at(user, fixture.ground.organisation_id) & BROADCASTERS)
 
 
+def can_declare_major_incident(user: Any, fixture: Fixture) -> bool:
+    """JESIP: a commander declares a major incident and sends its M/ETHANE report, and corrects
+    it: the home club's safety officer or the policing force's commander, never the loggist on
+    their behalf (plan_sign_roles: the same two who sign the plan off)."""
+    return bool(plan_sign_roles(user, fixture))
+
+
 # Supporters' reports (the supporters app): the control room triages the queue (accept, merge,
 # dismiss, task a steward) and reads a contact a supporter chose to give; the safety officer
 # and the control room print the seats' QR sheets. The seat page and the text line are public.

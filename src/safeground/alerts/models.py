@@ -33,14 +33,16 @@ class PushSubscription(models.Model):
 
 
 class Alert(models.Model):
-    """A push to phones: a broadcast, a task given, a flashpoint warning in one's zone, or an
-    urgent broadcast raised to the supervisors because it is not acknowledged in time."""
+    """A push to phones: a broadcast, a task given, a flashpoint warning in one's zone, an
+    urgent broadcast raised to the supervisors because it is not acknowledged in time, or a
+    major incident's M/ETHANE report to the commanders."""
 
     class Kind(models.TextChoices):
         BROADCAST = "broadcast", _("Broadcast")
         TASK = "task", _("Task")
         WARNING = "warning", _("Flashpoint warning")
         OVERDUE = "overdue", _("Broadcast not acknowledged")
+        MAJOR_INCIDENT = "major_incident", _("Major incident (M/ETHANE)")  # to the commanders
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="alerts")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -1,6 +1,6 @@
-"""Push alerts: phones subscribing, an alert for each broadcast, task and flashpoint warning,
-what the push services and the phones answer, and an urgent broadcast raised to the supervisors
-when it is not acknowledged in time."""
+"""Push alerts: phones subscribing, an alert for each broadcast, task, flashpoint warning and
+M/ETHANE report, what the push services and the phones answer, and an urgent broadcast raised
+to the supervisors when it is not acknowledged in time."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from safeground import clock
 from safeground.accounts.models import Role, User
 from safeground.accounts.permissions import role_holders
 from safeground.decisions.gate_warnings import gate_warning_text
+from safeground.decisions.models import MethaneReport
+from safeground.decisions.parts import METHANE_PARTS
+from safeground.decisions.selectors import commanders
 from safeground.entry.selectors import gate_warnings_started
 from safeground.errors import SafegroundError
 from safeground.incidents.broadcasting import broadcast_ack
@@ -35,6 +38,8 @@ from . import push
 from .models import Alert, AlertRecipient, PushSubscription
 
 RECEIPT_SALT = "safeground.alerts.receipt"
+# The page a notification opens, where it is not the steward's.
+PAGES: dict[str, str] = {Alert.Kind.MAJOR_INCIDENT: "major_incident"}
 
 
 class AlertError(SafegroundError):
@@ -155,7 +160,7 @@ def _payloads(alert: Alert, title: str, body: str) -> Callable[[int], bytes]:
             "title": title[:200],
             "body": body[:500],
             "tag": f"{alert.kind}-{alert.broadcast_id or alert.entry_id or alert.pk}",
-            "url": reverse("steward_page", args=[alert.fixture_id]),
+            "url": reverse(PAGES.get(alert.kind, "steward_page"), args=[alert.fixture_id]),
             "receipt": reverse("api:alert_receipt"),
             "broadcast": alert.broadcast_id,
             "acknowledge": alert.kind == Alert.Kind.BROADCAST,
@@ -345,6 +350,30 @@ def _gate_warning_words(warning: LogEntry) -> Words:
         return _("Gate warning"), gate_warning_text(told) if told else warning.text
 
     return words
+
+
+def alert_major_incident(report: MethaneReport) -> Alert:
+    """A major incident declared, or its M/ETHANE report corrected (decisions.hooks: after it
+    committed): to the commanders' phones and the loggists', whoever made it among them."""
+    fixture = report.fixture
+    loggists = role_holders(fixture.ground.organisation_id, Role.CONTROL_OPERATOR)
+    user_ids = {user.pk for user in commanders(fixture)} | {m.user_id for m in loggists}
+
+    def words() -> tuple[str, str]:
+        title = (
+            _("Major incident declared") if report.corrects_id is None else _("M/ETHANE corrected")
+        )
+        said = [(p.letter, getattr(report, p.key)) for p in METHANE_PARTS]
+        return title, " · ".join(f"{letter}: {text}" for letter, text in said if text)
+
+    return alert_send(
+        fixture=fixture,
+        kind=Alert.Kind.MAJOR_INCIDENT,
+        user_ids=user_ids,
+        words=words,
+        urgent=True,
+        entry=report.entry,
+    )
 
 
 # --- what the phones say ------------------------------------------------------------------------

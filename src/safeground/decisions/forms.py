@@ -1,4 +1,5 @@
-"""The decision log's forms: a decision (or its amendment), a review, the radio switch."""
+"""The decision log's forms: a decision (or its amendment), a review, the radio switch, a major
+incident's M/ETHANE report (or its correction)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from safeground.matches.models import Fixture
 
-from .parts import KEYS, PARTS
+from .parts import KEYS, METHANE_KEYS, METHANE_MAX, METHANE_PARTS, PARTS
 from .selectors import commanders
 from .services import DecisionParts
 
@@ -138,3 +139,37 @@ class RadioForm(PlainForm):
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = User.objects.filter(pk__in=[u.pk for u in commanders(fixture)])
         field.empty_label = None  # a commander is always named: no blank choice to pick by mistake
+
+
+class MethaneForm(PlainForm):
+    """The seven parts of M/ETHANE, one line each, in order; the first said for the commander
+    (declaring it is why the form is open), the exact location offered from the ground's places."""
+
+    def __init__(self, *args: Any, places: list[str], **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "methane-%s")
+        super().__init__(*args, **kwargs)
+        for p in METHANE_PARTS:
+            attrs = {"class": "methane-input", "autocomplete": "off"}
+            if p.key == "exact_location" and places:
+                attrs["list"] = "methane-places"
+            self.fields[p.key] = forms.CharField(
+                label=f"{p.letter} · {p.label}",
+                help_text=p.help,
+                required=p.required,
+                max_length=METHANE_MAX,
+                widget=forms.TextInput(attrs=attrs),
+            )
+        self.fields["major_incident"].initial = _("Yes: major incident declared")
+        self.places = places
+        self.order_fields([*METHANE_KEYS, "reason"])
+
+    def parts(self) -> dict[str, str]:
+        return {key: self.cleaned_data[key] for key in METHANE_KEYS}
+
+
+class MethaneCorrectForm(MethaneForm):
+    reason = forms.CharField(
+        label=_("Why it is corrected"),
+        max_length=METHANE_MAX,
+        widget=forms.TextInput(attrs={"class": "methane-input"}),
+    )

@@ -4,7 +4,8 @@ Each decision and each review is a chained record in the match's one log
 (`incidents.models.LogEntry`, kind `decision` / `decision_review`): the row here holds the
 decision's parts for reading and printing, and its entry carries their SHA-256, so the log's
 chain and signed checkpoints anchor every word (docs/adr/0014-decision-log.md). Nothing here is
-edited: an amendment is a new decision that strikes the old one through.
+edited: an amendment is a new decision that strikes the old one through. A major incident's
+M/ETHANE report is chained the same way, and corrected the same way.
 """
 
 from django.conf import settings
@@ -15,7 +16,7 @@ from safeground.incidents.models import Broadcast, LogEntry
 from safeground.matches.models import Fixture
 from safeground.venues.models import Stand
 
-from .parts import part
+from .parts import METHANE_MAX, METHANE_PARTS, part
 
 
 class Decision(AppendOnlyModel):
@@ -108,3 +109,47 @@ class StandClosure(AppendOnlyModel):
 
     class Meta:
         ordering = ["fixture", "at", "pk"]
+
+
+def _methane(key: str) -> models.CharField[str, str]:
+    (found,) = [p for p in METHANE_PARTS if p.key == key]
+    return models.CharField(found.label, max_length=METHANE_MAX, blank=not found.required)
+
+
+class MethaneReport(AppendOnlyModel):
+    """A major incident declared by a commander, and its M/ETHANE report (JESIP: Major incident
+    declared, Exact location, Type, Hazards, Access, Number of casualties, Emergency services).
+    A correction is a new report, with every part, that strikes the earlier one through."""
+
+    fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="methane_reports")
+    entry = models.OneToOneField(LogEntry, on_delete=models.PROTECT, related_name="methane")
+    major_incident = _methane("major_incident")
+    exact_location = _methane("exact_location")
+    incident_type = _methane("incident_type")
+    hazards = _methane("hazards")
+    access = _methane("access")
+    casualties = _methane("casualties")
+    emergency_services = _methane("emergency_services")
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    made_by_name = models.CharField(max_length=150)  # as they were named then
+    made_by_role = models.CharField(max_length=30)  # safety_officer | police_commander
+    made_at = models.DateTimeField()
+    corrects = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrected_by"
+    )
+    correction_reason = models.CharField(max_length=METHANE_MAX, blank=True)
+    home_only = models.BooleanField(default=False)  # every partner working the match reads it
+    sha256 = models.CharField(max_length=64)  # of its canonical form (decisions.services)
+
+    class Meta:
+        ordering = ["fixture", "made_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"M/ETHANE #{self.entry.seq}: {self.exact_location[:60]}"
+
+    def parts(self) -> list[tuple[str, str, str]]:
+        """(key, label, text) of its seven parts, in M, E, T, H, A, N, E order; the label in the
+        active language."""
+        return [(p.key, str(p.label), getattr(self, p.key)) for p in METHANE_PARTS]

@@ -10,8 +10,9 @@ and the canonical form whose SHA-256 the log's entry carries (decisions.services
 tests/decisions/test_parts.py fails when any of them disagrees with it.
 
 The keys are in the hashed canonical form of every decision already logged: a key is never
-renamed nor removed (a new part is added at the end, and its absence hashed as before). This
-module imports nothing of the project: everything else reads it.
+renamed nor removed (a new part is added at the end, and its absence hashed as before). A major
+incident's M/ETHANE report has its table here too (METHANE_PARTS: the model's fields, the form,
+the page, the alert). This module imports nothing of the project: everything else reads it.
 """
 
 from __future__ import annotations
@@ -58,3 +59,38 @@ def english(words: StrPromise | str) -> str:
     asker's language)."""
     with override(None):
         return str(words)
+
+
+# --- an M/ETHANE report (JESIP's first message of a major incident) -----------------------------
+
+
+@dataclass(frozen=True)
+class MethanePart:
+    key: str
+    letter: str  # its letter in M/ETHANE
+    label: StrPromise
+    help: StrPromise
+    required: bool = False
+
+
+# In M, E, T, H, A, N, E order. Each short: a line on a tablet, filled fast, "unknown" an
+# answer; the three a declaration cannot go without are required, the rest come as known.
+METHANE_PARTS: tuple[MethanePart, ...] = (
+    MethanePart(
+        "major_incident", "M", _("Major incident declared"), _("yes, declared; or standby"), True
+    ),
+    MethanePart(
+        "exact_location", "E", _("Exact location"), _("stand, gate or block, and where"), True
+    ),
+    MethanePart(
+        "incident_type", "T", _("Type of incident"), _("crush, fire, structure, disorder…"), True
+    ),
+    MethanePart("hazards", "H", _("Hazards"), _("present and suspected")),
+    MethanePart("access", "A", _("Access"), _("routes in and out; the rendezvous point")),
+    MethanePart(
+        "casualties", "N", _("Number of casualties"), _("a number, or unknown; how badly hurt")
+    ),
+    MethanePart("emergency_services", "E", _("Emergency services"), _("present, and required")),
+)
+METHANE_KEYS: tuple[str, ...] = tuple(p.key for p in METHANE_PARTS)
+METHANE_MAX = 200  # characters: a line on a tablet

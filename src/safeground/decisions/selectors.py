@@ -1,5 +1,6 @@
 """Reads of the decision log: who may see which decision (the log's rule), the log as it stands
-(struck-through amendments, reviews), reminders due, the radio's state and its periods."""
+(struck-through amendments, reviews), reminders due, the radio's state and its periods; a major
+incident's M/ETHANE report as it stands and its corrections."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from safeground.accounts.permissions import (
+    can_declare_major_incident,
     can_log_decisions,
     can_read_decisions,
     can_switch_radio,
@@ -24,8 +26,8 @@ from safeground.incidents.selectors import entries_seen_by
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for, plan_current
 
-from .models import Decision, DecisionReview, RadioSwitch
-from .parts import KEYS, PARTS
+from .models import Decision, DecisionReview, MethaneReport, RadioSwitch
+from .parts import KEYS, METHANE_PARTS, PARTS
 
 # When the match plan has no fallback written: the Green Guide's back-up to the radio (the
 # control point's landline to each post since Taylor, loudhailers when the speakers fail).
@@ -309,3 +311,110 @@ def decisions_citing(user: Any, fixture: Fixture, seqs: set[int]) -> list[dict[s
                 }
             )
     return found
+
+
+# --- a major incident's M/ETHANE report --------------------------------------------------------
+
+
+def fixture_for_major_incident(user: Any, fixture_id: int) -> Fixture:
+    """A match where the user may declare a major incident, or correct its report."""
+    fixture = fixture_for(user, fixture_id)
+    require(can_declare_major_incident(user, fixture))
+    return fixture
+
+
+def methane_latest(fixture: Fixture) -> MethaneReport | None:
+    """The M/ETHANE report as it stands (None: no major incident declared at this match)."""
+    return (
+        MethaneReport.objects.filter(fixture=fixture, corrected_by__isnull=True)
+        .select_related("entry")
+        .first()
+    )
+
+
+def methane_report(fixture: Fixture, report_id: int) -> MethaneReport:
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(
+        MethaneReport.objects.select_related("entry", "fixture"), pk=report_id, fixture=fixture
+    )
+
+
+def methane_reports(fixture: Fixture) -> list[MethaneReport]:
+    """Every report of the match's major incident, the latest first."""
+    return list(
+        MethaneReport.objects.filter(fixture=fixture)
+        .select_related("entry", "corrects__entry", "corrected_by__entry")
+        .order_by("-entry__seq")
+    )
+
+
+@dataclass
+class MethaneLine:
+    """One part of a report as the page shows it."""
+
+    key: str
+    letter: str
+    label: Any
+    text: str
+    struck: bool = False  # a later correction changed it
+    # (what it said before, the correction that changed it), the latest first
+    was: list[tuple[str, MethaneReport]] = field(default_factory=list)
+
+
+@dataclass
+class MethaneRow:
+    report: MethaneReport
+    lines: list[MethaneLine]
+
+    @property
+    def seq(self) -> int:
+        return self.report.entry.seq
+
+    @property
+    def struck_by(self) -> MethaneReport | None:
+        return getattr(self.report, "corrected_by", None)
+
+
+def methane_history(fixture: Fixture) -> list[MethaneRow]:
+    """The major incident's reports, the latest first: each part struck through where a later
+    correction changed it; the latest's parts with what each said before."""
+    reports = methane_reports(fixture)
+    rows = []
+    for report in reports:
+        later = getattr(report, "corrected_by", None)
+        rows.append(
+            MethaneRow(
+                report,
+                [
+                    MethaneLine(
+                        p.key,
+                        p.letter,
+                        p.label,
+                        getattr(report, p.key),
+                        struck=later is not None
+                        and getattr(later, p.key) != getattr(report, p.key),
+                    )
+                    for p in METHANE_PARTS
+                ],
+            )
+        )
+    if rows:
+        for older, newer in zip(reports[1:], reports, strict=False):
+            for line in rows[0].lines:
+                if getattr(older, line.key) != getattr(newer, line.key):
+                    line.was.append((getattr(older, line.key), newer))
+    return rows
+
+
+def methane_places(fixture: Fixture) -> list[str]:
+    """The ground's stands, gates and blocks, as suggestions for the exact location."""
+    ground = fixture.ground
+    return [
+        *(str(stand) for stand in ground.stands.all()),
+        *(str(gate) for gate in ground.gates.all()),
+        *(
+            block.code if str(block) == block.code else f"{block}, {block.code}"
+            for block in ground.blocks.all()
+        ),
+    ]

@@ -1,11 +1,13 @@
 """Writes of the decision log: a decision recorded, amended, reviewed; the radio switched down and
-back up. Each is one transaction that appends to the match's one chained log
-(`incidents.services.log_record_append`) and goes out live on commit."""
+back up; a major incident declared and its M/ETHANE report corrected. Each is one transaction
+that appends to the match's one chained log (`incidents.services.log_record_append`) and goes out
+live on commit."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,6 +20,7 @@ from django.utils.translation import gettext as _
 from safeground import clock
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
+    can_declare_major_incident,
     can_log_decisions,
     can_make_decisions,
     can_switch_radio,
@@ -25,17 +28,25 @@ from safeground.accounts.permissions import (
 )
 from safeground.errors import Forbidden, SafegroundError, too_long
 from safeground.incidents.broadcasting import broadcast_send
+from safeground.incidents.chain_lock import log_chain_lock
 from safeground.incidents.models import LogEntry
 from safeground.incidents.selectors import RECORD_KINDS, current_posts
 from safeground.incidents.services import LogEntryError, log_record_append
-from safeground.live.catalogue import DECISION, RADIO_STATUS
+from safeground.live.catalogue import DECISION, MAJOR_INCIDENT, RADIO_STATUS
 from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.matches.services import fixture_kickoff_delay
 
-from .models import Decision, DecisionReview, RadioSwitch
-from .parts import KEYS, REQUIRED
-from .selectors import decision_current, fallback_instructions, radio_is_down, review_due_at
+from . import hooks
+from .models import Decision, DecisionReview, MethaneReport, RadioSwitch
+from .parts import KEYS, METHANE_MAX, METHANE_PARTS, REQUIRED
+from .selectors import (
+    decision_current,
+    fallback_instructions,
+    methane_latest,
+    radio_is_down,
+    review_due_at,
+)
 
 # JESIP: a decision is logged as it is made; one logged later than this says why (retrospective).
 RETROSPECTIVE_AFTER = timedelta(minutes=5)
@@ -479,3 +490,143 @@ def radio_restore(
         fixture=fixture, by=by, decision_maker=decision_maker, down=False, note=note,
         decided_at=decided_at, retrospective_reason=retrospective_reason,
     )  # fmt: skip
+
+
+# --- a major incident declared: its M/ETHANE report ------------------------------------------
+
+
+def methane_fields(report: MethaneReport) -> dict[str, Any]:
+    """The canonical fields of an M/ETHANE report (what its entry's SHA-256 is computed over)."""
+    return {
+        **{p.key: getattr(report, p.key) for p in METHANE_PARTS},
+        "made_by": report.made_by_id,
+        "made_by_name": report.made_by_name,
+        "made_by_role": report.made_by_role,
+        "made_at": _time(report.made_at),
+        "corrects": report.corrects.entry.seq if report.corrects else None,
+        "correction_reason": report.correction_reason,
+        "home_only": report.home_only,
+    }
+
+
+def _methane_texts(parts: Mapping[str, str], base: MethaneReport | None) -> dict[str, str]:
+    """Every part's text: as given, else as the report corrected said it."""
+    unknown = sorted(set(parts) - {p.key for p in METHANE_PARTS})
+    if unknown:
+        raise DecisionError(unknown[0], _("no such part of an M/ETHANE report"))
+    texts = {}
+    for p in METHANE_PARTS:
+        given = parts.get(p.key)
+        text = getattr(base, p.key) if given is None and base else str(given or "").strip()
+        if p.required and not text:
+            raise DecisionError(p.key, _("must not be empty"))
+        if len(text) > METHANE_MAX:
+            raise DecisionError(p.key, too_long(len(text), METHANE_MAX))
+        texts[p.key] = text
+    return texts
+
+
+def _may_declare(by: User, fixture: Fixture) -> None:
+    if not can_declare_major_incident(by, fixture):
+        raise Forbidden(
+            "by", _("only the safety officer or the police commander declares a major incident")
+        )
+
+
+def _methane_write(
+    *,
+    fixture: Fixture,
+    by: User,
+    texts: dict[str, str],
+    corrects: MethaneReport | None = None,
+    reason: str = "",
+) -> MethaneReport:
+    report = MethaneReport(
+        fixture=fixture,
+        **texts,
+        made_by=by,
+        made_by_name=str(by),
+        made_by_role=sorted(plan_sign_roles(by, fixture))[0],
+        made_at=timezone.now(),
+        corrects=corrects,
+        correction_reason=reason,
+    )
+    report.sha256 = digest(methane_fields(report))
+    said = "; ".join(f"{p.letter}: {texts[p.key]}" for p in METHANE_PARTS if texts[p.key])
+    corrected = f"; corrects #{corrects.entry.seq}" if corrects else ""
+    entry = log_record_append(
+        fixture=fixture,
+        author=by,
+        kind=LogEntry.Kind.MAJOR_INCIDENT,
+        observed_at=report.made_at,
+        text=f"M/ETHANE {said}",
+        note=f"M/ETHANE sha256 {report.sha256} by {report.made_by_name}{corrected}",
+    )
+    report.entry = entry
+    report.save()
+    publish(
+        fixture_id=fixture.pk,
+        type=MAJOR_INCIDENT,
+        data={
+            "id": report.pk,
+            "seq": entry.seq,
+            "action": "corrected" if corrects else "declared",
+            "corrects": report.corrects_id,
+            "made_by": report.made_by_name,
+            "made_at": clock.iso(report.made_at),
+        },
+        # Everyone working the match: the control room, the police, the away club.
+        audience=Audience(),
+        chain_seq=entry.seq,
+    )
+    hooks.methane_reported(report)
+    return report
+
+
+@transaction.atomic
+def major_incident_declare(
+    *, fixture: Fixture, by: User, parts: Mapping[str, str]
+) -> MethaneReport:
+    """A commander declares a major incident from the control room: the first message is its
+    M/ETHANE report, chained in the match's log, live to every partner working the match, and
+    pushed to the commanders (hooks.methane_reported). Once per match: after that, corrected."""
+    _may_declare(by, fixture)
+    log_chain_lock(fixture)  # two commanders declaring at once: one declares, one is told
+    standing = methane_latest(fixture)
+    if standing is not None:
+        raise DecisionConflict(
+            "major_incident",
+            _("a major incident is already declared (#%(seq)s): correct its M/ETHANE report")
+            % {"seq": standing.entry.seq},
+        )
+    texts = _methane_texts(parts, None)
+    return _methane_write(fixture=fixture, by=by, texts=texts)
+
+
+@transaction.atomic
+def methane_correct(
+    *, report: MethaneReport, by: User, parts: Mapping[str, str], reason: str
+) -> MethaneReport:
+    """A correction: a new report with the parts given changed (the others as they were), that
+    strikes the earlier one through, as a decision's amendment does. Only the report as it
+    stands is corrected."""
+    _may_declare(by, report.fixture)
+    reason = reason.strip()
+    if not reason:
+        raise DecisionError("reason", _("say why the report is corrected"))
+    if len(reason) > METHANE_MAX:
+        raise DecisionError("reason", too_long(len(reason), METHANE_MAX))
+    log_chain_lock(report.fixture)  # two corrections at once: the second is told of the first
+    latest = methane_latest(report.fixture)
+    if latest is not None and latest.pk != report.pk:
+        raise DecisionConflict(
+            "report",
+            _("#%(report)s is already corrected by #%(correction)s: correct that")
+            % {"report": report.entry.seq, "correction": latest.entry.seq},
+        )
+    texts = _methane_texts(parts, report)
+    if all(texts[p.key] == getattr(report, p.key) for p in METHANE_PARTS):
+        raise DecisionError("report", _("nothing is changed: correct at least one part"))
+    return _methane_write(
+        fixture=report.fixture, by=by, texts=texts, corrects=report, reason=reason
+    )

@@ -21,6 +21,21 @@ urlpatterns = [
         name="decisions_banner",
     ),
     path("fixtures/<int:fixture_id>/radio/", views.radio_switch, name="decisions_radio"),
+    path(
+        "fixtures/<int:fixture_id>/major-incident/",
+        views.major_incident_page,
+        name="major_incident",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/major-incident/declare/",
+        views.major_incident_declare,
+        name="major_incident_declare",
+    ),
+    path(
+        "fixtures/<int:fixture_id>/major-incident/<int:report_id>/correct/",
+        views.methane_correct,
+        name="methane_correct",
+    ),
     # Under the steward page's folder: the phone's radio-down banner.
     path(
         "fixtures/<int:fixture_id>/steward/radio/",

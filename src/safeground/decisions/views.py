@@ -1,6 +1,7 @@
 """Decision log pages: the log (record, amend, review), its PDF, the control room's banner (the
-radio switch, reviews due) and the steward's radio-down banner (htmx fragments in the log's
-pages, incidents/panels.py)."""
+radio switch, reviews due, a major incident declared) and the steward's radio-down banner (htmx
+fragments in the log's pages, incidents/panels.py); a major incident declared and its M/ETHANE
+report's page."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from safeground.accounts.models import User
 from safeground.accounts.permissions import (
+    can_declare_major_incident,
     can_log_decisions,
     can_open_steward_page,
     can_read_decisions,
@@ -24,19 +26,24 @@ from safeground.accounts.permissions import (
 from safeground.clock import hhmm
 from safeground.errors import SafegroundError
 from safeground.incidents.panels import Panel
-from safeground.live.catalogue import DECISION, RADIO_STATUS
+from safeground.live.catalogue import DECISION, MAJOR_INCIDENT, RADIO_STATUS
 from safeground.matches.models import Fixture
 from safeground.matches.selectors import fixture_for
 
 from . import services
-from .forms import AmendForm, DecisionForm, RadioForm, ReviewForm
+from .forms import AmendForm, DecisionForm, MethaneCorrectForm, MethaneForm, RadioForm, ReviewForm
 from .parts import KEYS
 from .selectors import (
     decision_log,
     decision_seen_by,
     fixture_for_decisions,
     fixture_for_logging_decisions,
+    fixture_for_major_incident,
     fixture_for_radio,
+    methane_history,
+    methane_latest,
+    methane_places,
+    methane_report,
     radio_down_since,
     radio_latest_switch,
     reviews_due,
@@ -46,7 +53,9 @@ from .selectors import (
 def control_room_banner_for(user: Any, fixture: Fixture) -> Panel | None:
     if not can_read_decisions(user, fixture):
         return None
-    return Panel(reverse("decisions_banner", args=[fixture.pk]), (DECISION, RADIO_STATUS))
+    return Panel(
+        reverse("decisions_banner", args=[fixture.pk]), (DECISION, RADIO_STATUS, MAJOR_INCIDENT)
+    )
 
 
 def steward_banner_for(user: Any, fixture: Fixture) -> Panel | None:
@@ -230,6 +239,8 @@ def _banner(request: HttpRequest, fixture: Fixture, form: Any = None) -> HttpRes
             "radio_down": latest if latest is not None and latest.down else None,
             "may_switch": may_switch,
             "radio_form": form,
+            "major_incident": methane_latest(fixture),
+            "may_declare": can_declare_major_incident(request.user, fixture),
         },
     )
 
@@ -273,3 +284,81 @@ def steward_radio_banner(request: HttpRequest, fixture_id: int) -> HttpResponse:
         "decisions/steward_banner.html",
         {"fixture": fixture, "radio_down": radio_down_since(fixture)},
     )
+
+
+# --- a major incident: its M/ETHANE report --------------------------------------------------
+
+
+@login_required
+def major_incident_page(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """The M/ETHANE report as it stands, and every earlier one below, corrected parts struck
+    through: whoever works the match in the control room, the police and the away club read it."""
+    fixture = fixture_for_decisions(request.user, fixture_id)
+    return render(
+        request,
+        "decisions/major_incident.html",
+        {
+            "fixture": fixture,
+            "rows": methane_history(fixture),
+            "may_declare": can_declare_major_incident(request.user, fixture),
+        },
+    )
+
+
+def _methane_form_page(
+    request: HttpRequest, fixture: Fixture, form: MethaneForm, report: Any = None, status: int = 200
+) -> HttpResponse:
+    return render(
+        request,
+        "decisions/methane_form.html",
+        {"fixture": fixture, "form": form, "report": report},
+        status=status,
+    )
+
+
+@login_required
+def major_incident_declare(request: HttpRequest, fixture_id: int) -> HttpResponse:
+    """A commander declares a major incident: the first message, its M/ETHANE report."""
+    fixture = fixture_for_major_incident(request.user, fixture_id)
+    places = methane_places(fixture)
+    if request.method != "POST":
+        if methane_latest(fixture) is not None:  # declared already: what is left is correcting
+            return redirect("major_incident", fixture.pk)
+        return _methane_form_page(request, fixture, MethaneForm(places=places))
+    form = MethaneForm(request.POST, places=places)
+    status = 400
+    if form.is_valid():
+        try:
+            services.major_incident_declare(fixture=fixture, by=_user(request), parts=form.parts())
+        except SafegroundError as error:
+            status = _refused_on(form, error)
+        else:
+            return redirect("major_incident", fixture.pk)
+    return _methane_form_page(request, fixture, form, status=status)
+
+
+@login_required
+def methane_correct(request: HttpRequest, fixture_id: int, report_id: int) -> HttpResponse:
+    """A correction of the report: the parts changed, and why; the old report struck through."""
+    fixture = fixture_for_major_incident(request.user, fixture_id)
+    report = methane_report(fixture, report_id)
+    places = methane_places(fixture)
+    if request.method != "POST":
+        initial = {key: text for key, _label, text in report.parts()}
+        form = MethaneCorrectForm(places=places, initial=initial)
+        return _methane_form_page(request, fixture, form, report)
+    form = MethaneCorrectForm(request.POST, places=places)
+    status = 400
+    if form.is_valid():
+        try:
+            services.methane_correct(
+                report=report,
+                by=_user(request),
+                parts=form.parts(),
+                reason=form.cleaned_data["reason"],
+            )
+        except SafegroundError as error:
+            status = _refused_on(form, error)
+        else:
+            return redirect("major_incident", fixture.pk)
+    return _methane_form_page(request, fixture, form, report, status=status)

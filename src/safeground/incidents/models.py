@@ -51,6 +51,8 @@ class LogEntry(AppendOnlyModel):
         # A commander's decision (or its amendment) and its review: the decisions app's record.
         DECISION = "decision", _("Decision logged")
         DECISION_REVIEW = "decision_review", _("Decision reviewed")
+        # A major incident declared, or its M/ETHANE report corrected (the decisions app's).
+        MAJOR_INCIDENT = "major_incident", _("Major incident (M/ETHANE)")
 
     class Status(models.TextChoices):
         OPEN = "open", _("Open")

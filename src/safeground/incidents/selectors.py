@@ -46,6 +46,7 @@ RECORD_KINDS = {
     LogEntry.Kind.PHOTO,
     LogEntry.Kind.DECISION,  # the decision log's own page and audience (decisions app)
     LogEntry.Kind.DECISION_REVIEW,
+    LogEntry.Kind.MAJOR_INCIDENT,  # the M/ETHANE page (decisions app)
 }
 
 

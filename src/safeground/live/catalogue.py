@@ -247,6 +247,7 @@ class CheckResultEvent(_Data):
 
 DECISION = "decision"
 RADIO_STATUS = "radio.status"
+MAJOR_INCIDENT = "major_incident"
 
 
 class DecisionEvent(_Data):
@@ -286,6 +287,18 @@ class StandClosureEvent(_Data):
     reason: str
     seq: int
     broadcast: int | None
+
+
+class MajorIncidentEvent(_Data):
+    """A major incident declared, or its M/ETHANE report corrected (`corrects`: the report
+    struck through); no parts: the pages fetch the report again."""
+
+    id: int
+    seq: int
+    action: str  # declared | corrected
+    corrects: int | None
+    made_by: str
+    made_at: str
 
 
 # --- push alerts to stewards' phones (published by alerts) ----------------------------------------
@@ -351,6 +364,7 @@ PUBLISHED: dict[str, type[BaseModel]] = {
     DECISION: DecisionEvent,
     RADIO_STATUS: RadioStatusEvent,
     STAND_CLOSURE: StandClosureEvent,
+    MAJOR_INCIDENT: MajorIncidentEvent,
     ALERT_OVERDUE: AlertOverdueEvent,
     SUPPORTERS_ITEM: SupportersItemEvent,
 }
