@@ -144,3 +144,44 @@ def test_the_page_in_welsh(site, new_page, log_in) -> None:
     expect(latest).to_contain_text("Nifer yr anafusion")
     expect(page.get_by_role("heading", name="Hanes")).to_be_visible()
     no_sideways_scroll(page)
+
+
+def test_a_major_incident_declared_then_a_stand_closed_and_counted_out(
+    site, new_page, log_in
+) -> None:
+    """Issue 41's done-when: declare a major incident with M/ETHANE, close a stand from its page,
+    and see the count of those still inside fall as the turnstiles scan them out."""
+    from tests import factories
+    from tests.browser.test_stand_evacuation import cup_tie as gates_open
+    from tests.browser.test_stand_evacuation import post, turnstiles
+
+    fixture = gates_open()
+    post(fixture, "steward", zone="home-west")
+    for n in range(2):
+        factories.ticket(fixture, block="W-L4", barcode=f"MI-WEST-{n}")
+    scan = turnstiles(site)
+    for n in range(2):
+        scan(f"MI-WEST-{n}", "I01", "in")
+
+    safety = log_in(new_page(TABLET), "safety")
+    safety.goto(f"{site}/fixtures/{fixture.pk}/major-incident/declare/")
+    form = safety.locator("[data-methane-form]")
+    form.get_by_label("Exact location").fill("West Stand, lower tier, W-L4 concourse")
+    form.get_by_label("Type of incident").fill("Smoke on the concourse")
+    form.get_by_role("button", name="Declare major incident").click()
+    expect(safety.locator("[data-methane-latest]")).to_contain_text("Smoke on the concourse")
+
+    # From the report: the West Stand closed and evacuated, with its exits and who is inside.
+    stands = safety.locator("[data-methane-stands]")
+    stands.locator('[data-stand="W"]').get_by_role("link", name="Close stand / evacuate").click()
+    expect(safety.locator("[data-exits]")).to_contain_text("West Lower 4 vomitory")
+    expect(safety.locator("[data-still-inside]")).to_have_text("2")
+    safety.get_by_label("Why (logged with the decision)").fill("Major incident: smoke at W-L4")
+    safety.get_by_role("button", name="Confirm: close and evacuate").click()
+    expect(safety.locator("[data-stand-closed]")).to_contain_text("West Stand closed at")
+
+    scan("MI-WEST-0", "I01", "out")
+    expect(safety.locator("[data-still-inside]")).to_have_text("1", timeout=15_000)
+    scan("MI-WEST-1", "I02", "out")
+    expect(safety.locator("[data-still-inside]")).to_have_text("0", timeout=15_000)
+    assert MethaneReport.objects.count() == 1
