@@ -33,6 +33,7 @@ from safeground.live.events import Audience, publish
 from safeground.matches.models import Fixture
 from safeground.matches.services import fixture_kickoff_delay
 
+from . import hooks
 from .models import Decision, DecisionReview, RadioSwitch
 from .parts import KEYS, REQUIRED
 from .selectors import decision_current, fallback_instructions, radio_is_down, review_due_at
@@ -266,6 +267,7 @@ def _write(
     if decision.kickoff_delay is not None:
         fixture_kickoff_delay(fixture=fixture, minutes=decision.kickoff_delay)
     _publish(decision, "amended" if amends else "logged", entry.seq)
+    hooks.decision_recorded(decision)
     return decision
 
 
