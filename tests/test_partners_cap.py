@@ -18,7 +18,7 @@ from lxml import etree
 from signxml import XMLVerifier
 from signxml.exceptions import InvalidDigest, InvalidSignature
 
-from safeground import background
+from safeground import background, clock
 from safeground.decisions.services import DecisionParts, decision_amend, decision_record
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import LogEntry
@@ -312,7 +312,8 @@ def test_a_kick_off_amended_is_an_update_and_an_unchanged_delay_tells_nothing(
     alerts = list(PartnerAlert.objects.filter(source="kickoff").order_by("pk"))
     assert [a.msg_type for a in alerts] == ["Alert", "Update"]
     assert alerts[1].references == cap.reference(alerts[0].identifier, alerts[0].sent_at)
-    assert "30 minutes" in alerts[1].headline
+    later = clock.hhmm(cup.kickoff + timedelta(minutes=30))
+    assert alerts[1].headline == f"Kick-off put back 30 minutes, to {later}"
     # A decision that does not touch the kick-off is not the partners' business.
     with capture(execute=True):
         decision_record(
@@ -366,7 +367,13 @@ def test_an_organisations_push_endpoint_receives_its_alerts_tried_again_when_dow
         {"organisation": cast.police.slug, "url": "http://10.0.0.8/cap"},
         content_type="application/json",
     )
-    assert refused.status_code == 400 and refused.json()["field"] == "url"
+    assert refused.status_code == 403 and refused.json()["field"] == "url"
+    malformed = police.put(
+        "/api/partners/cap/push",
+        {"organisation": cast.police.slug, "url": "partners.example"},
+        content_type="application/json",
+    )
+    assert malformed.status_code == 422 and malformed.json()["field"].endswith("url")
     not_theirs = client_for("spotter").put(
         "/api/partners/cap/push",
         {"organisation": cast.police.slug, "url": partner_system},

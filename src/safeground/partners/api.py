@@ -88,7 +88,9 @@ def cap_alert(request: HttpRequest, identifier: str) -> HttpResponse:
 
 class PushIn(Body):
     organisation: str = Field(min_length=1, max_length=80, description="the organisation's slug")
-    url: str = Field(min_length=1, max_length=500, description="https URL alerts are POSTed to")
+    url: str = Field(
+        max_length=500, pattern=push.URL_PATTERN, description="the https URL alerts are POSTed to"
+    )
 
 
 class PushOut(Schema):

@@ -2,7 +2,7 @@
 a signed CAP 1.2 alert, written once after the write it tells of has committed (the hooks), and
 pushed to the organisations that asked for pushes, off the request's path (push.py)."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -175,7 +175,7 @@ def kickoff_told(decision: Any) -> PartnerAlert | None:
         .order_by("-sent_at", "-pk")
         .first()
     )
-    kickoff = clock.hhmm(fixture.kickoff_now)
+    kickoff = clock.hhmm(fixture.kickoff + timedelta(minutes=minutes))
 
     def say(language: str) -> cap.Said:
         if minutes:
