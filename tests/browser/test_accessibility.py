@@ -111,6 +111,7 @@ def _pages() -> list[Visit]:
         Visit("post-match report", "safety", f"/fixtures/{cup.pk}/report/"),
         Visit("decision log", "loggist", f"/fixtures/{cup.pk}/decisions/"),
         Visit("decision log (police)", "police", f"/fixtures/{cup.pk}/decisions/"),
+        Visit("what partners were told", "safety", f"/fixtures/{cup.pk}/partners/"),
         Visit("decision amend", "loggist", f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"),
         Visit("season report", "safety", f"{ground}/season/"),
         Visit("devices", "safety", "/account/devices/"),
