@@ -398,3 +398,11 @@ def test_an_organisations_push_endpoint_receives_its_alerts_tried_again_when_dow
     kickoff_delay(cup, cast, django_capture_on_commit_callbacks, 5, home_only=True)
     assert background.settle(30)
     assert len(Receiver.bodies) == 1
+
+
+def test_a_hook_heard_twice_tells_once(cup) -> None:
+    report = methane_report(cup, pk=4)
+    first = services.methane_told(report)
+    assert services.methane_told(report) == first
+    assert PartnerAlert.objects.count() == 1
+    assert first.identifier.startswith(f"safeground-{cup.pk}-methane-4-")

@@ -27,7 +27,8 @@ class PartnerAlert(AppendOnlyModel):
         CANCEL = "Cancel", _("Cancel")
 
     fixture = models.ForeignKey(Fixture, on_delete=models.PROTECT, related_name="partner_alerts")
-    identifier = models.CharField(max_length=120, unique=True)  # CAP <identifier>
+    # CAP <identifier>: with a random part, so a database started afresh never reuses one.
+    identifier = models.CharField(max_length=120, unique=True)
     sent_at = models.DateTimeField()  # CAP <sent>, whole seconds as the XML says it
     msg_type = models.CharField(max_length=10, choices=MsgType.choices)
     references = models.TextField(blank=True)  # CAP <references>: "sender,identifier,sent"
@@ -42,6 +43,12 @@ class PartnerAlert(AppendOnlyModel):
     class Meta:
         ordering = ["-sent_at", "-pk"]
         indexes = [models.Index(fields=["fixture", "sent_at"], name="partneralert_fixture_sent")]
+        # One thing told, one alert: a hook heard twice writes nothing new.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "source_id"], name="partneralert_one_per_source"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.identifier

@@ -2,6 +2,7 @@
 a signed CAP 1.2 alert, written once after the write it tells of has committed (the hooks), and
 pushed to the organisations that asked for pushes, off the request's path (push.py)."""
 
+import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,8 +39,7 @@ def ground_languages(ground: Ground) -> list[str]:
 
 
 def _identifier(fixture: Fixture, source: str, source_id: int) -> str:
-    # One source, one alert: a hook heard twice writes nothing new (the unique identifier).
-    return f"safeground-{fixture.pk}-{source}-{source_id}"
+    return f"safeground-{fixture.pk}-{source}-{source_id}-{secrets.token_hex(4)}"
 
 
 def _whole_seconds(moment: datetime) -> datetime:
@@ -70,8 +70,8 @@ def _write(
     try:
         with transaction.atomic():
             alert.save()
-    except IntegrityError:
-        return PartnerAlert.objects.get(identifier=message.identifier)
+    except IntegrityError:  # heard twice: told once
+        return PartnerAlert.objects.get(source=source, source_id=source_id)
     push.alert_push(alert)
     return alert
 

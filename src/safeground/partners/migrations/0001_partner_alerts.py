@@ -134,6 +134,12 @@ class Migration(migrations.Migration):
             index=models.Index(fields=["fixture", "sent_at"], name="partneralert_fixture_sent"),
         ),
         migrations.AddConstraint(
+            model_name="partneralert",
+            constraint=models.UniqueConstraint(
+                fields=("source", "source_id"), name="partneralert_one_per_source"
+            ),
+        ),
+        migrations.AddConstraint(
             model_name="pushdelivery",
             constraint=models.UniqueConstraint(
                 fields=("alert", "organisation"), name="pushdelivery_once"
