@@ -394,6 +394,8 @@ def test_an_organisations_push_endpoint_receives_its_alerts_tried_again_when_dow
     assert Receiver.bodies == [("application/cap+xml", bytes(alert.xml))]
     delivery = PushDelivery.objects.get(alert=alert, organisation=cast.police)
     assert delivery.attempts == 2 and delivery.status == 200 and delivery.delivered_at
+    page = client_for("safety").get(f"/fixtures/{cup.pk}/partners/")
+    assert f"{cast.police.name} (pushed)" in page.content.decode()
     # A home-only alert goes to no one but the home club.
     kickoff_delay(cup, cast, django_capture_on_commit_callbacks, 5, home_only=True)
     assert background.settle(30)

@@ -3,6 +3,8 @@ control room, then the fixture's page, its link to what partners were told, and 
 broadcast as the police were told it, with its signed CAP alert; in Welsh, the page's words are
 Welsh."""
 
+import time
+
 import pytest
 from playwright.sync_api import expect
 
@@ -32,6 +34,12 @@ def test_the_safety_officer_sees_what_partners_were_told_of_the_broadcast_they_s
     form.get_by_label("To").select_option("away-se-cup")
     form.get_by_role("button", name="Send broadcast").click()
     expect(page.locator("[data-broadcast-list] li")).to_have_count(1)
+    # The list shows the broadcast from its live frame, which goes out as the write commits;
+    # partners are told just after, by the same request (the first alert makes the key too).
+    deadline = time.monotonic() + 10
+    while not PartnerAlert.objects.filter(fixture=cup_tie).exists():
+        assert time.monotonic() < deadline, "partners were not told of the broadcast"
+        time.sleep(0.1)
 
     page.goto(f"{site}/fixtures/{cup_tie.pk}/")
     panel = page.locator("[data-partners-panel]")

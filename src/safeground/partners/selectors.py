@@ -17,7 +17,7 @@ from safeground.accounts.permissions import (
 )
 from safeground.matches.models import Fixture, FixtureShare
 
-from .models import PartnerAlert
+from .models import PartnerAlert, PushDelivery
 
 FEED_MOST = 200  # a poll's answer: the newest this many
 
@@ -50,15 +50,29 @@ def alert_read(user: Any, identifier: str) -> PartnerAlert:
     return alert
 
 
+@dataclass(frozen=True, order=True)
+class Recipient:
+    name: str
+    push: str  # "" (it polls), or how the push to its endpoint went, in the reader's words
+
+
 @dataclass(frozen=True)
 class Told:
     alert: PartnerAlert
-    organisations: list[str]
+    organisations: list[Recipient]
+
+
+def _push_state(delivery: PushDelivery | None) -> str:
+    if delivery is None:
+        return ""
+    if delivery.delivered_at:
+        return _("pushed")
+    return _("push not delivered yet (%(attempts)s tries)") % {"attempts": delivery.attempts}
 
 
 def fixture_told(user: Any, fixture: Fixture) -> list[Told]:
-    """What partners were told of the match, newest first, with whom each went to; the home-only
-    ones only to the home club's staff."""
+    """What partners were told of the match, newest first, with whom each went to and how each
+    push went; the home-only ones only to the home club's staff."""
     alerts = [
         alert
         for alert in fixture.partner_alerts.defer("xml").order_by("-sent_at", "-pk")
@@ -69,10 +83,17 @@ def fixture_told(user: Any, fixture: Fixture) -> list[Told]:
             pk__in=organisations_told(fixture, home_only=False)
         ).values_list("pk", "name")
     )
+    pushes = {
+        (delivery.alert_id, delivery.organisation_id): delivery
+        for delivery in PushDelivery.objects.filter(alert__in=alerts)
+    }
     return [
         Told(
             alert,
-            sorted(names[pk] for pk in organisations_told(fixture, home_only=alert.home_only)),
+            sorted(
+                Recipient(names[pk], _push_state(pushes.get((alert.pk, pk))))
+                for pk in organisations_told(fixture, home_only=alert.home_only)
+            ),
         )
         for alert in alerts
     ]
