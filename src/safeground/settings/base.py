@@ -162,6 +162,7 @@ SAFEGROUND_CAP_SENDER = env.str("SAFEGROUND_CAP_SENDER", default="control-room@s
 SAFEGROUND_CAP_SIGNING_FILE = env.str(
     "SAFEGROUND_CAP_SIGNING_FILE", default=str(BASE_DIR / "var" / "cap-signing.pem")
 )
+
 # Push alerts to stewards' phones (alerts/, Web Push with VAPID). VAPID_PRIVATE_KEY: the
 # base64url of a 32-byte P-256 key (`safeground vapidkey`); unset, derived from SECRET_KEY.
 # SUBJECT: how a push service reaches the operator (mailto: or https:). PUSH_HOSTS: the push
