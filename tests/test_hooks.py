@@ -19,10 +19,13 @@ bans.ban_in_force (in the transaction) 1: safeground.entry.flagging.ban_in_force
 bans.ban_revoked (in the transaction) 1: safeground.entry.services.flags_clear_revoked
 bans.flags_awaiting (at render) 1: safeground.entry.selectors.flags_awaiting
 bans.grounds_sources (at render) 1: safeground.casework.selectors.ban_grounds_sources
+decisions.decision_recorded (after commit) 1: safeground.partners.services.kickoff_told
 decisions.methane_reported (after commit) 1: safeground.alerts.services.alert_major_incident
+decisions.methane_reported (after commit) 2: safeground.partners.services.methane_told
 entry.gate_warned (after commit) 1: safeground.decisions.gate_warnings.gate_warning_log
 entry.tickets_arrived (after commit) 1: safeground.exchange.check_runs.tickets_arrived
 incidents.broadcast_sent (after commit) 1: safeground.alerts.services.alert_broadcast
+incidents.broadcast_sent (after commit) 2: safeground.partners.services.broadcast_told
 incidents.control_room_banners (at render) 1: safeground.decisions.views.control_room_banner_for
 incidents.control_room_map_panels (at render) 1: safeground.supporters.triage_views.control_room_panel_for
 incidents.control_room_panels (at render) 1: safeground.deployment.views.control_room_panel_for
@@ -36,9 +39,11 @@ incidents.steward_panels (at render) 1: safeground.deployment.views.steward_pane
 incidents.steward_panels (at render) 2: safeground.alerts.views.steward_panel_for
 incidents.task_given (after commit) 1: safeground.alerts.services.alert_task
 incidents.warning_written (after commit) 1: safeground.alerts.services.alert_warning
+incidents.warning_written (after commit) 2: safeground.partners.services.warning_told
 live.catch_up_sources (at render) 1: safeground.incidents.catch_up.live_catch_up
 live.viewer_zones (at render) 1: safeground.incidents.selectors.viewer_zone_ids
-matches.fixture_panels (at render) 1: safeground.exchange.views.fixture_panel_for
+matches.fixture_panels (at render) 1: safeground.partners.views.fixture_panel_for
+matches.fixture_panels (at render) 2: safeground.exchange.views.fixture_panel_for
 matches.history_sources (at render) 1: safeground.incidents.risk_history.log_history
 matches.history_sources (at render) 2: safeground.entry.risk_history.banned_denials
 venues.ground_panels (at render) 1: safeground.supporters.sheet_views.ground_panel_for

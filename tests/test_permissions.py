@@ -24,6 +24,7 @@ from safeground.incidents.services import Place, log_entry_append, log_entry_ass
 from safeground.matches.models import Fixture, PlanVersion
 from safeground.matches.selectors import plan_current
 from safeground.matches.services import fixture_share, plan_generate, plan_sign
+from safeground.partners.services import broadcast_told
 from safeground.venues.models import Stand
 from tests import factories
 
@@ -113,6 +114,12 @@ def a_broadcast() -> Broadcast:
     return broadcast_send(
         fixture=fixture, sent_by=User.objects.get(username="safety"), script="hold"
     )
+
+
+def a_partner_alert() -> str:
+    """The identifier of the CAP alert partners were told of a broadcast (its hook runs after
+    commit, which these tests never do)."""
+    return broadcast_told(a_broadcast()).identifier
 
 
 def _a_subscription() -> dict:
@@ -442,7 +449,11 @@ def a_device_revoke_url() -> str:
 
 
 # Routes called with another method than GET (no body) or POST (a body).
-METHODS = {"api:fixture_change": "patch", "api:fixture_unshare": "delete"}
+METHODS = {
+    "api:fixture_change": "patch",
+    "api:fixture_unshare": "delete",
+    "api:partners_cap_push": "put",
+}
 
 # route name -> rows of (how to build its URL, expected status per role[, POST body])
 Row = (
@@ -800,6 +811,39 @@ TABLE: dict[str, list[Row]] = {
         (
             lambda: reverse("alerts_overdue_panel", args=[cup_tie().pk]),
             only(302, DELIVERY_READERS, 200, 403),
+        )
+    ],
+    # What partner agencies are told (partners/): every organisation working the match but its
+    # stewards reads its CAP alerts; the feed answers everyone signed in (their own, maybe none),
+    # an alert not theirs is a 404; the certificate is public; the police force's commander
+    # sets its push endpoint.
+    "partners_told": [
+        (
+            lambda: reverse("partners_told", args=[cup_tie().pk]),
+            expect(302, 200, steward=403),
+        )
+    ],
+    "partners_panel": [
+        (
+            lambda: reverse("partners_panel", args=[cup_tie().pk]),
+            expect(302, 200, steward=403),
+        )
+    ],
+    "api:partners_cap_feed": [(lambda: reverse("api:partners_cap_feed"), expect(401, 200))],
+    "api:partners_cap_certificate": [
+        (lambda: reverse("api:partners_cap_certificate"), expect(200, 200))
+    ],
+    "api:partners_cap_alert": [
+        (
+            lambda: reverse("api:partners_cap_alert", args=[a_partner_alert()]),
+            expect(401, 200, steward=404),
+        )
+    ],
+    "api:partners_cap_push": [
+        (
+            lambda: reverse("api:partners_cap_push"),
+            only(401, ["police"], 200, 403),
+            {"organisation": "riverside-constabulary", "url": "https://partners.example/cap"},
         )
     ],
     "api:openapi-json": [(lambda: reverse("api:openapi-json"), expect(200, 200))],

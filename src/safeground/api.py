@@ -50,6 +50,7 @@ from safeground.incidents.api import router as log_router
 from safeground.limits import Limit
 from safeground.matches.api import router as matches_router
 from safeground.outage import outage
+from safeground.partners.api import router as partners_router
 from safeground.reports.api import router as reports_router
 
 
@@ -225,6 +226,7 @@ api.add_router("/", casework_router)
 api.add_router("/", deployment_router)
 api.add_router("/", decisions_router)
 api.add_router("/", alerts_router)
+api.add_router("/", partners_router)
 api.add_router("/", register_router)
 api.add_router("/", exchange_router)
 

@@ -49,6 +49,7 @@ urlpatterns = [
     path("", include("safeground.deployment.urls")),
     path("", include("safeground.decisions.urls")),
     path("", include("safeground.alerts.urls")),
+    path("", include("safeground.partners.urls")),
     path("", include("safeground.privacy.urls")),
     path("", include("safeground.exchange.urls")),
     path("api/", api.urls),

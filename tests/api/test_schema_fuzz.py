@@ -60,6 +60,7 @@ from safeground.incidents.photos import log_entry_photo_add
 from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import Place, log_entry_append, log_entry_assign
 from safeground.matches.services import plan_generate
+from safeground.partners.services import broadcast_told
 from tests import factories
 
 # Generated requests per operation; each is sent once per credential (12), so 42 operations make
@@ -164,6 +165,8 @@ def _world() -> World:
     case = factories.case(cup, entries=[report], by=cast["banofficer"])
     plan_generate(fixture=cup, by=cast["safety"])
     broadcast = broadcast_send(fixture=cup, sent_by=cast["safety"], script="hold")
+    # What partners were told of it (its hook runs after commit, which this test never does).
+    told = broadcast_told(broadcast)
     # A check at the stewards' post: a steward records only their post's checks.
     check = next(c for c in factories.checks(cup) if c.zone and c.zone.code == "away-south-cup")
     factories.ticket(cup, barcode="AWAY-1", block="S-L2")
@@ -184,6 +187,7 @@ def _world() -> World:
             "decision_id": decision.pk,
             "person_id": ban.person_id,
             "ban_id": ban.pk,
+            "identifier": told.identifier,
         }
     )
     scan = {

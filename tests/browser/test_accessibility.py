@@ -113,6 +113,7 @@ def _pages() -> list[Visit]:
         Visit("post-match report", "safety", f"/fixtures/{cup.pk}/report/"),
         Visit("decision log", "loggist", f"/fixtures/{cup.pk}/decisions/"),
         Visit("decision log (police)", "police", f"/fixtures/{cup.pk}/decisions/"),
+        Visit("what partners were told", "safety", f"/fixtures/{cup.pk}/partners/"),
         Visit("decision amend", "loggist", f"/fixtures/{cup.pk}/decisions/{decision.pk}/amend/"),
         Visit("stand evacuation", "safety", f"/fixtures/{cup.pk}/stands/{west.pk}/evacuation/"),
         Visit("major incident", "police", f"/fixtures/{cup.pk}/major-incident/"),

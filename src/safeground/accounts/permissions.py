@@ -475,3 +475,32 @@ def can_triage_supporter_reports(user: Any, fixture: Fixture) -> bool:
 
 def can_print_seat_codes(user: Any, ground: Ground) -> bool:
     return bool(roles_at(user, ground.organisation_id) & SUPPORTER_TRIAGERS)
+
+
+# What partner agencies are told (the partners app's CAP feed): every organisation working the
+# match reads the alerts of the fixtures shared with it (not its stewards: they hear on their
+# phones), the home club alone its home-only ones; an organisation's lead sets where its alerts
+# are pushed.
+PUSH_SETTERS = frozenset({Role.SAFETY_OFFICER, Role.POLICE_COMMANDER})
+
+
+def can_read_partner_alerts(user: Any, fixture: Fixture, *, home_only: bool = False) -> bool:
+    if home_only and not is_home_staff(user, fixture):
+        return False
+    return bool(roles_for_fixture(user, fixture) - {Role.STEWARD})
+
+
+def partner_alert_organisation_ids(user: Any) -> set[int]:
+    """The organisations whose alerts the user reads (any role there but steward's)."""
+    return {org for org, role in memberships(user) if role != Role.STEWARD}
+
+
+def organisations_told(fixture: Fixture, *, home_only: bool) -> set[int]:
+    """The organisations an alert of the fixture goes to: the home club, and unless it is
+    home-only, every organisation the fixture is shared with."""
+    told = {fixture.ground.organisation_id}
+    return told if home_only else told | set(fixture.shared_organisation_ids())
+
+
+def can_set_partner_push(user: Any, organisation_id: int) -> bool:
+    return bool(roles_at(user, organisation_id) & PUSH_SETTERS)

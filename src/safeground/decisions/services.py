@@ -277,6 +277,7 @@ def _write(
     if decision.kickoff_delay is not None:
         fixture_kickoff_delay(fixture=fixture, minutes=decision.kickoff_delay)
     _publish(decision, "amended" if amends else "logged", entry.seq)
+    hooks.decision_recorded(decision)
     return decision
 
 

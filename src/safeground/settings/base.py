@@ -154,6 +154,15 @@ SAFEGROUND_BACKUP_RECIPIENTS = env.list("SAFEGROUND_BACKUP_RECIPIENTS", default=
 # (deployment/checklists/default.yaml).
 SAFEGROUND_CHECKLIST_DIR = env.str("SAFEGROUND_CHECKLIST_DIR", default="")
 
+# What partner agencies are told (partners/, OASIS CAP 1.2): the installation's CAP sender id
+# (no spaces or commas), and the file holding the RSA key and self-signed X.509 certificate that
+# sign every alert (made once, mode 600, when absent; partners fetch the certificate from
+# /api/partners/cap/certificate.pem). Changing the file: partners must fetch the new certificate.
+SAFEGROUND_CAP_SENDER = env.str("SAFEGROUND_CAP_SENDER", default="control-room@safeground.invalid")
+SAFEGROUND_CAP_SIGNING_FILE = env.str(
+    "SAFEGROUND_CAP_SIGNING_FILE", default=str(BASE_DIR / "var" / "cap-signing.pem")
+)
+
 # Push alerts to stewards' phones (alerts/, Web Push with VAPID). VAPID_PRIVATE_KEY: the
 # base64url of a 32-byte P-256 key (`safeground vapidkey`); unset, derived from SECRET_KEY.
 # SUBJECT: how a push service reaches the operator (mailto: or https:). PUSH_HOSTS: the push
@@ -246,6 +255,7 @@ INSTALLED_APPS = [
     "safeground.deployment",
     "safeground.decisions",
     "safeground.alerts",
+    "safeground.partners",
     "safeground.supporters",
     "safeground.backups",
     "safeground.privacy",

@@ -19,6 +19,8 @@ SAFEGROUND_CHECKPOINT_STORAGE = {
         "location": str(MEDIA_ROOT.with_name(f"safeground-test-checkpoints-{os.getpid()}"))
     },
 }
+# The CAP feed's signing key: made once per test run, in its folder.
+SAFEGROUND_CAP_SIGNING_FILE = str(MEDIA_ROOT.with_name(f"safeground-test-cap-{os.getpid()}.pem"))
 # The server a test starts runs no periodic job behind the test's back: the tests run them by hand.
 SAFEGROUND_PERIODIC_TASKS_IN_SERVER = False
 # The demo's 55,000 cup-tie tickets take seconds to write; tests get two seats a block.
