@@ -8,7 +8,6 @@ import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from types import SimpleNamespace
 
 import pytest
 import xmlschema
@@ -19,7 +18,14 @@ from signxml import XMLVerifier
 from signxml.exceptions import InvalidDigest, InvalidSignature
 
 from safeground import background, clock
-from safeground.decisions.services import DecisionParts, decision_amend, decision_record
+from safeground.decisions.models import MethaneReport
+from safeground.decisions.services import (
+    DecisionParts,
+    decision_amend,
+    decision_record,
+    major_incident_declare,
+    methane_correct,
+)
 from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import LogEntry
 from safeground.incidents.posts import steward_post_assign
@@ -102,17 +108,33 @@ def kickoff_delay(cup, cast, capture, minutes: int, *, home_only: bool = False):
         )
 
 
-def methane_report(cup, *, pk: int = 1, made_at=None, corrects=None, home_only=False):
-    """A report as the M/ETHANE model will hand it (its contract: pk, fixture, made_at,
-    corrects, home_only, parts())."""
-    return SimpleNamespace(
-        pk=pk,
-        fixture=cup,
-        made_at=made_at or timezone.now(),
-        corrects=corrects,
-        home_only=home_only,
-        parts=lambda: METHANE_PARTS,
-    )
+METHANE_SAID = {
+    "major_incident": "Yes: major incident declared",
+    "exact_location": "East Stand, lower tier, block E4",
+    "incident_type": "Crowd collapse at the front of the block",
+    "hazards": "Crowd pressure; broken barrier",
+    "access": "Gate 7 from the East Road",
+    "casualties": "About 12, 3 serious",
+    "emergency_services": "Ambulance at gate 7; police on scene",
+}
+
+
+def methane_report(cup, cast, capture, *, corrects=None) -> MethaneReport:
+    """A major incident declared by the safety officer, or its report corrected, through the
+    decision log's services, the hooks run as after commit: partners hear of it as they would."""
+    with capture(execute=True):
+        if corrects is None:
+            return major_incident_declare(fixture=cup, by=cast["safety"], parts=METHANE_SAID)
+        return methane_correct(
+            report=corrects,
+            by=cast["safety"],
+            parts={"casualties": "About 20, 5 serious"},
+            reason="The ambulance service's count",
+        )
+
+
+def methane_told(report: MethaneReport) -> PartnerAlert:
+    return PartnerAlert.objects.get(source="methane", source_id=report.pk)
 
 
 def test_every_kind_of_alert_fits_the_oasis_cap_1_2_schema(
@@ -122,7 +144,7 @@ def test_every_kind_of_alert_fits_the_oasis_cap_1_2_schema(
     broadcast(cup, cast, capture, script="evacuate", zone=AWAY_END)
     warning(cup, capture)
     kickoff_delay(cup, cast, capture, 15)
-    services.methane_told(methane_report(cup))
+    methane_report(cup, cast, capture)
     methane_alone = cap.cap_xml(
         cap.methane_message(
             identifier="safeground-test-methane-1",
@@ -162,12 +184,26 @@ def test_every_kind_of_alert_fits_the_oasis_cap_1_2_schema(
     assert [i.findtext(f"{CAP}language") for i in methane.iter(f"{CAP}info")] == ["en-GB", "cy"]
 
 
-def test_a_corrected_methane_report_is_an_update_naming_the_first(cup) -> None:
-    first = services.methane_told(methane_report(cup, pk=1))
-    second = services.methane_told(methane_report(cup, pk=2, corrects=SimpleNamespace(pk=1)))
+def test_a_corrected_methane_report_is_an_update_naming_the_first(
+    cup, cast, django_capture_on_commit_callbacks
+) -> None:
+    capture = django_capture_on_commit_callbacks
+    declared = methane_report(cup, cast, capture)
+    first = methane_told(declared)
+    assert first.msg_type == "Alert"
+    said = root_of(first).find(f"{CAP}info")
+    values = {
+        p.findtext(f"{CAP}valueName"): p.findtext(f"{CAP}value")
+        for p in said.iter(f"{CAP}parameter")
+    }
+    assert values["METHANE.exact_location"] == "East Stand, lower tier, block E4"
+    assert values["METHANE.casualties"] == "About 12, 3 serious"
+
+    second = methane_told(methane_report(cup, cast, capture, corrects=declared))
     assert second.msg_type == "Update"
     assert second.references == cap.reference(first.identifier, first.sent_at)
     assert root_of(second).findtext(f"{CAP}references") == second.references
+    assert "About 20, 5 serious" in root_of(second).find(f"{CAP}info").findtext(f"{CAP}description")
     SCHEMA.validate(bytes(second.xml).decode())
 
 
@@ -240,15 +276,19 @@ def test_a_home_only_alert_is_hidden_from_the_police(
 
 
 def test_since_gives_only_the_alerts_sent_at_or_after_it_newest_first(
-    cup, client_for, no_second_factor
+    cup, cast, client_for, no_second_factor, django_capture_on_commit_callbacks
 ) -> None:
-    earlier = timezone.now().replace(microsecond=0) - timedelta(minutes=30)
-    old = services.methane_told(methane_report(cup, pk=1, made_at=earlier))
-    new = services.methane_told(methane_report(cup, pk=2, made_at=earlier + timedelta(minutes=20)))
+    capture = django_capture_on_commit_callbacks
+    declared = methane_report(cup, cast, capture)
+    old = methane_told(declared)
+    new = methane_told(methane_report(cup, cast, capture, corrects=declared))
     police = client_for("police")
     assert feed_ids(police) == [f"{new.identifier}.xml", f"{old.identifier}.xml"]
-    since = (earlier + timedelta(minutes=10)).isoformat()
-    assert feed_ids(police, f"?since={since.replace('+', '%2B')}") == [f"{new.identifier}.xml"]
+    # Sent at or after `since` (to the second): the first's second includes both, the next none.
+    since = old.sent_at.isoformat()
+    assert feed_ids(police, f"?since={since.replace('+', '%2B')}")[-1] == f"{old.identifier}.xml"
+    later = (new.sent_at + timedelta(seconds=1)).isoformat()
+    assert feed_ids(police, f"?since={later.replace('+', '%2B')}") == []
     naive = police.get("/api/partners/cap/?since=2016-10-26T19:05:00")
     assert naive.status_code == 422 and naive.json()["field"] == "since"
 
@@ -256,7 +296,7 @@ def test_since_gives_only_the_alerts_sent_at_or_after_it_newest_first(
 def test_a_welsh_grounds_alert_says_it_in_welsh_too(
     cup, cast, django_capture_on_commit_callbacks
 ) -> None:
-    english_only = services.methane_told(methane_report(cup, pk=9))
+    english_only = methane_told(methane_report(cup, cast, django_capture_on_commit_callbacks))
     assert list(infos(english_only)) == ["en-GB"]
 
     Zone.objects.filter(ground=cup.ground, code=AWAY_END).update(names={"cy": "Pen yr ymwelwyr"})
@@ -402,9 +442,9 @@ def test_an_organisations_push_endpoint_receives_its_alerts_tried_again_when_dow
     assert len(Receiver.bodies) == 1
 
 
-def test_a_hook_heard_twice_tells_once(cup) -> None:
-    report = methane_report(cup, pk=4)
-    first = services.methane_told(report)
+def test_a_hook_heard_twice_tells_once(cup, cast, django_capture_on_commit_callbacks) -> None:
+    report = methane_report(cup, cast, django_capture_on_commit_callbacks)
+    first = methane_told(report)
     assert services.methane_told(report) == first
     assert PartnerAlert.objects.count() == 1
-    assert first.identifier.startswith(f"safeground-{cup.pk}-methane-4-")
+    assert first.identifier.startswith(f"safeground-{cup.pk}-methane-{report.pk}-")
