@@ -27,8 +27,9 @@ CONTENT_TYPE = "application/cap+xml"
 LOCAL = {"127.0.0.1", "localhost", "::1"}
 
 
-# What the API's schema takes as an endpoint: http(s)://, then no space.
-URL_PATTERN = r"^https?://\S+$"
+# What the API's schema takes as an endpoint: http(s)://, a host or a bracketed IPv6 address, a
+# port, then printable ASCII (no space, no NUL: what the schema allows, the server takes).
+URL_PATTERN = r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?(/[!-~]*)?$"
 
 
 class PushUrlRefused(SafegroundError):
