@@ -3,20 +3,16 @@ its first forged tickets are turned away (counted by the reason table's name, no
 then as the forgeries jump: the gate warning names its cause and figures, its row and its place
 on the map are marked, without a reload."""
 
-import json
-import urllib.request
-import uuid
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from safeground.accounts.models import Organisation
-from safeground.accounts.services import device_create
 from safeground.matches.models import Fixture
 from safeground.venues.models import Ground
 from safeground.venues.ticket_format import luhn_digit
+from tests.browser.turnstiles import turnstile_scanner
 from tests.entry.test_gate_pressure import counts_clear
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,26 +33,7 @@ def test_a_gate_under_pressure_from_its_first_forged_tickets_to_the_warning(site
     Ground.objects.filter(pk=cup.ground_id).update(
         ticket_prefix="WH", ticket_length=12, ticket_check="luhn"
     )
-    _, key = device_create(
-        organisation=Organisation.objects.get(name="West Ham United"),
-        name="Gate F turnstiles",
-        profile="turnstile",
-    )
-
-    def scan(barcode: str, turnstile: str) -> dict:
-        body = {
-            "barcode": barcode,
-            "turnstile": turnstile,
-            "scanned_at": timezone.now().isoformat(),
-            "nonce": str(uuid.uuid4()),
-        }
-        request = urllib.request.Request(
-            f"{site}/api/entry/scan",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", "X-Device-Key": key},
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            return json.loads(answer.read())
+    scan = turnstile_scanner(site, "Gate F turnstiles")
 
     page = log_in(new_page(), "safety")
     page.goto(f"{site}/fixtures/{cup.pk}/control/")

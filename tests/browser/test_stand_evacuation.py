@@ -3,25 +3,21 @@ control room's Stands panel, sees its exits and evacuation time, closes it with 
 stewards of its blocks get the broadcast and one acknowledges it on the phone (the count rises),
 and the count still inside falls as the turnstiles scan people out. Then in Welsh, on a phone."""
 
-import json
 import re
-import urllib.request
-import uuid
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect
 
-from safeground.accounts.models import Organisation, User
-from safeground.accounts.services import device_create
+from safeground.accounts.models import User
 from safeground.decisions.models import StandClosure
 from safeground.demo.season import DEMO_PASSWORD
-from safeground.entry.runtime import lookups
 from safeground.incidents.posts import steward_post_assign
 from safeground.matches.models import Fixture
 from safeground.venues.models import Stand
 from tests import factories
+from tests.browser.turnstiles import turnstile_scanner
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -46,31 +42,13 @@ def post(fixture: Fixture, username: str, **place: str) -> None:
 
 
 def turnstiles(site: str):  # type: ignore[no-untyped-def]
-    """A turnstile scan through the API, as the West Stand's gates send it."""
-    _, key = device_create(
-        organisation=Organisation.objects.get(name="West Ham United"),
-        name="Gate I turnstiles",
-        profile="turnstile",
-    )
-    lookups.caches_clear()
+    """The West Stand's gates: each scan admitted, in or out."""
+    scan = turnstile_scanner(site, "Gate I turnstiles")
 
-    def scan(barcode: str, turnstile: str, direction: str) -> None:
-        body = {
-            "barcode": barcode,
-            "turnstile": turnstile,
-            "scanned_at": timezone.now().isoformat(),
-            "nonce": str(uuid.uuid4()),
-            "direction": direction,
-        }
-        request = urllib.request.Request(
-            f"{site}/api/entry/scan",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", "X-Device-Key": key},
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            assert json.loads(answer.read())["decision"] == "admit"
+    def admitted(barcode: str, turnstile: str, direction: str) -> None:
+        assert scan(barcode, turnstile, direction)["decision"] == "admit"
 
-    return scan
+    return admitted
 
 
 def test_a_stand_closed_its_stewards_told_and_the_crowd_counted_out(site, new_page, log_in):
