@@ -24,7 +24,7 @@ from safeground.matches.models import Fixture
 from safeground.venues.models import Stand
 
 from .evacuation import closure_current, stand_blocks, stand_exits, stand_steward_posts
-from .models import StandClosure
+from .models import Decision, StandClosure
 from .services import (
     DecisionConflict,
     DecisionError,
@@ -140,10 +140,24 @@ def stand_close(*, fixture: Fixture, stand: Stand, by: User, reason: str) -> Sta
         _("Evacuate %(stand)s now (blocks %(blocks)s) by exits: %(exits)s.")
         % {"stand": stand.local_name, "blocks": blocks, "exits": exits},
     )
+    return _kept(fixture, stand, by, reason, decision, broadcast, closed=True)
+
+
+def _kept(
+    fixture: Fixture,
+    stand: Stand,
+    by: User,
+    reason: str,
+    decision: Decision,
+    broadcast: Broadcast | None,
+    *,
+    closed: bool,
+) -> StandClosure:
+    """The closure (or reopening) kept beside its decision and broadcast, and published."""
     closure = StandClosure.objects.create(
         fixture=fixture,
         stand=stand,
-        closed=True,
+        closed=closed,
         at=timezone.now(),
         by=by,
         reason=reason,
@@ -178,15 +192,4 @@ def stand_reopen(*, fixture: Fixture, stand: Stand, by: User, reason: str) -> St
         Broadcast.Script.ALL_CLEAR,
         _("All clear: %(stand)s is open again.") % said,
     )
-    closure = StandClosure.objects.create(
-        fixture=fixture,
-        stand=stand,
-        closed=False,
-        at=timezone.now(),
-        by=by,
-        reason=reason,
-        decision=decision,
-        broadcast=broadcast,
-    )
-    _publish(closure)
-    return closure
+    return _kept(fixture, stand, by, reason, decision, broadcast, closed=False)
