@@ -233,6 +233,29 @@ def test_the_log_lists_by_cursor_and_filters(match_day, loggist) -> None:
     assert loggist.get(url, {"limit": 0}).status_code == 422
 
 
+def test_the_log_read_follows_the_log_as_it_grows_and_filters_on_the_state_now(
+    match_day, loggist
+) -> None:
+    """The API reads the process's fold of the log: a read after more entries has them, and an
+    incident resolved since no longer passes status=open, its earlier entries included."""
+    cup_tie = match_day.cup_tie
+    url = f"/api/fixtures/{cup_tie.pk}/log"
+    first = report(cup_tie)
+    second = report(cup_tie, text="Coins thrown")
+    assert [e["seq"] for e in loggist.get(url, {"status": "open"}).json()["entries"]] == [1, 2]
+    closing = log_entry_set_status(entry=first, author=user("loggist"), status="resolved")
+    third = report(cup_tie, text="Seat thrown")
+    assert [e["seq"] for e in loggist.get(url, {"status": "open"}).json()["entries"]] == [
+        second.seq,
+        third.seq,
+    ]
+    page = loggist.get(url, {"after": second.seq}).json()["entries"]
+    assert [(e["seq"], e["incident_status"]) for e in page] == [
+        (closing.seq, "resolved"),
+        (third.seq, "open"),
+    ]
+
+
 def test_an_append_stays_within_its_query_budget(match_day, django_assert_max_num_queries) -> None:
     cup_tie = match_day.cup_tie
     for n in range(30):  # a busy log: the budget must not grow with it

@@ -29,6 +29,7 @@ from safeground.matches.selectors import fixture_for, fixture_for_report
 from safeground.request_body import Body
 
 from . import broadcasting, photos, posts, services
+from .catch_up import log_after
 from .checkpoints import checkpoint_read, checkpoints_for
 from .models import Broadcast, LogCheckpoint, LogEntry, Photo
 from .selectors import (
@@ -36,8 +37,6 @@ from .selectors import (
     broadcasts,
     entry_json,
     fixture_for_checkpoints,
-    fixture_log,
-    log_visible_to,
     logged_entry_audience,
     post_label,
 )
@@ -214,14 +213,14 @@ def log_list(
     fixture = fixture_for(request.user, fixture_id)
     require(can_read_log(request.user, fixture))
     zone_id = fixture.ground.zones.filter(code=zone).values_list("id", flat=True).first()
-    # Filters apply to each incident as it stands now, not as it stood at each entry.
-    now = {entry.concerns_id or entry.pk: state for entry, state in fixture_log(fixture)}
     entries: list[dict[str, Any]] = []
     next_after = None
-    for entry, _seen in log_visible_to(request.user, fixture):  # the socket's rule: see selectors
-        state = now[entry.concerns_id or entry.pk]
-        if entry.seq <= after:
-            continue
+    # The socket's rule for who sees what (selectors.visible_log); filters apply to each incident
+    # as it stands now, not as it stood at each entry.
+    seen = log_after(
+        fixture_id=fixture.pk, viewer=viewer_for(request.user, fixture), after_seq=after
+    )
+    for entry, state in seen:
         if category and state.category != category:
             continue
         if min_severity and (state.severity or 0) < min_severity:

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 KEPT_FOLDS = 64  # fixtures per process (a league's match day)
 
+# a kind of viewer -> the indexes of the fold's entries it sees, in order and as a set
+KindSeen = dict[tuple[bool, bool, frozenset[int]], tuple[list[int], set[int]]]
+
 
 @dataclass
 class _Fold:
@@ -99,7 +102,7 @@ def live_catch_up(
     filtered as live frames are: the entries after that seq it may see, then the photos of every
     entry it may see (few, and a photo may come late). The same frames `visible_log` gives, from
     the process's fold of the log, checked once and filtered once per kind of viewer."""
-    entries, seqs, frames, audiences, addressed = _fold_current(fixture_id)
+    entries, seqs, frames, audiences, addressed, _states = _fold_current(fixture_id)
     index = {entry.pk: i for i, entry in enumerate(entries)}
     # (the index of its entry in the fold, the photo), in the photos' order; a photo erased by
     # retention has no file to fetch, so it goes to no screen
@@ -108,20 +111,10 @@ def live_catch_up(
         (index[photo.entry_id], photo) for photo in held.order_by("pk") if photo.entry_id in index
     ]
     photo_frames: dict[int, str] = {}
-    by_kind: dict[tuple[bool, bool, frozenset[int]], tuple[list[int], set[int]]] = {}
+    by_kind: KindSeen = {}
     found = []
     for viewer, after_seq in wants:
-        if viewer.kind not in by_kind:
-            of_kind = [i for i, audience in enumerate(audiences) if audience.admits_kind(viewer)]
-            by_kind[viewer.kind] = (of_kind, set(of_kind))
-        shown, visible = by_kind[viewer.kind]
-        # What is addressed to them beyond their kind's view: their own reports elsewhere, their
-        # tasks (indexes past the copies' length were added since, by another thread).
-        named = addressed.get(viewer.user_id, [])
-        extra = [i for i in named[: bisect.bisect_left(named, len(seqs))] if i not in visible]
-        if extra:
-            visible = visible | set(extra)
-            shown = sorted(shown + extra)  # two sorted runs: merged in linear time
+        shown, visible = _seen_by(viewer, audiences, addressed, by_kind)
         start = bisect.bisect_right(seqs, after_seq)
         mine: list[tuple[int | None, str]] = [
             (seqs[i], frames[i]) for i in shown[bisect.bisect_left(shown, start) :]
@@ -138,6 +131,41 @@ def live_catch_up(
     return found
 
 
+def log_after(
+    *, fixture_id: int, viewer: Viewer, after_seq: int
+) -> list[tuple[LogEntry, IncidentState]]:
+    """The entries after `after_seq` this viewer may see (`visible_log`'s rule), oldest first,
+    each with its incident's state as it stands now: the API's page of the log, from the
+    process's fold, so a read costs the entries it returns, not the whole log folded twice (the
+    soak's log reads grew slower with the match's log)."""
+    entries, seqs, _frames, audiences, addressed, states = _fold_current(fixture_id)
+    shown, _visible = _seen_by(viewer, audiences, addressed, {})
+    start = bisect.bisect_right(seqs, after_seq)
+    return [
+        (entries[i], states[entries[i].concerns_id or entries[i].pk])
+        for i in shown[bisect.bisect_left(shown, start) :]
+    ]
+
+
+def _seen_by(
+    viewer: Viewer, audiences: list[Audience], addressed: dict[int, list[int]], by_kind: KindSeen
+) -> tuple[list[int], set[int]]:
+    """The indexes of the fold's entries this viewer sees, in order, and as a set: those its kind
+    of viewer sees (filtered once per kind, kept in `by_kind`), and what is addressed to them
+    beyond it (their own reports elsewhere, their tasks)."""
+    if viewer.kind not in by_kind:
+        of_kind = [i for i, audience in enumerate(audiences) if audience.admits_kind(viewer)]
+        by_kind[viewer.kind] = (of_kind, set(of_kind))
+    shown, visible = by_kind[viewer.kind]
+    # Indexes past the copies' length were added since, by another thread.
+    named = addressed.get(viewer.user_id, [])
+    extra = [i for i in named[: bisect.bisect_left(named, len(audiences))] if i not in visible]
+    if extra:
+        visible = visible | set(extra)
+        shown = sorted(shown + extra)  # two sorted runs: merged in linear time
+    return shown, visible
+
+
 def folds_forget() -> None:
     """Drop every fold (tests)."""
     with _folds_lock:
@@ -146,7 +174,14 @@ def folds_forget() -> None:
 
 def _fold_current(
     fixture_id: int,
-) -> tuple[list[LogEntry], list[int], list[str], list[Audience], dict[int, list[int]]]:
+) -> tuple[
+    list[LogEntry],
+    list[int],
+    list[str],
+    list[Audience],
+    dict[int, list[int]],
+    dict[int, IncidentState],
+]:
     with _folds_lock:
         fold = _folds.get(fixture_id)
         if fold is None:
@@ -186,4 +221,5 @@ def _fold_current(
             fold.frames[:count],
             fold.audiences[:count],
             fold.addressed,  # read bounded by count: see live_catch_up
+            fold.states,  # each incident as it stands now (it only gains newer states)
         )
