@@ -104,6 +104,7 @@ bench-surge: $(STAMP)
 
 # The grounds' networks (bench/impair.py's profiles) between the clients and two processes on
 # PostgreSQL and Redis: reports to the screens, scans decided offline, nothing lost or twice.
+# BENCH_NETWORK_ARGS=--sqlite runs the default install instead (one process on SQLite, no Redis).
 bench-network: $(STAMP)
 	$(BIN)/python bench/bench_network.py $(BENCH_NETWORK_ARGS)
 

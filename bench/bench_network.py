@@ -1,6 +1,7 @@
-"""What must hold on a ground's network (issue 40, item 2): the clients reach two server
-processes (PostgreSQL and Redis, as bench_faults.py serves them) only through the impairing proxy
-of bench/impair.py, one profile at a time.
+"""What must hold on a ground's network (issue 40, item 2): the clients reach the server only
+through the impairing proxy of bench/impair.py, one profile at a time. The server: two processes on
+PostgreSQL and Redis, as bench_faults.py serves them; or, with `--sqlite`, the default install
+that most clubs run (`make run`): one process on a SQLite file, no Redis (faults.OneServer).
 
 - steward phones: each an ordered outbox as static/safeground/outbox-1.js keeps it (one report
   at a time, in the order made, an idempotency key each; a failure stops the flush, which runs
@@ -14,13 +15,15 @@ Measured: from a report made on a phone to its showing on every screen (p99), a 
 decision time (an answer, the deadline, or at once while it holds off), the scans decided offline;
 counted from the database: every report and scan stored once (lost, duplicated), each phone's
 reports stored in the order made, no ticket admitted twice, every screen showing every entry
-exactly once. One line per profile:
+exactly once. One line per profile, the last field the p99 to the screens of the reports made
+clear of a stall:
 
     network profile=P report_to_screen_p99_ms= scan_p99_ms= offline_decided= lost=0
-        duplicated=0 double_admits=0                                    (on one line)
+        duplicated=0 double_admits=0 clear_p99_ms=                      (on one line)
 
     flock /tmp/bench.lock .venv/bin/python bench/bench_network.py                 # every profile
     .venv/bin/python bench/bench_network.py --profile crowded-4g --seconds 40 --pg-db sg_me_net
+    .venv/bin/python bench/bench_network.py --sqlite --port 18800      # the default install
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ OUTBOX_RETRY_S = js_constant("steward-1.js", "RETRY_MS")
 
 
 class Impairment:
-    """bench/impair.py in a process of its own, in front of both server processes."""
+    """bench/impair.py in a process of its own, in front of every server process."""
 
     def __init__(self, profile: str, pairs: list[tuple[int, int]]) -> None:
         args = [f"--pair={listen}:{upstream}" for listen, upstream in pairs]
@@ -159,10 +162,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_profile(
-    cluster: faults.Cluster, profile: str, args: argparse.Namespace
+    cluster: faults.Cluster | faults.OneServer, profile: str, args: argparse.Namespace
 ) -> dict[str, Any]:
     assert cluster.setup is not None
-    proxied = (args.port + 10, args.port + 11)
+    proxied = tuple(args.port + 10 + n for n in range(len(cluster.ports)))
     load = faults.Load(cluster, scan_rate=args.scan_rate, entry_rate=0)
     load.scan_timeout = SCAN_DEADLINE_S
     await load.log_in()  # before the network is impaired: a steward logged in at the gate
@@ -215,7 +218,7 @@ async def run_profile(
         report.problems.append(f"not all sent within {args.drain_seconds:.0f} s of the load")
 
     setup = cluster.setup
-    with faults.pg_connect(cluster.pg) as db:
+    with cluster.database() as db:
         stored = dict(
             db.execute(
                 "SELECT idempotency_key, min(seq) FROM incidents_logentry WHERE fixture_id = %s"
@@ -306,6 +309,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--screens", type=int, default=10, help="control-room screens")
     parser.add_argument("--drain-seconds", type=float, default=90.0)
     parser.add_argument(
+        "--sqlite",
+        action="store_true",
+        help="the default install: one process on a SQLite file, no Redis",
+    )
+    parser.add_argument(
         "--database-url",
         default=os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres",
     )
@@ -317,38 +325,72 @@ def parse_args() -> argparse.Namespace:
         or "redis://127.0.0.1:6379/0",
     )
     parser.add_argument(
-        "--port", type=int, default=18700, help="servers at PORT, PORT+1; proxy +10, +11"
+        "--port",
+        type=int,
+        default=18700,
+        help="servers at PORT, PORT+1 (--sqlite: PORT); proxy +10, +11",
     )
     return parser.parse_args()
 
 
+def served(args: argparse.Namespace) -> faults.Cluster | faults.OneServer:
+    """The servers of one profile's run, started over a database of their own."""
+    tickets = int(max(args.seconds, 80.0) * args.scan_rate * 1.1) + 100
+    if args.sqlite:
+        one = faults.OneServer(port=args.port, prefix="safeground-network-")
+        try:
+            began = time.monotonic()
+            one.prepare(tickets)
+            print(f"  SQLite database ready in {time.monotonic() - began:.0f} s", flush=True)
+            one.start()
+        except BaseException:
+            one.close()
+            raise
+        return one
+    cluster = faults.Cluster(
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        db_name=args.pg_db,
+        port=args.port,
+        tickets=tickets,
+        log=lambda line: print(line, flush=True),
+    )
+    try:
+        cluster.direct = True  # the network under test is the clients', not the database's
+        cluster.prepare(template=True)
+        cluster.start()
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
 def main() -> None:
     args = parse_args()
-    if not args.database_url.startswith(("postgres://", "postgresql://")):
+    if not args.sqlite and not args.database_url.startswith(("postgres://", "postgresql://")):
         sys.exit("--database-url: a postgres:// URL is needed (two processes share PostgreSQL)")
     profiles = args.profile or ["ground-wifi", "crowded-4g", "dropping", "blackout"]
+    if args.sqlite:
+        servers = (
+            f"one process on SQLite (the default install: a file of its own, no Redis) on port"
+            f" {args.port}"
+        )
+    else:
+        servers = (
+            f"two processes on PostgreSQL {args.pg_db} at"
+            f" {urllib.parse.urlsplit(args.database_url).hostname} and Redis {args.redis_url} on"
+            f" ports {args.port}, {args.port + 1}"
+        )
     print(
-        f"network: two processes on ports {args.port}, {args.port + 1} behind bench/impair.py;"
-        f" PostgreSQL {args.pg_db} at {urllib.parse.urlsplit(args.database_url).hostname};"
-        f" Redis {args.redis_url}; scanner deadline {SCAN_DEADLINE_S:.1f} s (scanner-1.js),"
-        f" outbox wait {OUTBOX_WAIT_S:.0f} s, resend every {OUTBOX_RETRY_S:.0f} s",
+        f"network: {servers}, behind bench/impair.py; scanner deadline {SCAN_DEADLINE_S:.1f} s"
+        f" (scanner-1.js), outbox wait {OUTBOX_WAIT_S:.0f} s, resend every"
+        f" {OUTBOX_RETRY_S:.0f} s",
         flush=True,
     )
     lines = []
     for profile in profiles:
-        longest = max(args.seconds, 80.0)
-        cluster = faults.Cluster(
-            database_url=args.database_url,
-            redis_url=args.redis_url,
-            db_name=args.pg_db,
-            port=args.port,
-            tickets=int(longest * args.scan_rate * 1.1) + 100,
-            log=lambda line: print(line, flush=True),
-        )
+        cluster = served(args)
         try:
-            cluster.direct = True  # the network under test is the clients', not the database's
-            cluster.prepare(template=True)
-            cluster.start()
             print(f"== {profile} ({PROFILES[profile]}), load average {load_average()}")
             run: Any = asyncio.run
             with contextlib.suppress(ImportError):
@@ -385,6 +427,7 @@ def main() -> None:
             f" scan_p99_ms={1000 * result['scan_p99']:.0f}"
             f" offline_decided={result['offline']} lost={result['lost']}"
             f" duplicated={result['duplicated']} double_admits={result['double_admits']}"
+            f" clear_p99_ms={1000 * result['to_screen_clear_p99']:.0f}"
         )
         lines.append(line)
         print(line, flush=True)

@@ -47,10 +47,8 @@ import multiprocessing
 import os
 import random
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -400,7 +398,7 @@ async def run(args: argparse.Namespace, server: Server, setup: faults.Setup) -> 
     seconds = minutes * 60
     crowd = args.crowd or round(CROWD * minutes / 30)
     plan = day_plan(seconds, crowd, args.reports, args.seed)
-    load = faults.Load(server, scan_rate=0, entry_rate=0)  # type: ignore[arg-type]
+    load = faults.Load(server, scan_rate=0, entry_rate=0)
     load._barcodes = iter(setup.barcodes[:crowd])
     probe_barcodes = setup.barcodes[crowd : crowd + PROBE_TICKETS]
     await load.log_in()
@@ -507,77 +505,32 @@ def print_row(row: Row) -> None:
     )
 
 
-class Server:
-    """One `safeground serve` process over a database of its own (faults.Load's `cluster`)."""
+class Server(faults.OneServer):
+    """faults.OneServer (SQLite as the default install, or `--postgres`), with the demo steward's
+    subscription for the broadcasts (bench_surge's setup)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix="safeground-soak-"))
-        self.ports = (args.port,)
-        self.setup: faults.Setup | None = None
-        self.process: subprocess.Popen[bytes] | None = None
-        self.sqlite_path = "" if args.postgres else str(self.workdir / "bench.sqlite3")
-        if args.postgres:
-            database = bench_live.postgres_database(args.pg_db)
-            if database is None:
-                raise SystemExit("PostgreSQL is not there")
-            self.env = bench_live.server_env(database, redis_url=args.redis_url)
-            self.pg_url = self.env["DATABASE_URL"]
-        else:
-            self.env = bench_live.server_env(bench_live.sqlite_database(self.workdir))
-            self.env.pop("REDIS_URL", None)
-            self.pg_url = ""
-        self.env.update(
-            {
-                "SAFEGROUND_DEMO_TICKETS": "sample",  # the day brings its own crowd's tickets
-                "SAFEGROUND_DEMO_HISTORY": "false",
-                "SAFEGROUND_PERIODIC_TASKS_IN_SERVER": "true",  # as the default install
-                "LOG_LEVEL": "ERROR",
-                "SAFEGROUND_CHECKPOINT_DIR": str(self.workdir / "checkpoints"),
-                "MEDIA_ROOT": str(self.workdir / "media"),
-            }
+        super().__init__(
+            port=args.port,
+            pg_db=args.pg_db if args.postgres else "",
+            redis_url=args.redis_url,
+            prefix="safeground-soak-",
         )
 
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
     def prepare(self, tickets: int) -> faults.Setup:
-        bench_live.prepare(bench_live.Database("", self.env))
-        out = self.workdir / "setup.json"
-        for command in ([faults.PYTHON, faults.__file__, "setup", str(tickets), str(out)],):
-            subprocess.run(command, env=self.env, cwd=faults.ROOT, check=True)
-        self.setup = faults.Setup(**json.loads(out.read_text()))
+        setup = super().prepare(tickets)
         surge = self.workdir / "surge.json"
         subprocess.run(
-            [faults.PYTHON, bench_surge.__file__, "setup", str(self.setup.fixture_id), str(surge)],
+            [faults.PYTHON, bench_surge.__file__, "setup", str(setup.fixture_id), str(surge)],
             env=self.env,
             cwd=faults.ROOT,
             check=True,
         )
-        return self.setup
-
-    def start(self) -> None:
-        log = (self.workdir / "server.log").open("ab")
-        self.process = subprocess.Popen(
-            [faults.PYTHON, "-m", "safeground.cli", "serve", f"--port={self.ports[0]}",
-             "--workers=1"],
-            env=self.env, cwd=faults.ROOT, stdout=log, stderr=log,
-        )  # fmt: skip
-        faults.wait_for_port(self.ports[0], self.process)
+        return setup
 
     def errors(self) -> str:
-        text = (self.workdir / "server.log").read_text(errors="replace")
+        text = (self.workdir / f"server-{self.ports[0]}.log").read_text(errors="replace")
         return f"{text.count('Traceback')} tracebacks in the server's log"
-
-    def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def growth_pct(first: float, last: float) -> float:

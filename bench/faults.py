@@ -5,7 +5,9 @@ A `Cluster` is two `safeground serve` processes (separate OS processes, ports `p
 `port + 1`) over one PostgreSQL database of its own (made, migrated, the demo loaded through the
 CLI, dropped at the end) and one Redis, each reaching PostgreSQL through a TCP proxy in a process
 of its own (`DbProxy`) that can cut every connection and refuse new ones, as a restart would,
-without touching the shared server.
+without touching the shared server. A `OneServer` is the default install's single process
+(`make run`: a SQLite file, no Redis) or one process on PostgreSQL, with the same interface, so the
+same load and counts drive either (bench_network.py's `--sqlite`, bench_soak.py).
 
 `run_faults` drives it as a reverse proxy and real clients would:
 
@@ -37,9 +39,11 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -478,23 +482,146 @@ class Cluster:
         return found
 
     def server_errors(self) -> str:
-        """Tracebacks the servers logged (their logs are kept in the work folder)."""
-        found = []
-        for path in sorted(self.workdir.glob("server-*.log")):
-            text = path.read_text(errors="replace")
-            if "Traceback" in text:
-                first = text.index("Traceback")
-                found.append(
-                    f"{path.name}: {text.count('Traceback')} tracebacks, {len(text.splitlines())}"
-                    f" lines; the first:\n{text[max(0, first - 300) : first + 3000]}"
-                )
-        return "\n".join(found)
+        return server_errors(self.workdir)
+
+    def database(self) -> Any:
+        """A connection for the counts (psycopg's, `%s` placeholders), closed by `with`."""
+        return pg_connect(self.pg)
 
     def close(self, *, drop: bool = True) -> None:
         self.stop()
         if drop:
             with contextlib.suppress(Exception):
                 database_drop(self.pg)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def server_errors(workdir: Path) -> str:
+    """Tracebacks the servers logged (their logs are kept in the work folder)."""
+    found = []
+    for path in sorted(workdir.glob("server-*.log")):
+        text = path.read_text(errors="replace")
+        if "Traceback" in text:
+            first = text.index("Traceback")
+            found.append(
+                f"{path.name}: {text.count('Traceback')} tracebacks, {len(text.splitlines())}"
+                f" lines; the first:\n{text[max(0, first - 300) : first + 3000]}"
+            )
+    return "\n".join(found)
+
+
+class SqliteReads:
+    """The counts' SQL, written for psycopg (`%s` placeholders, `%%` for a literal %), on a
+    SQLite file: the same queries on both databases."""
+
+    PLACEHOLDER = re.compile(r"%([s%])")
+
+    def __init__(self, path: str) -> None:
+        self.connection = sqlite3.connect(path, timeout=20)
+
+    def execute(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Cursor:
+        sql = self.PLACEHOLDER.sub(lambda found: "?" if found[1] == "s" else "%", sql)
+        return self.connection.execute(sql, params)
+
+    def __enter__(self) -> SqliteReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.connection.close()
+
+
+class OneServer:
+    """One `safeground serve` process over a database of its own. By default as the default
+    install (`make run`) runs: a SQLite file (WAL, bench_live's settings module), no Redis, the
+    periodic jobs in the server; with `pg_db`, PostgreSQL (and Redis, with `redis_url`). It has
+    Cluster's interface (ports, setup, cli, database, server_errors, close) for Load,
+    LiveClients and count."""
+
+    def __init__(
+        self, *, port: int, pg_db: str = "", redis_url: str = "", prefix: str = "safeground-one-"
+    ) -> None:
+        from bench import bench_live  # not at the top: this file also runs as a script
+
+        self.workdir = Path(tempfile.mkdtemp(prefix=prefix))
+        self.ports = (port,)
+        self.setup: Setup | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.sqlite_path = "" if pg_db else str(self.workdir / "bench.sqlite3")
+        if pg_db:
+            database = bench_live.postgres_database(pg_db)
+            if database is None:
+                raise SystemExit("PostgreSQL is not there")
+            self.env = bench_live.server_env(database, redis_url=redis_url)
+            self.pg_url = self.env["DATABASE_URL"]
+        else:
+            self.env = bench_live.server_env(bench_live.sqlite_database(self.workdir))
+            self.pg_url = ""
+        self.env.update(
+            {
+                "SAFEGROUND_DEMO_TICKETS": "sample",  # the load brings its own tickets
+                "SAFEGROUND_DEMO_HISTORY": "false",
+                "SAFEGROUND_PERIODIC_TASKS_IN_SERVER": "true",  # as the default install
+                "LOG_LEVEL": "ERROR",
+                "SAFEGROUND_CHECKPOINT_DIR": str(self.workdir / "checkpoints"),
+                "MEDIA_ROOT": str(self.workdir / "media"),
+            }
+        )
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PYTHON, "-m", "safeground.cli", *args],
+            env=self.env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def prepare(self, tickets: int) -> Setup:
+        """Migrate, load the demo (bench_live's), then the load's tickets and device key."""
+        from bench import bench_live
+
+        bench_live.prepare(bench_live.Database("", self.env))
+        out = self.workdir / "setup.json"
+        command = [PYTHON, __file__, "setup", str(tickets), str(out)]
+        subprocess.run(command, env=self.env, cwd=ROOT, check=True)
+        self.setup = Setup(**json.loads(out.read_text()))
+        return self.setup
+
+    def start(self) -> None:
+        log = (self.workdir / f"server-{self.ports[0]}.log").open("ab")
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "safeground.cli", "serve", f"--port={self.ports[0]}", "--workers=1"],
+            env=self.env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=log,
+        )
+        wait_for_port(self.ports[0], self.process)
+
+    def database(self) -> Any:
+        """A connection for the counts (`%s` placeholders on either database), closed by `with`."""
+        if self.pg_url:
+            import psycopg
+
+            return psycopg.connect(self.pg_url, autocommit=True, connect_timeout=10)
+        return SqliteReads(self.sqlite_path)
+
+    def server_errors(self) -> str:
+        return server_errors(self.workdir)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -708,7 +835,9 @@ class Report:
 
 
 class Load:
-    def __init__(self, cluster: Cluster, *, scan_rate: float, entry_rate: float) -> None:
+    def __init__(
+        self, cluster: Cluster | OneServer, *, scan_rate: float, entry_rate: float
+    ) -> None:
         assert cluster.setup is not None
         self.cluster = cluster
         self.setup = cluster.setup
@@ -1011,7 +1140,7 @@ class LiveClient:
 
 
 class LiveClients:
-    def __init__(self, cluster: Cluster, per_process: int, cookie: str) -> None:
+    def __init__(self, cluster: Cluster | OneServer, per_process: int, cookie: str) -> None:
         assert cluster.setup is not None
         self.clients = [
             LiveClient(cluster.ports, home, cluster.setup.fixture_id, cookie)
@@ -1248,20 +1377,21 @@ def phase_report(report: Report, load: Load, marks: dict[str, float], plan: Time
         )
 
 
-def entries_expected(cluster: Cluster) -> set[int]:
+def entries_expected(cluster: Cluster | OneServer) -> set[int]:
     """The seqs of the match's log entries every control-room socket must show."""
     assert cluster.setup is not None
-    with pg_connect(cluster.pg) as db:
+    kinds = ", ".join(["%s"] * len(RECORD_KINDS))
+    with cluster.database() as db:
         rows = db.execute(
-            "SELECT seq FROM incidents_logentry WHERE fixture_id = %s AND NOT kind = ANY(%s)",
-            (cluster.setup.fixture_id, list(RECORD_KINDS)),
+            f"SELECT seq FROM incidents_logentry WHERE fixture_id = %s AND kind NOT IN ({kinds})",
+            (cluster.setup.fixture_id, *RECORD_KINDS),
         ).fetchall()
     return {seq for (seq,) in rows}
 
 
 def count(
     report: Report,
-    cluster: Cluster,
+    cluster: Cluster | OneServer,
     load: Load,
     live: LiveClients,
     expected: set[int],
@@ -1271,9 +1401,10 @@ def count(
     """Everything counted from the database and the clients' own records."""
     setup = cluster.setup
     assert setup is not None
-    with pg_connect(cluster.pg) as db:
+    with cluster.database() as db:
         stored_scans = {
-            str(nonce): (n, decision)
+            # PostgreSQL gives a UUID, SQLite its 32 hex digits: both as the client wrote it
+            str(uuid.UUID(str(nonce))): (n, decision)
             for nonce, n, decision in db.execute(
                 "SELECT nonce, count(*), min(decision) FROM entry_scan WHERE device_id = %s"
                 " GROUP BY nonce",
