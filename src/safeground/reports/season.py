@@ -202,11 +202,11 @@ def _minutes_to_response(
     resolution (an incident not assigned or not resolved is left out of that list)."""
     assigned: dict[int, list[float]] = defaultdict(list)
     resolved: dict[int, list[float]] = defaultdict(list)
-    for fixture_id, at, first_assigned, first_resolved in incident_responses(ids, home_only=True):
-        if first_assigned is not None:
-            assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
-        if first_resolved is not None:
-            resolved[fixture_id].append((first_resolved - at).total_seconds() / 60)
+    for fixture_id, to_assignment, to_resolution in incident_responses(ids, home_only=True):
+        if to_assignment is not None:
+            assigned[fixture_id].append(to_assignment.total_seconds() / 60)
+        if to_resolution is not None:
+            resolved[fixture_id].append(to_resolution.total_seconds() / 60)
     return assigned, resolved
 
 
@@ -249,7 +249,9 @@ def bans_over_time(
     `season_start`), and the bans in force that day. One statement: the days as a list of rows,
     joined to the club's bans, with the register's own in-force rule (`in_force_sql`); written
     in SQL because the ORM took longer to build its 100 filtered counts than the database took
-    to run them (ADR 0022)."""
+    to run them (ADR 0022). The join takes only the bans issued and started by the day: both
+    counts ask that of a ban (the rule counts a ban in force only if it was issued, and from its
+    start), and the rows to count are fewer."""
     if not days or season_start is None:
         return []
     # Issued: approved, whatever became of it since (a ban revoked later was still issued).
@@ -259,10 +261,10 @@ def bans_over_time(
     sql = (
         f"WITH d(n, day) AS (VALUES {rows}) "
         "SELECT d.n, "
-        f"count(b.id) FILTER (WHERE b.status IN ({issued}) "
-        f"AND b.starts_on >= %s{cast} AND b.starts_on <= d.day), "
+        f"count(b.id) FILTER (WHERE b.starts_on >= %s{cast}), "
         f"count(b.id) FILTER (WHERE {in_force_sql('b', 'd.day')}) "
-        "FROM d LEFT JOIN bans_ban b ON b.organisation_id = %s GROUP BY d.n"
+        "FROM d LEFT JOIN bans_ban b ON b.organisation_id = %s "
+        f"AND b.status IN ({issued}) AND b.starts_on <= d.day GROUP BY d.n"
     )
     values: list[Any] = [v for n, day in enumerate(days) for v in (n, clock.day_iso(day))]
     with connection.cursor() as cursor:
