@@ -34,6 +34,7 @@ from .selectors import (
     arrests_and_ejections,
     arrests_by_club,
     arrests_by_offence,
+    case_outcomes,
     category_names,
 )
 
@@ -127,7 +128,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
     ids = [f.pk for f in fixtures]
     names = category_names()
     by_category = _incidents_by_category(ids, names)
-    outcomes = arrests_and_ejections(ids)
+    outcomes_of_cases = case_outcomes(ids)
+    outcomes = arrests_and_ejections(ids, outcomes=outcomes_of_cases)
     denied = denied_by_match(ids)
     prevented = prevented_from_attending(ids)
     assigned, resolved = _minutes_to_response(ids)
@@ -173,8 +175,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         bans=bans,
         busiest_blocks=busiest,
         totals=totals,
-        arrests_by_offence=arrests_by_offence(ids, totals["arrests"]),
-        arrests_by_club=arrests_by_club(fixtures, totals["arrests"]),
+        arrests_by_offence=arrests_by_offence(outcomes_of_cases, totals["arrests"]),
+        arrests_by_club=arrests_by_club(outcomes_of_cases, fixtures, totals["arrests"]),
         competitions=sorted({f.competition for f in of_season}, key=lambda c: c.name),
         opponents=sorted({f.away_club for f in of_season}, key=lambda c: c.name),
     )
