@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import F, QuerySet, Sum
+from django.db.models import F, Q, QuerySet, Sum
 
 from safeground.append_only import KeptByTriggers
 
@@ -202,10 +202,13 @@ def incidents_by_block(fixture_ids: Collection[int], *, home_only: bool) -> Quer
 
 
 def incident_responses(fixture_ids: Collection[int], *, home_only: bool) -> QuerySet[Any]:
-    """Each incident acted on: (match, time from seen to first assigned, to first resolved; None
-    when not). The database subtracts: thousands of durations load several times faster than
-    the three times of each incident they come from (ADR 0022), and as exactly."""
-    rows = IncidentResponse.objects.filter(fixture_id__in=fixture_ids)
+    """Each incident assigned or resolved: (match, time from seen to first assigned, to first
+    resolved; None when not). The database subtracts: thousands of durations load several times
+    faster than the three times of each incident they come from (ADR 0022), and as exactly."""
+    rows = IncidentResponse.objects.filter(
+        Q(first_assigned__isnull=False) | Q(first_resolved__isnull=False),
+        fixture_id__in=fixture_ids,
+    )
     if not home_only:
         rows = rows.filter(home_only=False)
     return rows.values_list(
