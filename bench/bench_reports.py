@@ -14,6 +14,10 @@ entry and every scan of the season fetched), timed once.
     .venv/bin/python bench/bench_reports.py                 # PostgreSQL (or: make bench-reports)
     .venv/bin/python bench/bench_reports.py --sqlite        # a SQLite file of its own
     .venv/bin/python bench/bench_reports.py --scans 200000  # a smaller run
+    .venv/bin/python bench/bench_reports.py --reuse         # time again on the last database built
+
+`--reuse` (PostgreSQL) keeps the database a previous run built with the same `--pg-db` and only
+times it (building 2,000,000 scans takes minutes); it builds as usual when there is none.
 
 Last line: `reports season_ms=X match_ms=Y` (target: each <= 300).
 """
@@ -48,13 +52,25 @@ def median_ms(runs: int, call: Callable[[], object]) -> tuple[float, list[float]
     return statistics.median(times), times
 
 
-def fresh_postgres(name: str) -> str:
+def fresh_postgres(name: str, *, reuse: bool) -> tuple[str, bool]:
+    """The database's URL, and whether it was built already (`reuse`: a previous run's, kept
+    if its seeding finished: the register, seeded last, has bans)."""
     import psycopg
 
+    url = PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+    if reuse and exists:
+        with psycopg.connect(url) as db:
+            has_table = db.execute("SELECT to_regclass('bans_ban') IS NOT NULL").fetchone()
+            if has_table == (True,) and db.execute(
+                "SELECT EXISTS (SELECT FROM bans_ban)"
+            ).fetchone() == (True,):
+                return url, True
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
-    return PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
+    return url, False
 
 
 def _text(value: object) -> str:
@@ -258,6 +274,22 @@ def seed(args: argparse.Namespace) -> tuple[object, object]:
     return ground, busiest
 
 
+def built_already() -> tuple[object, object]:
+    """The ground and busiest match of a database `seed` built."""
+    from django.db.models import Count
+
+    from safeground.matches.models import Fixture
+
+    busiest = (
+        Fixture.objects.select_related("ground")
+        .annotate(entries=Count("log_entries"))
+        .order_by("-entries", "pk")
+        .first()
+    )
+    assert busiest is not None
+    return busiest.ground, busiest
+
+
 def naive_season(ground: object) -> None:
     """The peer: the season's per-match figures counted in Python over every row."""
     from collections import Counter
@@ -289,13 +321,17 @@ def main() -> None:
     parser.add_argument("--bans", type=int, default=600)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-peer", action="store_true", help="skip the naive peer")
+    parser.add_argument(
+        "--reuse", action="store_true", help="PostgreSQL: time the database a previous run built"
+    )
     args = parser.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="sg-bench-reports-")
+    reused = False
     if args.sqlite:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
     else:
-        os.environ["DATABASE_URL"] = fresh_postgres(args.pg_db)
+        os.environ["DATABASE_URL"], reused = fresh_postgres(args.pg_db, reuse=args.reuse)
     os.environ["DJANGO_SETTINGS_MODULE"] = "safeground.settings.dev"
     os.environ["DEBUG"] = "false"  # no query log: the server as it runs
     os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1"
@@ -311,7 +347,11 @@ def main() -> None:
 
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     call_command("migrate", verbosity=0)
-    ground, busiest = seed(args)
+    if reused:
+        ground, busiest = built_already()
+        print("setup: reusing the database a previous run built")
+    else:
+        ground, busiest = seed(args)
 
     client = Client()
     client.force_login(User.objects.get(username="safety"))

@@ -106,6 +106,11 @@ def test_bans_issued_this_season_and_in_force_on_each_match_day(match_day) -> No
         factories.ban(home, status="expired"),
         factories.ban(home, status="proposed"),
         factories.ban(home, status="rejected"),
+        # Every other status too: the count reads only issued bans, the rule's own statuses.
+        factories.ban(home, status="revoked", starts_on=date(2023, 9, 2), ends_on=date(2030, 1, 1)),
+        factories.ban(home, status="appealed", starts_on=cup_day, ends_on=date(2030, 1, 1)),
+        factories.ban(home, status="upheld", starts_on=date(2023, 8, 1), is_life=True),
+        factories.ban(home, status="approved"),  # starts in 2099
     ]
     took_effect = [b for b in made if b.status not in {"proposed", "rejected"}]
     season_start = date(2023, 8, 1)
@@ -125,6 +130,10 @@ def test_bans_issued_this_season_and_in_force_on_each_match_day(match_day) -> No
     found = season(ground, SeasonFilter())
     assert found.bans == [
         {"date": day.isoformat(), "issued": issued(day), "in_force": in_force(day)}
+        for day in (league_day, cup_day)
+    ]
+    assert [b["in_force"] for b in found.bans] == [
+        Ban.objects.in_force_on(day).filter(organisation=home).count()
         for day in (league_day, cup_day)
     ]
     assert found.bans[0]["issued"] < found.bans[1]["issued"]

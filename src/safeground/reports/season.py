@@ -34,6 +34,7 @@ from .selectors import (
     arrests_and_ejections,
     arrests_by_club,
     arrests_by_offence,
+    case_outcomes,
     category_names,
 )
 
@@ -127,7 +128,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
     ids = [f.pk for f in fixtures]
     names = category_names()
     by_category = _incidents_by_category(ids, names)
-    outcomes = arrests_and_ejections(ids)
+    outcomes_of_cases = case_outcomes(ids)
+    outcomes = arrests_and_ejections(ids, outcomes=outcomes_of_cases)
     denied = denied_by_match(ids)
     prevented = prevented_from_attending(ids)
     assigned, resolved = _minutes_to_response(ids)
@@ -173,8 +175,8 @@ def season(ground: Ground, filters: SeasonFilter) -> Season:
         bans=bans,
         busiest_blocks=busiest,
         totals=totals,
-        arrests_by_offence=arrests_by_offence(ids, totals["arrests"]),
-        arrests_by_club=arrests_by_club(fixtures, totals["arrests"]),
+        arrests_by_offence=arrests_by_offence(outcomes_of_cases, totals["arrests"]),
+        arrests_by_club=arrests_by_club(outcomes_of_cases, fixtures, totals["arrests"]),
         competitions=sorted({f.competition for f in of_season}, key=lambda c: c.name),
         opponents=sorted({f.away_club for f in of_season}, key=lambda c: c.name),
     )
@@ -202,11 +204,11 @@ def _minutes_to_response(
     resolution (an incident not assigned or not resolved is left out of that list)."""
     assigned: dict[int, list[float]] = defaultdict(list)
     resolved: dict[int, list[float]] = defaultdict(list)
-    for fixture_id, at, first_assigned, first_resolved in incident_responses(ids, home_only=True):
-        if first_assigned is not None:
-            assigned[fixture_id].append((first_assigned - at).total_seconds() / 60)
-        if first_resolved is not None:
-            resolved[fixture_id].append((first_resolved - at).total_seconds() / 60)
+    for fixture_id, to_assignment, to_resolution in incident_responses(ids, home_only=True):
+        if to_assignment is not None:
+            assigned[fixture_id].append(to_assignment.total_seconds() / 60)
+        if to_resolution is not None:
+            resolved[fixture_id].append(to_resolution.total_seconds() / 60)
     return assigned, resolved
 
 
@@ -249,7 +251,9 @@ def bans_over_time(
     `season_start`), and the bans in force that day. One statement: the days as a list of rows,
     joined to the club's bans, with the register's own in-force rule (`in_force_sql`); written
     in SQL because the ORM took longer to build its 100 filtered counts than the database took
-    to run them (ADR 0022)."""
+    to run them (ADR 0022). The join takes only the bans issued and started by the day: both
+    counts ask that of a ban (the rule counts a ban in force only if it was issued, and from its
+    start), and the rows to count are fewer."""
     if not days or season_start is None:
         return []
     # Issued: approved, whatever became of it since (a ban revoked later was still issued).
@@ -259,10 +263,10 @@ def bans_over_time(
     sql = (
         f"WITH d(n, day) AS (VALUES {rows}) "
         "SELECT d.n, "
-        f"count(b.id) FILTER (WHERE b.status IN ({issued}) "
-        f"AND b.starts_on >= %s{cast} AND b.starts_on <= d.day), "
+        f"count(b.id) FILTER (WHERE b.starts_on >= %s{cast}), "
         f"count(b.id) FILTER (WHERE {in_force_sql('b', 'd.day')}) "
-        "FROM d LEFT JOIN bans_ban b ON b.organisation_id = %s GROUP BY d.n"
+        "FROM d LEFT JOIN bans_ban b ON b.organisation_id = %s "
+        f"AND b.status IN ({issued}) AND b.starts_on <= d.day GROUP BY d.n"
     )
     values: list[Any] = [v for n, day in enumerate(days) for v in (n, clock.day_iso(day))]
     with connection.cursor() as cursor:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Min, Q, QuerySet
 from django.utils.translation import gettext as _
@@ -55,37 +55,66 @@ def counted_incidents(fixture_ids: Collection[int], *, home_only: bool) -> Query
     return found if home_only else found.filter(home_only=False)
 
 
+class CaseOutcome(NamedTuple):
+    """A case's arrest or ejection at a match, as the season's figures read it."""
+
+    case_id: int
+    fixture_id: int
+    kind: str  # ARREST or EJECTION
+    offence: str  # an arrest's Home Office offence group ("": not recorded)
+    club: str  # whose supporter, as the arrest says ("" or "not_known": it does not)
+    ticket_end: str | None  # the end of the arrested holder's ticket, if a ticket holder
+
+
+def case_outcomes(fixture_ids: Collection[int]) -> list[CaseOutcome]:
+    """The cases' arrests and ejections at these matches, in one query: what the season's
+    arrests and ejections, its arrests by offence and its arrests by club all read."""
+    return [
+        CaseOutcome(*row)
+        for row in Outcome.objects.filter(
+            case__fixture_id__in=fixture_ids, kind__in=(ARREST, EJECTION)
+        )
+        .values_list(
+            "case_id", "case__fixture_id", "kind", "home_office_offence", "club",
+            "subject__ticket__end",
+        )
+        .order_by()
+    ]  # fmt: skip
+
+
 def arrests_and_ejections(
-    fixture_ids: Collection[int], *, home_only: bool = True
+    fixture_ids: Collection[int],
+    *,
+    home_only: bool = True,
+    outcomes: Sequence[CaseOutcome] | None = None,
 ) -> dict[int, dict[str, int]]:
     """fixture id -> {"arrests": n, "ejections": n}: the log's arrest and ejection reports (from
     the counts the database keeps, incidents/counts.py), and the cases' outcomes beyond those
-    logged in the same case."""
+    logged in the same case. `outcomes`: these matches' `case_outcomes`, when the caller has
+    read them already."""
     counts = {pk: {"arrests": 0, "ejections": 0} for pk in fixture_ids}
     for fixture_id, code, n in reports_in_categories(
         fixture_ids, (ARREST, EJECTION), home_only=home_only
     ):
         counts[fixture_id]["arrests" if code == ARREST else "ejections"] += n
-    for (fixture_id, kind), n in _outcomes_not_logged(fixture_ids).items():
+    if outcomes is None:
+        outcomes = case_outcomes(fixture_ids)
+    for (fixture_id, kind), n in _outcomes_not_logged(outcomes).items():
         counts[fixture_id]["arrests" if kind == ARREST else "ejections"] += n
     return counts
 
 
-def _outcomes_not_logged(fixture_ids: Collection[int]) -> Counter[tuple[int, str]]:
+def _outcomes_not_logged(outcomes: Sequence[CaseOutcome]) -> Counter[tuple[int, str]]:
     """(fixture id, "arrest" or "ejection") -> the cases' outcomes of that kind that no report of
-    the same kind among the case's log entries already counts (two queries)."""
-    outcomes = list(
-        Outcome.objects.filter(case__fixture_id__in=fixture_ids, kind__in=(ARREST, EJECTION))
-        .values_list("case_id", "case__fixture_id", "kind")
-        .annotate(n=Count("pk"))
-        .values_list("case_id", "case__fixture_id", "kind", "n")
-        .order_by()
-    )
+    the same kind among the case's log entries already counts (one query, when there are any)."""
+    per_case = Counter((o.case_id, o.fixture_id, o.kind) for o in outcomes)
+    if not per_case:
+        return Counter()
     logged: Counter[tuple[int, str]] = Counter(
         dict(
             ((case_id, code), n)
             for case_id, code, n in LogEntry.objects.filter(
-                cases__in={case_id for case_id, *_ in outcomes},
+                cases__in={case_id for case_id, *_ in per_case},
                 kind=LogEntry.Kind.REPORT,
                 category__code__in=(ARREST, EJECTION),
             )
@@ -96,22 +125,16 @@ def _outcomes_not_logged(fixture_ids: Collection[int]) -> Counter[tuple[int, str
         )
     )
     beyond: Counter[tuple[int, str]] = Counter()
-    for case_id, fixture_id, kind, n in outcomes:
+    for (case_id, fixture_id, kind), n in per_case.items():
         beyond[(fixture_id, kind)] += max(0, n - logged[(case_id, kind)])
     return beyond
 
 
-def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[str, Any]]:
+def arrests_by_offence(outcomes: Sequence[CaseOutcome], total: int) -> list[dict[str, Any]]:
     """The arrests by the Home Office's offence groups (what a club and its force return each
     season), from the cases' arrest outcomes; arrests in the log without one are "not recorded"."""
     groups = {code: str(label) for code, label in Outcome.HomeOfficeOffence.choices}
-    found = dict(
-        Outcome.objects.filter(case__fixture_id__in=fixture_ids, kind=Outcome.Kind.ARREST)
-        .values_list("home_office_offence")
-        .annotate(n=Count("pk"))
-        .values_list("home_office_offence", "n")
-        .order_by()
-    )
+    found = Counter(o.offence for o in outcomes if o.kind == ARREST)
     rows = [
         {"offence": groups.get(code, code or _("Other")), "code": code, "arrests": n}
         for code, n in sorted(found.items(), key=lambda item: (-item[1], item[0]))
@@ -122,19 +145,24 @@ def arrests_by_offence(fixture_ids: Collection[int], total: int) -> list[dict[st
     return rows
 
 
-def arrests_by_club(fixtures: Sequence[Fixture], total: int) -> list[dict[str, Any]]:
+def arrests_by_club(
+    outcomes: Sequence[CaseOutcome], fixtures: Sequence[Fixture], total: int
+) -> list[dict[str, Any]]:
     """The arrests by the club whose supporters they were: as the arrest says (home, away or
     another club), else a ticket holder's by the end of their ticket; else "not known"."""
     by_fixture = {f.pk: f for f in fixtures}
     clubs: Counter[str] = Counter()
     known = 0
-    for fixture_id, club, end in (
-        Outcome.objects.filter(case__fixture_id__in=by_fixture, kind=Outcome.Kind.ARREST)
-        .values_list("case__fixture_id", "club", "subject__ticket__end")
-        .order_by()
-    ):
-        fixture = by_fixture[fixture_id]
-        side = club if club in (Outcome.Club.HOME, Outcome.Club.AWAY, Outcome.Club.OTHER) else end
+    for arrest in outcomes:
+        if arrest.kind != ARREST:
+            continue
+        fixture = by_fixture[arrest.fixture_id]
+        club = arrest.club
+        side = (
+            club
+            if club in (Outcome.Club.HOME, Outcome.Club.AWAY, Outcome.Club.OTHER)
+            else arrest.ticket_end
+        )
         if not side:  # not known: neither the arrest nor a ticket says
             continue
         if side == Outcome.Club.OTHER:
