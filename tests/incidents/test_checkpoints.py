@@ -24,9 +24,10 @@ from safeground.incidents.checkpoints import (
 )
 from safeground.incidents.models import LogCheckpoint, LogEntry
 from safeground.incidents.posts import steward_post_assign
-from safeground.incidents.selectors import RECORD_KINDS, log_visible_to
+from safeground.incidents.selectors import RECORD_KINDS, visible_log
 from safeground.incidents.services import LogEntryError, log_checkpoint_make
 from safeground.incidents.verify import chain_verify, log_verify, verify_against
+from safeground.live.viewers import viewer_for
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -316,9 +317,11 @@ def test_posts_and_broadcasts_join_the_chain_but_not_the_log_shown(
     assert ok, said
     # Nobody sees them as log entries: the control room, the police and the steward alike.
     for username in ("loggist", "police", "steward"):
-        shown = [entry.kind for entry, _ in log_visible_to(cast[username], fixture)]
+        viewer = viewer_for(cast[username], fixture)
+        shown = [entry.kind for entry, _ in visible_log(fixture, viewer)]
         assert not set(shown) & RECORD_KINDS, username
-    assert [e.kind for e, _ in log_visible_to(cast["loggist"], fixture)] == ["report"]
+    loggist = viewer_for(cast["loggist"], fixture)
+    assert [e.kind for e, _ in visible_log(fixture, loggist)] == ["report"]
 
 
 # --- who sees and downloads them ------------------------------------------------------------------

@@ -236,3 +236,32 @@ def test_sockets_caught_up_together_each_get_what_the_rest_log_shows_them(day) -
         assert [json.loads(frame)["seq"] for _, frame in frames] == expected, (name, after)
         assert [seq for seq, _ in frames] == expected
     assert together[0] != together[3]  # a steward's view, and a supervisor's in another zone
+
+
+def test_the_pages_reads_of_the_log_are_the_rest_logs_rule(day) -> None:
+    """A steward's page (log_seen) and the API's page (log_after) read the process's fold of the
+    log: the same entries as visible_log for each viewer, a steward's with each incident's state
+    just after the entry, the API's with its state now; an entry appended since is in the next
+    read."""
+    from safeground.incidents.catch_up import folds_forget, log_after, log_seen
+    from safeground.incidents.selectors import visible_log
+    from safeground.live.viewers import viewer_for
+
+    first_half(day)
+    cast, fixture = day.cast, day.cup_tie
+    folds_forget()
+    for name in ("steward", "loggist", "spotter", "supervisor"):
+        viewer = viewer_for(cast[name], fixture)
+        assert log_seen(fixture_id=fixture.pk, viewer=viewer) == visible_log(fixture, viewer), name
+    second_half(day)  # after the fold was read: what came since is read on top of it
+    for name in ("steward", "loggist", "spotter", "supervisor"):
+        viewer = viewer_for(cast[name], fixture)
+        expected = visible_log(fixture, viewer)
+        assert log_seen(fixture_id=fixture.pk, viewer=viewer) == expected, name
+        now = {entry.concerns_id or entry.pk: state for entry, state in expected}
+        after = expected[len(expected) // 2][0].seq
+        assert log_after(fixture_id=fixture.pk, viewer=viewer, after_seq=after) == [
+            (entry, now[entry.concerns_id or entry.pk])
+            for entry, _ in expected
+            if entry.seq > after
+        ], name

@@ -57,6 +57,7 @@ class _Fold:
     seqs: list[int] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
     audiences: list[Audience] = field(default_factory=list)
+    afters: list[IncidentState] = field(default_factory=list)  # each entry's incident just after it
     # user id -> the indexes of the entries addressed to them (their reports, their tasks), so a
     # catch-up finds a person's own without reading every audience again
     addressed: dict[int, list[int]] = field(default_factory=dict)
@@ -66,7 +67,7 @@ class _Fold:
     def restart(self, zones: ZoneMap) -> None:
         self.zones = zones
         self.states, self.entries, self.seqs, self.frames, self.audiences = {}, [], [], [], []
-        self.addressed = {}
+        self.afters, self.addressed = [], {}
         self.last_hash = ""
 
     def add(self, entry: LogEntry, fixture_id: int) -> None:
@@ -88,7 +89,22 @@ class _Fold:
         for user_id in audience.user_ids:
             self.addressed.setdefault(user_id, []).append(len(self.audiences))
         self.audiences.append(audience)
+        self.afters.append(after)
         self.last_hash = entry.hash
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """A fold as it stood when read: copies of its lists' current length (other threads only
+    ever append after it); `addressed` and `states` are the fold's own, read bounded by it."""
+
+    entries: list[LogEntry]
+    seqs: list[int]
+    frames: list[str]
+    audiences: list[Audience]
+    afters: list[IncidentState]
+    addressed: dict[int, list[int]]
+    states: dict[int, IncidentState]  # each incident as it stands now (it only gains newer states)
 
 
 _folds: dict[int, _Fold] = {}
@@ -102,7 +118,8 @@ def live_catch_up(
     filtered as live frames are: the entries after that seq it may see, then the photos of every
     entry it may see (few, and a photo may come late). The same frames `visible_log` gives, from
     the process's fold of the log, checked once and filtered once per kind of viewer."""
-    entries, seqs, frames, audiences, addressed, _states = _fold_current(fixture_id)
+    fold = _fold_current(fixture_id)
+    entries, seqs, frames = fold.entries, fold.seqs, fold.frames
     index = {entry.pk: i for i, entry in enumerate(entries)}
     # (the index of its entry in the fold, the photo), in the photos' order; a photo erased by
     # retention has no file to fetch, so it goes to no screen
@@ -114,7 +131,7 @@ def live_catch_up(
     by_kind: KindSeen = {}
     found = []
     for viewer, after_seq in wants:
-        shown, visible = _seen_by(viewer, audiences, addressed, by_kind)
+        shown, visible = _seen_by(viewer, fold, by_kind)
         start = bisect.bisect_right(seqs, after_seq)
         mine: list[tuple[int | None, str]] = [
             (seqs[i], frames[i]) for i in shown[bisect.bisect_left(shown, start) :]
@@ -138,28 +155,36 @@ def log_after(
     each with its incident's state as it stands now: the API's page of the log, from the
     process's fold, so a read costs the entries it returns, not the whole log folded twice (the
     soak's log reads grew slower with the match's log)."""
-    entries, seqs, _frames, audiences, addressed, states = _fold_current(fixture_id)
-    shown, _visible = _seen_by(viewer, audiences, addressed, {})
-    start = bisect.bisect_right(seqs, after_seq)
+    fold = _fold_current(fixture_id)
+    shown, _visible = _seen_by(viewer, fold, {})
+    start = bisect.bisect_right(fold.seqs, after_seq)
+    entries, states = fold.entries, fold.states
     return [
         (entries[i], states[entries[i].concerns_id or entries[i].pk])
         for i in shown[bisect.bisect_left(shown, start) :]
     ]
 
 
-def _seen_by(
-    viewer: Viewer, audiences: list[Audience], addressed: dict[int, list[int]], by_kind: KindSeen
-) -> tuple[list[int], set[int]]:
+def log_seen(*, fixture_id: int, viewer: Viewer) -> list[tuple[LogEntry, IncidentState]]:
+    """`visible_log` from the process's fold: the entries this viewer may see, each with its
+    incident's state just after it (a steward's page, read by every phone that opens it)."""
+    fold = _fold_current(fixture_id)
+    shown, _visible = _seen_by(viewer, fold, {})
+    return [(fold.entries[i], fold.afters[i]) for i in shown]
+
+
+def _seen_by(viewer: Viewer, fold: _Folded, by_kind: KindSeen) -> tuple[list[int], set[int]]:
     """The indexes of the fold's entries this viewer sees, in order, and as a set: those its kind
     of viewer sees (filtered once per kind, kept in `by_kind`), and what is addressed to them
     beyond it (their own reports elsewhere, their tasks)."""
     if viewer.kind not in by_kind:
-        of_kind = [i for i, audience in enumerate(audiences) if audience.admits_kind(viewer)]
+        of_kind = [i for i, audience in enumerate(fold.audiences) if audience.admits_kind(viewer)]
         by_kind[viewer.kind] = (of_kind, set(of_kind))
     shown, visible = by_kind[viewer.kind]
     # Indexes past the copies' length were added since, by another thread.
-    named = addressed.get(viewer.user_id, [])
-    extra = [i for i in named[: bisect.bisect_left(named, len(audiences))] if i not in visible]
+    named = fold.addressed.get(viewer.user_id, [])
+    count = len(fold.audiences)
+    extra = [i for i in named[: bisect.bisect_left(named, count)] if i not in visible]
     if extra:
         visible = visible | set(extra)
         shown = sorted(shown + extra)  # two sorted runs: merged in linear time
@@ -172,16 +197,7 @@ def folds_forget() -> None:
         _folds.clear()
 
 
-def _fold_current(
-    fixture_id: int,
-) -> tuple[
-    list[LogEntry],
-    list[int],
-    list[str],
-    list[Audience],
-    dict[int, list[int]],
-    dict[int, IncidentState],
-]:
+def _fold_current(fixture_id: int) -> _Folded:
     with _folds_lock:
         fold = _folds.get(fixture_id)
         if fold is None:
@@ -213,13 +229,13 @@ def _fold_current(
             rows = list(shown_entries(fixture))
         for entry in rows:
             fold.add(entry, fixture_id)
-        # Copies of the lists' current length: other threads only ever append after it.
         count = len(fold.seqs)
-        return (
-            fold.entries[:count],
-            fold.seqs[:count],
-            fold.frames[:count],
-            fold.audiences[:count],
-            fold.addressed,  # read bounded by count: see live_catch_up
-            fold.states,  # each incident as it stands now (it only gains newer states)
+        return _Folded(
+            entries=fold.entries[:count],
+            seqs=fold.seqs[:count],
+            frames=fold.frames[:count],
+            audiences=fold.audiences[:count],
+            afters=fold.afters[:count],
+            addressed=fold.addressed,
+            states=fold.states,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,6 @@ from safeground.accounts.permissions import (
 )
 from safeground.languages import in_every_language
 from safeground.live.events import Audience
-from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture, FixtureZone
 from safeground.matches.selectors import fixture_for
 from safeground.venues.models import Concourse, Gate, ZoneBlock
@@ -359,16 +358,6 @@ def shown_entries(fixture: Fixture) -> QuerySet[LogEntry]:
     )
 
 
-def fixture_log(fixture: Fixture) -> Iterable[tuple[LogEntry, IncidentState]]:
-    """Every entry in order, each with its incident's state just after it."""
-    zones = zone_map(fixture)
-    states: dict[int, IncidentState] = {}
-    for entry in shown_entries(fixture):
-        report_id = entry.concerns_id or entry.pk
-        states[report_id] = incident_fold(states.get(report_id), entry, zones)
-        yield entry, states[report_id]
-
-
 def visible_log(fixture: Fixture, viewer: Viewer) -> list[tuple[LogEntry, IncidentState]]:
     """The entries this viewer may see, in order, each with its incident's state just after it."""
     zones = zone_map(fixture)
@@ -381,12 +370,6 @@ def visible_log(fixture: Fixture, viewer: Viewer) -> list[tuple[LogEntry, Incide
         if entry_audience(entry, before=before, after=after, zones=zones).admits(viewer):
             seen.append((entry, after))
     return seen
-
-
-def log_visible_to(user: Any, fixture: Fixture) -> list[tuple[LogEntry, IncidentState]]:
-    """The match's log as this user may see it (the socket's rule: a steward sees their zones
-    and their tasks; the control room and the police see all)."""
-    return visible_log(fixture, viewer_for(user, fixture))
 
 
 def logged_entry_audience(entry: LogEntry) -> Audience:
@@ -431,14 +414,6 @@ def viewer_zone_ids(users: Sequence[Any], fixture: Fixture) -> dict[int, frozens
         steward: _zones_covered(fixture, zone_id, gate_id, concourse_id)
         for steward, zone_id, gate_id, concourse_id in latest.values()
     }
-
-
-def incidents(fixture: Fixture) -> list[IncidentState]:
-    """Every incident of the match as it stands now, newest first."""
-    latest: dict[int, IncidentState] = {}
-    for entry, state in fixture_log(fixture):
-        latest[entry.concerns_id or entry.pk] = state
-    return sorted(latest.values(), key=lambda s: -s.seq)
 
 
 def categories() -> QuerySet[Category]:

@@ -5,11 +5,13 @@ from typing import Any
 
 from django.db.models import Q
 
+from safeground.live.viewers import viewer_for
 from safeground.matches.models import Fixture
 from safeground.venues.models import Block, BlockAdjacency, ZoneBlock, natural_key
 
+from .catch_up import log_seen
 from .models import Category, LogEntry
-from .selectors import IncidentState, categories, log_visible_to, post_label
+from .selectors import IncidentState, categories, post_label
 
 # The categories a steward reports most, as big buttons; the rest stay one tap further away.
 COMMON_CATEGORIES = [
@@ -93,7 +95,7 @@ def steward_log(fixture: Fixture, user: Any) -> StewardLog:
     wrote, wherever they are (a person always sees what they reported and its state)."""
     latest: dict[int, IncidentState] = {}
     mine: set[int] = set()
-    for entry, state in log_visible_to(user, fixture):
+    for entry, state in log_seen(fixture_id=fixture.pk, viewer=viewer_for(user, fixture)):
         latest[entry.concerns_id or entry.pk] = state
         if entry.kind == LogEntry.Kind.REPORT and entry.author_id == user.pk:
             mine.add(entry.pk)
