@@ -93,14 +93,7 @@ def main() -> None:
         f" {args.redis_url}; load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    cluster = faults.Cluster(
-        database_url=args.database_url,
-        redis_url=args.redis_url,
-        db_name=args.pg_db,
-        port=args.port,
-        tickets=tickets,
-        log=lambda line: print(line, flush=True),
-    )
+    cluster = faults.Cluster.from_args(args, tickets=tickets)
     started = time.monotonic()
     try:
         cluster.direct = args.direct

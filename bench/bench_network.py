@@ -347,14 +347,7 @@ def served(args: argparse.Namespace) -> faults.Cluster | faults.OneServer:
             one.close()
             raise
         return one
-    cluster = faults.Cluster(
-        database_url=args.database_url,
-        redis_url=args.redis_url,
-        db_name=args.pg_db,
-        port=args.port,
-        tickets=tickets,
-        log=lambda line: print(line, flush=True),
-    )
+    cluster = faults.Cluster.from_args(args, tickets=tickets)
     try:
         cluster.direct = True  # the network under test is the clients', not the database's
         cluster.prepare(template=True)

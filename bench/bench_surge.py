@@ -420,14 +420,7 @@ def main() -> None:
         f" s; {args.seconds:.0f} s; load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    cluster = faults.Cluster(
-        database_url=args.database_url,
-        redis_url=args.redis_url,
-        db_name=args.pg_db,
-        port=args.port,
-        tickets=int(args.seconds * args.scan_rate * 1.1) + 100,
-        log=lambda line: print(line, flush=True),
-    )
+    cluster = faults.Cluster.from_args(args, tickets=int(args.seconds * args.scan_rate * 1.1) + 100)
     try:
         cluster.direct = True  # no database cut here: the servers straight to PostgreSQL
         setup = cluster.prepare(template=True)

@@ -339,6 +339,19 @@ class Cluster:
         self.setup: Setup | None = None
         self.direct = False  # the servers straight to PostgreSQL (no outage possible)
 
+    @classmethod
+    def from_args(cls, args: Any, *, tickets: int) -> Cluster:
+        """A bench's cluster from its --database-url, --redis-url, --pg-db and --port, its
+        progress printed as it goes."""
+        return cls(
+            database_url=args.database_url,
+            redis_url=args.redis_url,
+            db_name=args.pg_db,
+            port=args.port,
+            tickets=tickets,
+            log=lambda line: print(line, flush=True),
+        )
+
     def env(self, *, proxied: bool) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_"))}
         url = pg_url(self.pg, host="127.0.0.1", port=self.proxy_port) if proxied else None
@@ -360,14 +373,7 @@ class Cluster:
         return env
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [PYTHON, "-m", "safeground.cli", *args],
-            env=self.env(proxied=False),
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        return safeground_cli(self.env(proxied=False), *args)
 
     def prepare(self, *, template: bool = False) -> Setup:
         """Make the database, migrate it and load the demo through the CLI, then the load's
@@ -496,6 +502,18 @@ class Cluster:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def safeground_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`safeground <args>` against a bench's servers' database, its output captured."""
+    return subprocess.run(
+        [PYTHON, "-m", "safeground.cli", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def server_errors(workdir: Path) -> str:
     """Tracebacks the servers logged (their logs are kept in the work folder)."""
     found = []
@@ -573,14 +591,7 @@ class OneServer:
         return self.process.pid
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [PYTHON, "-m", "safeground.cli", *args],
-            env=self.env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        return safeground_cli(self.env, *args)
 
     def prepare(self, tickets: int) -> Setup:
         """Migrate, load the demo (bench_live's), then the load's tickets and device key."""
