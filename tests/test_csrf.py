@@ -145,11 +145,12 @@ def test_every_post_form_in_the_templates_carries_the_csrf_token() -> None:
 
 def test_htmx_requests_carry_the_token_from_the_page() -> None:
     """hx-post / hx-delete / hx-patch elements send no form token: htmx adds the header that
-    static/safeground/csrf-1.js reads from the page's meta tag, on every page (base.html)."""
+    static/safeground/htmx-requests-1.js reads from the page's meta tag, on every page
+    (base.html)."""
     base = (SRC / "templates" / "base.html").read_text()
     assert '<meta name="csrf-token" content="{{ csrf_token }}">' in base
-    assert "safeground/csrf-1.js" in base
-    script = (SRC / "static" / "safeground" / "csrf-1.js").read_text()
+    assert "safeground/htmx-requests-1.js" in base
+    script = (SRC / "static" / "safeground" / "htmx-requests-1.js").read_text()
     assert "X-CSRFToken" in script and "htmx:configRequest" in script
     for template in SRC.rglob("templates/**/*.html"):
         text = template.read_text()

@@ -258,3 +258,31 @@ def test_a_scanner_decides_from_its_bundle_in_a_stall_and_its_scan_is_stored_onc
     assert Scan.objects.filter(ticket__barcode="AWAY-2", decision="admit").count() == 1
     assert Scan.objects.filter(ticket__barcode="AWAY-2").count() == 2  # and the refused copy
     assert not EntryConflict.objects.exists()
+
+
+def test_what_a_silent_link_left_hanging_gives_way_once_it_answers(
+    site, new_page, log_in, network
+):
+    """A steward reopens the page where the link has gone silent: the kept page opens, and every
+    request it makes hangs. The browser keeps six connections to the server; were those requests
+    never given up, the acknowledgement would queue behind them after the link came back."""
+    fixture = cup_tie()
+    post_steward(fixture)
+    proxy, url = network("ground-wifi")
+    phone = open_over(log_in(new_page(PHONE), "steward"), url, f"/fixtures/{fixture.pk}/steward/")
+    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+
+    proxy.half_open(True)
+    phone.reload(wait_until="domcontentloaded")  # the service worker's kept copy, after 4 s
+    expect(phone.locator("[data-freshness]")).to_contain_text("offline")
+    time.sleep(17)  # longer than a request is left to hang (15 s)
+    proxy.half_open(False)
+
+    dialog = phone.locator("[data-broadcast]")
+    sent = broadcast_send(
+        fixture=fixture, sent_by=User.objects.get(username="safety"), script="hold"
+    )
+    expect(dialog).to_contain_text("Hold at the gates", timeout=30_000)
+    phone.get_by_role("button", name="Acknowledge").click()
+    expect(dialog).to_be_hidden(timeout=10_000)
+    assert BroadcastAck.objects.filter(broadcast=sent, user__username="steward").count() == 1

@@ -33,7 +33,7 @@ SCANNER_ASSETS = [
     "safeground/safeground-1.css",
     "safeground/favicon-1.svg",
     "vendor/htmx-2.0.11.min.js",
-    "safeground/csrf-1.js",
+    "safeground/htmx-requests-1.js",
     "safeground/tables-1.js",
     "safeground/scanner-1.css",
     "safeground/scanner-1.js",

@@ -12,6 +12,10 @@ const PAGE = {{ page_url }};
 const ASSETS = {{ assets }};
 const STATIC_URL = {{ static_url }};
 const NETWORK_TIMEOUT_MS = 4000;
+// A file not fetched in this long is given up: on a link gone silent its request would otherwise
+// hold one of the browser's six connections to the server for good, and the page's own requests
+// (a report, an acknowledgement) would queue behind it. ADR 0023.
+const FILE_WAIT_MS = 15_000;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -21,10 +25,14 @@ self.addEventListener("install", (event) => {
       await Promise.all(
         [PAGE, ...ASSETS].map(async (url) => {
           try {
-            const response = await fetch(url, { credentials: "same-origin", cache: "no-cache" });
+            const response = await fetch(url, {
+              credentials: "same-origin",
+              cache: "no-cache",
+              signal: AbortSignal.timeout(FILE_WAIT_MS),
+            });
             if (response.ok && !response.redirected) await cache.put(url, response);
           } catch {
-            // offline while installing: the next visit fills it
+            // offline, or too slow, while installing: the next visit fills it
           }
         }),
       );
@@ -80,7 +88,7 @@ async function fileFromCache(request) {
   const url = new URL(request.url);
   const kept = await cache.match(url.pathname);
   if (kept) return kept;
-  const response = await fetch(request);
+  const response = await fetch(request, { signal: AbortSignal.timeout(FILE_WAIT_MS) });
   if (response.ok && response.type === "basic") await cache.put(url.pathname, response.clone());
   return response;
 }

@@ -1,6 +1,6 @@
 // Calling the API from a page, one way for every script (issue 36): Django's CSRF token, a JSON
 // POST, and the words of a refusal.
-//   import { csrfToken, post, reasonOf } from "./api-1.js";
+//   import { csrfToken, inTime, post, reasonOf } from "./api-1.js";
 
 // A `{name}` slot filled.
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
@@ -30,32 +30,33 @@ export function reasonOf(data, status, words = {}) {
   return say(words.refused || "HTTP {status}", { status });
 }
 
-// A POST not answered in this long is given up as if there were no network, so the person can
-// try again: on a link gone silent (a half-open connection) the browser would wait for minutes
-// with the button disabled. ADR 0023.
-const POST_WAIT_MS = 15_000;
+// A request not answered in this long is given up as if there were no network. On a link gone
+// silent (a half-open connection) the browser would otherwise wait for minutes: a POST with its
+// button disabled, and any request holding one of the six connections the browser keeps to the
+// server, so that once all six hang nothing else the page asks for leaves the phone. ADR 0023.
+const WAIT_MS = 15_000;
+
+// The signal every fetch of a page passes: aborted when WAIT_MS has passed unanswered.
+export const inTime = () => AbortSignal.timeout(WAIT_MS);
 
 // POST a JSON body; answers the JSON answer, or throws an Error with the refusal's words (a
 // TypeError, fetch's own, when there is no network or no answer in time).
 export async function post(url, body, words = {}) {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), POST_WAIT_MS);
+  const signal = inTime();
   try {
     const response = await fetch(url, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify(body),
       credentials: "same-origin",
-      signal: controller.signal,
+      signal,
     });
     const data = await response.json().catch(() => ({}));
-    if (controller.signal.aborted) throw new TypeError("no answer in time");
+    if (signal.aborted) throw new TypeError("no answer in time");
     if (!response.ok) throw new Error(reasonOf(data, response.status, words));
     return data;
   } catch (err) {
-    if (err.name === "AbortError") throw new TypeError("no answer in time");
+    if (err.name === "TimeoutError" || err.name === "AbortError") throw new TypeError("no answer in time");
     throw err;
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -1,6 +1,6 @@
 // The control room: the live log (newest first, by the time observed), quick entry, actions, and the map with markers
 // and heat. Everything on screen is drawn from live frames; the server is the only source.
-import { post as apiPost } from "./api-1.js";
+import { inTime, post as apiPost } from "./api-1.js";
 import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
 
 {
@@ -395,7 +395,7 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
     });
     list.replaceChildren(...items);
   }
-  fetch(config.broadcastsUrl, { credentials: "same-origin" })
+  fetch(config.broadcastsUrl, { credentials: "same-origin", signal: inTime() })
     .then((r) => (r.ok ? r.json() : []))
     .then((found) => {
       for (const b of found) if (!broadcasts.has(b.id)) broadcasts.set(b.id, b);
@@ -464,7 +464,7 @@ import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
   // published entry.counts is in the server's language: its names are not taken).
   let reasonLabels = {};
   const reasonName = (code) => reasonLabels[code] || code.replace("_", " ");
-  fetch(config.countsUrl, { credentials: "same-origin" })
+  fetch(config.countsUrl, { credentials: "same-origin", signal: inTime() })
     .then((r) => (r.ok ? r.json() : null))
     .then((c) => {
       if (c?.denied?.labels) reasonLabels = c.denied.labels;

@@ -9,7 +9,7 @@
 // bundle is trusted only if its Ed25519 signature verifies (WebCrypto) with the server's key.
 // docs/adr/0006-offline-scanners.md.
 
-import { reasonOf } from "./api-1.js";
+import { inTime, reasonOf } from "./api-1.js";
 
 {
   const config = JSON.parse(document.getElementById("scanner-config").textContent);
@@ -180,8 +180,9 @@ import { reasonOf } from "./api-1.js";
     let keyAnswer;
     let answer;
     try {
-      keyAnswer = await fetch(config.bundleKeyUrl, { headers: headers() });
+      keyAnswer = await fetch(config.bundleKeyUrl, { headers: headers(), signal: inTime() });
       const query = new URLSearchParams({ turnstile: pairing.turnstile });
+      // The list itself has no time limit: at a crowded cell's rate its size is its time.
       answer = keyAnswer.ok ? await fetch(`${config.bundleUrl}?${query}`, { headers: headers() }) : keyAnswer;
     } catch {
       throw new Error(WORDS.noNetworkList);
@@ -438,6 +439,7 @@ import { reasonOf } from "./api-1.js";
               barcode, turnstile, scanned_at, nonce, direction, decision, reason,
             })),
           }),
+          signal: inTime(),
         });
       } catch {
         online(false);

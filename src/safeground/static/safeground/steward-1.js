@@ -1,7 +1,7 @@
 // A steward's phone page: quick reports through the outbox (they survive no network) and what
 // became of each, the tasks the control room gives them, and its broadcasts shown over
 // everything with a sound.
-import { csrfToken, post as apiPost } from "./api-1.js";
+import { csrfToken, inTime, post as apiPost } from "./api-1.js";
 import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
 import { Outbox } from "./outbox-1.js";
 
@@ -425,7 +425,7 @@ import { Outbox } from "./outbox-1.js";
 
   async function fetchBroadcasts() {
     try {
-      const response = await fetch(config.broadcastsUrl, { credentials: "same-origin" });
+      const response = await fetch(config.broadcastsUrl, { credentials: "same-origin", signal: inTime() });
       if (!response.ok) return;
       const found = await response.json();
       found.forEach(receiveBroadcast);

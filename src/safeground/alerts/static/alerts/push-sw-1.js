@@ -7,6 +7,7 @@
 // phone's may have ended) and no CSRF token (a worker cannot read the page's).
 
 const ALERT_RECEIPT_TRIES = 3;
+const ALERT_RECEIPT_WAIT_MS = 15_000; // unanswered (a link gone silent): tried again
 
 async function alertReceipt(data, state) {
   for (let attempt = 1; attempt <= ALERT_RECEIPT_TRIES; attempt += 1) {
@@ -16,6 +17,7 @@ async function alertReceipt(data, state) {
         credentials: "omit",
         headers: { "Content-Type": "application/json", "X-Alert-Token": data.token },
         body: JSON.stringify({ state }),
+        signal: AbortSignal.timeout(ALERT_RECEIPT_WAIT_MS),
       });
       if (response.ok) return true;
       if (response.status < 500 && response.status !== 429) return false; // refused: final
