@@ -260,9 +260,7 @@ def test_a_scanner_decides_from_its_bundle_in_a_stall_and_its_scan_is_stored_onc
     assert not EntryConflict.objects.exists()
 
 
-def test_what_a_silent_link_left_hanging_gives_way_once_it_answers(
-    site, new_page, log_in, network
-):
+def test_what_a_silent_link_left_hanging_gives_way_once_it_answers(site, new_page, log_in, network):
     """A steward reopens the page where the link has gone silent: the kept page opens, and every
     request it makes hangs. The browser keeps six connections to the server; were those requests
     never given up, the acknowledgement would queue behind them after the link came back."""
