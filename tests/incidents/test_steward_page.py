@@ -15,6 +15,7 @@ from safeground.incidents.services import (
     log_entry_set_status,
 )
 from safeground.incidents.steward import post_blocks, steward_categories, steward_log
+from safeground.incidents.views import STEWARD_SW_VERSION
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +131,7 @@ def test_the_service_worker_keeps_the_page_and_its_files(match_day, client_for, 
     body = response.content.decode()
     assert "&quot;" not in body
     assert f'const PAGE = "/fixtures/{cup_tie.pk}/steward/";' in body
-    assert f'const CACHE = "safeground-steward-{cup_tie.pk}-v1-' in body
+    assert f'const CACHE = "safeground-steward-{cup_tie.pk}-v{STEWARD_SW_VERSION}-' in body
     assets = json.loads(body.split("const ASSETS = ")[1].split(";\n")[0])
     assert {"/static/safeground/steward-1.js", "/static/safeground/live-1.js"} <= set(assets)
     # Its scripts' imports too: an import missing offline stops the page's script.

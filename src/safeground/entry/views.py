@@ -27,7 +27,7 @@ from .forms import FlagDecisionForm
 from .scanner_words import scanner_words
 
 # Bump when the service worker's own logic changes; a change to any asset renews its cache anyway.
-SCANNER_SW_VERSION = 1
+SCANNER_SW_VERSION = 2
 # The files the page needs offline: base.html's and its own.
 SCANNER_ASSETS = [
     "safeground/safeground-1.css",

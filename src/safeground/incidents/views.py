@@ -105,7 +105,7 @@ def control_room(request: HttpRequest, fixture_id: int) -> HttpResponse:
 
 # The files the steward page needs offline (base.html's and its own). Bump STEWARD_SW_VERSION when
 # the service worker's own logic changes; a change to any of these files renews the cache anyway.
-STEWARD_SW_VERSION = 1
+STEWARD_SW_VERSION = 2
 STEWARD_ASSETS = [
     "safeground/safeground-1.css",
     "safeground/favicon-1.svg",
