@@ -1,6 +1,6 @@
 // Calling the API from a page, one way for every script (issue 36): Django's CSRF token, a JSON
 // POST, and the words of a refusal.
-//   import { csrfToken, inTime, post, reasonOf } from "./api-1.js";
+//   import { csrfToken, inTime, post, postOnce, reasonOf } from "./api-1.js";
 
 // A `{name}` slot filled.
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
@@ -41,8 +41,11 @@ export const inTime = () => AbortSignal.timeout(WAIT_MS);
 
 // POST a JSON body; answers the JSON answer, or throws an Error with the refusal's words (a
 // TypeError, fetch's own, when there is no network or no answer in time).
-export async function post(url, body, words = {}) {
-  const signal = inTime();
+export function post(url, body, words = {}) {
+  return send(url, body, words, inTime());
+}
+
+async function send(url, body, words, signal) {
   try {
     const response = await fetch(url, {
       method: "POST",
@@ -59,4 +62,42 @@ export async function post(url, body, words = {}) {
     if (err.name === "TimeoutError" || err.name === "AbortError") throw new TypeError("no answer in time");
     throw err;
   }
+}
+
+// After a link went silent and came back, the browser may hand a request one of the connections
+// it kept from before, which the link killed: it never answers (seen on CI, ADR 0023). For a POST
+// the server stores once however often it comes (an acknowledgement), a copy goes again on
+// another connection every SEND_AGAIN_MS without an answer, until one answers or WAIT_MS has
+// passed; the first answer wins and the other copies are given up, which also rids the browser of
+// the dead connections they were handed. A copy unanswered after COPY_WAIT_MS is given up on its
+// own, so that six dead connections cannot hold every copy until the end.
+const SEND_AGAIN_MS = 2_000;
+const COPY_WAIT_MS = 6_000;
+
+export function postOnce(url, body, words = {}) {
+  return new Promise((resolve, reject) => {
+    const copies = [];
+    let done = false;
+    const finish = (settle, value) => {
+      if (done) return;
+      done = true;
+      clearInterval(again);
+      clearTimeout(deadline);
+      for (const copy of copies) copy.abort();
+      settle(value);
+    };
+    const sendCopy = () => {
+      const copy = new AbortController();
+      copies.push(copy);
+      setTimeout(() => copy.abort(), COPY_WAIT_MS);
+      send(url, body, words, copy.signal).then(
+        (data) => finish(resolve, data),
+        // No network for this copy: another copy, or the deadline, answers.
+        (err) => (err instanceof TypeError ? null : finish(reject, err)),
+      );
+    };
+    const again = setInterval(sendCopy, SEND_AGAIN_MS);
+    const deadline = setTimeout(() => finish(reject, new TypeError("no answer in time")), WAIT_MS);
+    sendCopy();
+  });
 }

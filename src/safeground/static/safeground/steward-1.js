@@ -1,7 +1,7 @@
 // A steward's phone page: quick reports through the outbox (they survive no network) and what
 // became of each, the tasks the control room gives them, and its broadcasts shown over
 // everything with a sound.
-import { csrfToken, inTime, post as apiPost } from "./api-1.js";
+import { csrfToken, inTime, post as apiPost, postOnce } from "./api-1.js";
 import { connectLive, inLanguage, refreshPanels } from "./live-1.js";
 import { Outbox } from "./outbox-1.js";
 
@@ -19,7 +19,8 @@ import { Outbox } from "./outbox-1.js";
 
   const time = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: config.timeZone });
   // The API's refusals in the steward's words (api-1.js).
-  const post = (url, body) => apiPost(url, body, { refused: WORDS.refusedHttp, notAllowed: WORDS.notAllowed });
+  const words = { refused: WORDS.refusedHttp, notAllowed: WORDS.notAllowed };
+  const post = (url, body) => apiPost(url, body, words);
   const noNetwork = (err) => err instanceof TypeError; // fetch's own failure, not a refusal
 
   // ---- Offline: the service worker keeps the page; the outbox keeps the reports. ----------
@@ -411,8 +412,9 @@ import { Outbox } from "./outbox-1.js";
     const id = showing?.id;
     if (!id) return;
     button.disabled = true;
+    dialog.querySelector("[data-broadcast-error]").textContent = "";
     try {
-      await post(`${config.apiBase}/broadcasts/${id}/ack`, {});
+      await postOnce(`${config.apiBase}/broadcasts/${id}/ack`, {}, words); // stored once
       acknowledged(id);
     } catch (err) {
       dialog.querySelector("[data-broadcast-error]").textContent = noNetwork(err)
