@@ -163,10 +163,11 @@ class Sender(threading.Thread):
 REFRESH_GAP = 0.5  # live-1.js REFRESH_GAP_MS
 
 
-def panel_read(loggist: ApiPublisher, fixture: int) -> tuple[int, float | None]:
-    """The queue's fragment, as the page fetches it: its status and the server's CPU for it
-    (the view's own thread, from its Server-Timing; the read that made the copy names the
-    making's CPU as `render`)."""
+def panel_read(loggist: ApiPublisher, fixture: int) -> tuple[int, float | None, float]:
+    """The queue's fragment, as the page fetches it: its status, the server's CPU for it (the
+    view's own thread, from its Server-Timing; the read that made the copy names the making's
+    CPU as `render`), and the seconds after which to read again (a copy from before the latest
+    change says so; 0 otherwise)."""
     headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in loggist.cookies.items())}
     try:
         loggist.conn.request("GET", f"/fixtures/{fixture}/supporters/panel/", headers=headers)
@@ -175,7 +176,7 @@ def panel_read(loggist: ApiPublisher, fixture: int) -> tuple[int, float | None]:
     except (OSError, http.client.HTTPException):
         loggist.conn.close()
         loggist.conn = http.client.HTTPConnection("127.0.0.1", loggist.port, timeout=30)
-        return 0, None
+        return 0, None, 0.0
     timing = dict(
         (name.strip(), float(dur))
         for name, _, dur in (part.partition(";dur=") for part in
@@ -184,7 +185,8 @@ def panel_read(loggist: ApiPublisher, fixture: int) -> tuple[int, float | None]:
     )  # fmt: skip
     if "render" in timing:
         RENDERS.append(timing["render"])
-    return response.status, timing.get("cpu")
+    again = int(response.getheader("Safeground-Read-Again-Ms", "0") or 0) / 1000
+    return response.status, timing.get("cpu"), again
 
 
 RENDERS: list[float] = []  # the reads that made the copy: the CPU of making it
@@ -211,23 +213,24 @@ def control_room(
                     continue
                 tally["frames"] += 1
                 # As the page does (live-1.js refreshPanels): one fetch at once, then at most
-                # one every REFRESH_GAP for the frames that came meanwhile, not one each.
+                # one every REFRESH_GAP for the frames that came meanwhile, not one each; and
+                # again when a copy from before the latest change says to.
                 while True:
                     started = time.monotonic()
-                    status, cpu = await asyncio.to_thread(panel_read, loggist, fixture)
+                    status, cpu, again = await asyncio.to_thread(panel_read, loggist, fixture)
                     tally["panels"] += status == 200
                     if cpu is not None:
                         tally["cpu_ms"].append(cpu)
                     meanwhile = 0
                     while True:
-                        wait = max(0.001, started + REFRESH_GAP - time.monotonic())
+                        wait = max(0.001, started + max(REFRESH_GAP, again) - time.monotonic())
                         try:
                             message = await asyncio.wait_for(ws.recv(), wait)
                         except TimeoutError:
                             break
                         meanwhile += json.loads(message).get("type") == "supporters.item"
                     tally["frames"] += meanwhile
-                    if not meanwhile:
+                    if not meanwhile and not again:
                         break
 
     asyncio.run(watch())

@@ -163,12 +163,16 @@ class KeptCopy:
     `gap_setting` seconds: during a flood the version changes with every report, and twenty
     screens each asking for a fresh copy made one a screen.
 
-    No reader is given a copy older than the version it read: a reader waits (without CPU) for
-    the copy being made, or for the gap to pass, rather than serve the previous one, because a
-    screen reads again only at the next change and would otherwise keep the stale copy. A copy
-    made after a reader read its version is as fresh as that version, whatever its label: the
-    reader takes it. `setting` bounds how long a copy of an unchanged version serves (what the
-    version does not see, such as a steward renamed); 0 makes a copy at every read (the tests').
+    A reader is given a copy older than the version it read only when a copy was made less than
+    a gap ago, and then is told in how many seconds to read again (the time left of the gap),
+    when a read makes a fresh one: the screen reads again then (the answer's header, live-1.js),
+    since it would otherwise read again only at the next change. Waiting out the gap instead held
+    one of the server's few request threads for every screen: with twenty screens open, every
+    thread waited and the supporters' reports queued for minutes behind them (ADR 0016). A reader
+    waits (without CPU) only for a copy being made. A copy made after a reader read its version
+    is as fresh as that version, whatever its label: the reader takes it. `setting` bounds how
+    long a copy of an unchanged version serves (what the version does not see, such as a steward
+    renamed); 0 makes a copy at every read (the tests').
     """
 
     def __init__(self, setting: str, gap_setting: str, *, max_entries: int = 256) -> None:
@@ -180,8 +184,9 @@ class KeptCopy:
 
     def get[V](
         self, key: Hashable, version: Callable[[], Hashable], make: Callable[[], V]
-    ) -> tuple[V, bool]:
-        """The copy for `key` as fresh as `version()` now, and whether this call made it."""
+    ) -> tuple[V, bool, float]:
+        """The copy for `key`, whether this call made it, and in how many seconds to read again:
+        0 when it is as fresh as `version()` now."""
         as_of = time.monotonic()
         seen = version()
         waited = False
@@ -195,14 +200,13 @@ class KeptCopy:
                     and now - copy[2] < getattr(settings, self.setting)
                 ):
                     value: V = copy[1]
-                    return value, False
-                if key in self._making:
-                    self._changed.wait(timeout=1.0)  # the maker notifies, even when it fails
-                    waited = True
-                    continue
+                    return value, False, 0.0
                 gap = getattr(settings, self.gap_setting)
                 if copy is not None and now - copy[2] < gap:
-                    self._changed.wait(timeout=gap - (now - copy[2]))
+                    older: V = copy[1]
+                    return older, False, gap - (now - copy[2])
+                if key in self._making:
+                    self._changed.wait(timeout=1.0)  # the maker notifies, even when it fails
                     waited = True
                     continue
                 self._making.add(key)
@@ -216,7 +220,7 @@ class KeptCopy:
                 if len(self._copies) >= self.max_entries:
                     self._copies.clear()
                 self._copies[key] = (seen, made, as_of)
-            return made, True
+            return made, True, 0.0
         finally:
             with self._changed:
                 self._making.discard(key)

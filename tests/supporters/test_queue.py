@@ -256,3 +256,35 @@ def test_the_screens_read_one_copy_until_the_queue_changes(tonight, client_for, 
     item_accept(fixture=tonight.fixture, item_id=medical.item_id, by=tonight.cast["loggist"])
     after = loggist.get(url).content.decode()
     assert "1 waiting" in after and f'data-decided="{medical.item_id}"' in after
+
+
+def test_a_screen_given_the_copy_from_before_a_change_is_told_when_to_read_again(
+    tonight, client_for, settings
+) -> None:
+    """During a flood the copy is made at most once a gap: a read within the gap after a change
+    is answered at once with the copy from before it and the milliseconds left of the gap (the
+    page reads again then); reading again after that shows the change."""
+    import time
+
+    from django.urls import reverse
+
+    from safeground.supporters.triage_views import READ_AGAIN_HEADER, _copies
+
+    settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
+    settings.SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = 2.0
+    _copies.clear()  # another test's copy of a match with the same id
+    send(tonight, "one", category="drunk")
+    loggist = client_for("loggist")
+    url = reverse("supporters_panel", args=[tonight.fixture.pk])
+    first = loggist.get(url)
+    assert READ_AGAIN_HEADER not in first
+    send(tonight, "two", category="drunk")
+    started = time.monotonic()
+    older = loggist.get(url)
+    assert time.monotonic() - started < 1.0  # not held until the gap has passed
+    assert older.content == first.content
+    assert 0 < int(older[READ_AGAIN_HEADER]) <= 2000
+    time.sleep(int(older[READ_AGAIN_HEADER]) / 1000)
+    again = loggist.get(url)
+    assert READ_AGAIN_HEADER not in again
+    assert 'data-item-count="2"' in again.content.decode()

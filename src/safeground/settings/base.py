@@ -330,8 +330,12 @@ def database_from_env(default_sqlite: Path) -> dict:
     """SQLite in WAL mode by default; DATABASE_URL selects PostgreSQL with a connection pool
     (or another SQLite file, with the same options).
 
-    Under ASGI every sync request runs in a fresh thread, so persistent connections leak one per
-    thread (STACK.md): PostgreSQL uses psycopg's pool instead and CONN_MAX_AGE stays 0.
+    Under Django's ASGI handler every sync request ran in a fresh thread, so persistent
+    connections leaked one per thread (STACK.md): PostgreSQL uses psycopg's pool instead and
+    CONN_MAX_AGE stays 0. Requests now run on a fixed pool of threads (asgi.HTTP_THREADS), so
+    SQLite keeps each thread's connection: opened afresh for every request it cost 3 ms of CPU
+    under a flood of reports (0.35 ms on an idle file), a quarter of the server's CPU
+    (docs/adr/0016, update of 6 December).
     """
     if env.str("DATABASE_URL", default=""):
         db = env.db("DATABASE_URL")
@@ -350,12 +354,14 @@ def database_from_env(default_sqlite: Path) -> dict:
             db["CONN_HEALTH_CHECKS"] = True
         elif db["ENGINE"] == "django.db.backends.sqlite3":
             db.setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
+            db["CONN_MAX_AGE"] = None
         return db
     default_sqlite.parent.mkdir(parents=True, exist_ok=True)
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": default_sqlite,
         "OPTIONS": SQLITE_OPTIONS,
+        "CONN_MAX_AGE": None,
     }
 
 

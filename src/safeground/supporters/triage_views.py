@@ -4,6 +4,7 @@ subject-access export of a phone number (the seats' labels to print: sheet_views
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -50,6 +51,9 @@ from .services import item_accept, item_dismiss, item_merge, item_task
 REFRESH_ON = (SUPPORTERS_ITEM, LOG_ENTRY)
 # The queue's fragment as last rendered, by match, page and language, with its queue_version.
 _copies = KeptCopy("SAFEGROUND_LOG_CACHE_SECONDS", "SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS")
+# Milliseconds after which a screen given a copy older than the latest change reads again
+# (static/safeground/live-1.js reads it for every live panel).
+READ_AGAIN_HEADER = "Safeground-Read-Again-Ms"
 LIFE_CATEGORIES = frozenset(c.code for c in CATEGORIES if c.severity == LIFE)
 
 
@@ -152,10 +156,12 @@ def control_room_panel(request: HttpRequest, fixture_id: int) -> HttpResponse:
             making = time.thread_time() - making
             return content
 
-        html, rendered = _copies.get(
+        html, rendered, read_again = _copies.get(
             (fixture.pk, page, get_language()), lambda: queue_version(fixture), render
         )
         response = HttpResponse(html)
+        if read_again:  # a copy from before the latest change: the screen reads again then
+            response[READ_AGAIN_HEADER] = str(math.ceil(read_again * 1000))
     timing = f"cpu;dur={(time.thread_time() - started) * 1000:.2f}"
     if rendered:
         timing += f", render;dur={making * 1000:.2f}"
