@@ -117,6 +117,34 @@ def test_a_dismissal_being_typed_survives_the_queue_refreshing_under_it(site, ne
     assert TriageItem.objects.get().reason == "Standing in the safe-standing rows"
 
 
+def test_a_screen_given_the_queue_from_before_a_report_reads_it_again_by_itself(
+    site, new_page, log_in, settings
+):
+    """The queue is made at most once a gap for every screen. A report within the gap is
+    answered with the queue from before it and when to read again: the screen reads it again
+    then by itself, and shows the report, with no other frame to prompt it."""
+    from safeground.supporters.services import Sender, report_receive
+    from safeground.supporters.triage_views import _copies
+
+    settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
+    settings.SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = 3.0
+    _copies.clear()
+    rerun = rerun_load()
+    block = rerun.ground.blocks.get(code="E-L1")
+
+    def report(n: int) -> None:
+        device = Sender("web", f"device-{n:04d}-abcdefghijkl", "10.0.0.9")
+        report_receive(fixture=rerun, sender=device, block=block, category="standing")
+
+    report(1)
+    room = log_in(new_page(DESK), "loggist")
+    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
+    item = room.locator("[data-supporters-queue] li[data-item]")
+    expect(item).to_have_attribute("data-item-count", "1")
+    report(2)  # its frame asks within the gap: the queue from before, and when to read again
+    expect(item).to_have_attribute("data-item-count", "2", timeout=10_000)
+
+
 def test_the_control_rooms_queue_during_a_flood(site, new_page, log_in):
     """A stand floods the line with one complaint while reports wait from around the ground, and
     someone collapses in the middle of it: the loggist sees the count at the top of the control

@@ -150,9 +150,6 @@ export function connectLive({ fixtureId, lastSeq = 0, onFrame = () => {}, onStat
   };
 }
 
-// Panels other apps add to a page (incidents/panels.py) say which event types refresh them, in
-// data-live-panel="type other.type"; htmx fetches the fragment again. With no frame (after a
-// reconnect, when frames without a seq may have been missed) every panel is refreshed.
 // A panel answered with a copy older than the latest change (the server makes a new one at most
 // every half second for all screens, supporters/triage_views.py) says when to read again.
 document.addEventListener("htmx:afterRequest", (event) => {
@@ -161,6 +158,9 @@ document.addEventListener("htmx:afterRequest", (event) => {
   if (again > 0 && panel) setTimeout(() => refreshSoon(panel), again);
 });
 
+// Panels other apps add to a page (incidents/panels.py) say which event types refresh them, in
+// data-live-panel="type other.type"; htmx fetches the fragment again. With no frame (after a
+// reconnect, when frames without a seq may have been missed) every panel is refreshed.
 export function refreshPanels(frame = null) {
   if (!window.htmx) return;
   for (const panel of document.querySelectorAll("[data-live-panel]")) {
