@@ -38,6 +38,26 @@ def _report(page, site: str, seat: str, text: str, photo: bool) -> None:
     expect(page.locator("[data-status-label]")).to_contain_text("Received")
 
 
+def _queue_of_one(site: str, new_page, log_in):
+    """The rerun's control room, its queue showing one report from E-L1; `report(n)` sends the
+    n-th device's report from the same block."""
+    from safeground.supporters.services import Sender, report_receive
+
+    rerun = rerun_load()
+    block = rerun.ground.blocks.get(code="E-L1")
+
+    def report(n: int) -> None:
+        device = Sender("web", f"device-{n:04d}-abcdefghijkl", "10.0.0.9")
+        report_receive(fixture=rerun, sender=device, block=block, category="standing")
+
+    report(1)
+    room = log_in(new_page(DESK), "loggist")
+    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
+    item = room.locator("[data-supporters-queue] li[data-item]")
+    expect(item).to_have_attribute("data-item-count", "1")
+    return room, item, report
+
+
 def test_a_seat_reports_the_control_room_groups_accepts_tasks_and_the_reporter_sees_it_dealt_with(
     site, new_page, log_in
 ):
@@ -91,20 +111,7 @@ def test_a_seat_reports_the_control_room_groups_accepts_tasks_and_the_reporter_s
 def test_a_dismissal_being_typed_survives_the_queue_refreshing_under_it(site, new_page, log_in):
     """A flood refreshes the queue while the loggist types why an item is dismissed: the reason
     is still there when they press Dismiss, and the item is dismissed with it."""
-    from safeground.supporters.services import Sender, report_receive
-
-    rerun = rerun_load()
-    block = rerun.ground.blocks.get(code="E-L1")
-
-    def report(n: int) -> None:
-        device = Sender("web", f"device-{n:04d}-abcdefghijkl", "10.0.0.9")
-        report_receive(fixture=rerun, sender=device, block=block, category="standing")
-
-    report(1)
-    room = log_in(new_page(DESK), "loggist")
-    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
-    item = room.locator("[data-supporters-queue] li[data-item]")
-    expect(item).to_have_attribute("data-item-count", "1")
+    room, item, report = _queue_of_one(site, new_page, log_in)
     reason = item.get_by_label("Reason")
     reason.fill("Standing in the safe-standing rows")
     report(2)  # its frame refreshes the queue
@@ -123,24 +130,12 @@ def test_a_screen_given_the_queue_from_before_a_report_reads_it_again_by_itself(
     """The queue is made at most once a gap for every screen. A report within the gap is
     answered with the queue from before it and when to read again: the screen reads it again
     then by itself, and shows the report, with no other frame to prompt it."""
-    from safeground.supporters.services import Sender, report_receive
     from safeground.supporters.triage_views import _copies
 
     settings.SAFEGROUND_LOG_CACHE_SECONDS = 60.0
     settings.SAFEGROUND_SUPPORTERS_QUEUE_GAP_SECONDS = 3.0
     _copies.clear()
-    rerun = rerun_load()
-    block = rerun.ground.blocks.get(code="E-L1")
-
-    def report(n: int) -> None:
-        device = Sender("web", f"device-{n:04d}-abcdefghijkl", "10.0.0.9")
-        report_receive(fixture=rerun, sender=device, block=block, category="standing")
-
-    report(1)
-    room = log_in(new_page(DESK), "loggist")
-    room.goto(f"{site}/fixtures/{rerun.pk}/control/")
-    item = room.locator("[data-supporters-queue] li[data-item]")
-    expect(item).to_have_attribute("data-item-count", "1")
+    _room, item, report = _queue_of_one(site, new_page, log_in)
     report(2)  # its frame asks within the gap: the queue from before, and when to read again
     expect(item).to_have_attribute("data-item-count", "2", timeout=10_000)
 
