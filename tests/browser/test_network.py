@@ -109,6 +109,31 @@ def test_reports_made_on_a_link_gone_silent_are_sent_once_each_in_order(
     assert len({e.idempotency_key for e in stored}) == 3
 
 
+def test_a_report_made_once_a_silent_link_is_back_does_not_wait_on_a_dead_connection(
+    site, new_page, log_in, network
+):
+    """The connections the phone kept from before the link went silent never answer again, and
+    the browser hands the next report one of them. The report goes again as a copy on another
+    connection (stored once, by its key) instead of waiting out the 15 s a request is left."""
+    fixture = cup_tie()
+    post_steward(fixture)
+    proxy, url = network("ground-wifi")
+    phone = open_over(log_in(new_page(PHONE), "steward"), url, f"/fixtures/{fixture.pk}/steward/")
+    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+
+    proxy.half_open(True)
+    time.sleep(2)
+    proxy.half_open(False)
+    file_report(phone, "Missile thrown", "S-L2", "Coins thrown from row F")
+    # The browser hands a request each of its six dead connections before it opens a new one: a
+    # copy every 2 s goes through them in 12 s. Sent once, a report waited 15 s on each (45 s).
+    expect(phone.locator("[data-sent] li")).to_have_count(1, timeout=25_000)
+    expect(phone.locator("[data-outbox-count]")).to_have_text("queued (0)")
+    assert list(log_entries().filter(kind="report").values_list("text", flat=True)) == [
+        "Coins thrown from row F"
+    ]
+
+
 def test_the_control_room_shows_it_is_behind_and_catches_up_after_a_drop(
     site, new_page, log_in, network
 ):

@@ -1,6 +1,6 @@
 // Calling the API from a page, one way for every script (issue 36): Django's CSRF token, a JSON
 // POST, and the words of a refusal.
-//   import { csrfToken, inTime, post, postOnce, reasonOf } from "./api-1.js";
+//   import { answeredOnce, answerOf, csrfToken, inTime, post, postOnce, reasonOf } from "./api-1.js";
 
 // A `{name}` slot filled.
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
@@ -41,63 +41,74 @@ export const inTime = () => AbortSignal.timeout(WAIT_MS);
 
 // POST a JSON body; answers the JSON answer, or throws an Error with the refusal's words (a
 // TypeError, fetch's own, when there is no network or no answer in time).
-export function post(url, body, words = {}) {
-  return send(url, body, words, inTime());
+export async function post(url, body, words = {}) {
+  return judged(await answerOf(url, jsonPost(body), inTime()), words);
 }
 
-async function send(url, body, words, signal) {
+const jsonPost = (body) => ({
+  method: "POST",
+  headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+  body: JSON.stringify(body),
+});
+
+// The server's answer, {status, ok, data}: its JSON ({} if none); null when there was no
+// network, or no whole answer before `signal` gave up.
+export async function answerOf(url, init, signal) {
   try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-      signal,
-    });
+    const response = await fetch(url, { credentials: "same-origin", ...init, signal });
     const data = await response.json().catch(() => ({}));
-    if (signal.aborted) throw new TypeError("no answer in time");
-    if (!response.ok) throw new Error(reasonOf(data, response.status, words));
-    return data;
-  } catch (err) {
-    if (err.name === "TimeoutError" || err.name === "AbortError") throw new TypeError("no answer in time");
-    throw err;
+    if (signal.aborted) return null; // cut mid-answer
+    return { status: response.status, ok: response.ok, data };
+  } catch {
+    return null;
   }
 }
 
+function judged(answer, words) {
+  if (answer === null) throw new TypeError("no answer in time");
+  if (!answer.ok) throw new Error(reasonOf(answer.data, answer.status, words));
+  return answer.data;
+}
+
 // After a link went silent and came back, the browser may hand a request one of the connections
-// it kept from before, which the link killed: it never answers (seen on CI, ADR 0023). For a POST
-// the server stores once however often it comes (an acknowledgement), a copy goes again on
-// another connection every SEND_AGAIN_MS without an answer, until one answers or WAIT_MS has
-// passed; the first answer wins and the other copies are given up, which also rids the browser of
-// the dead connections they were handed. A copy unanswered after COPY_WAIT_MS is given up on its
-// own, so that six dead connections cannot hold every copy until the end.
+// it kept from before, which the link killed: it never answers (seen on CI, ADR 0023). A request
+// the server stores once however often it comes (an acknowledgement; a report, by its idempotency
+// key) goes again as a copy on another connection every SEND_AGAIN_MS without an answer, until
+// one answers or WAIT_MS has passed; the first answer wins and the other copies are given up,
+// which also rids the browser of the dead connections they were handed. A copy unanswered after
+// COPY_WAIT_MS is given up on its own, so that six dead connections cannot hold every copy until
+// the end.
 const SEND_AGAIN_MS = 2_000;
 const COPY_WAIT_MS = 6_000;
 
-export function postOnce(url, body, words = {}) {
-  return new Promise((resolve, reject) => {
+// The first answer to copies of one request, as answerOf says it (null: none in WAIT_MS). Each
+// copy is sent as `init()` makes it then (a report restamps the phone's clock, ADR 0026).
+export function answeredOnce(url, init) {
+  return new Promise((resolve) => {
     const copies = [];
     let done = false;
-    const finish = (settle, value) => {
+    const finish = (answer) => {
       if (done) return;
       done = true;
       clearInterval(again);
       clearTimeout(deadline);
       for (const copy of copies) copy.abort();
-      settle(value);
+      resolve(answer);
     };
     const sendCopy = () => {
       const copy = new AbortController();
       copies.push(copy);
       setTimeout(() => copy.abort(), COPY_WAIT_MS);
-      send(url, body, words, copy.signal).then(
-        (data) => finish(resolve, data),
-        // No network for this copy: another copy, or the deadline, answers.
-        (err) => (err instanceof TypeError ? null : finish(reject, err)),
-      );
+      // No answer to this copy: another copy, or the deadline, answers.
+      answerOf(url, init(), copy.signal).then((answer) => answer && finish(answer));
     };
     const again = setInterval(sendCopy, SEND_AGAIN_MS);
-    const deadline = setTimeout(() => finish(reject, new TypeError("no answer in time")), WAIT_MS);
+    const deadline = setTimeout(() => finish(null), WAIT_MS);
     sendCopy();
   });
+}
+
+// POST a JSON body the server stores once, in copies (answeredOnce); answers as post does.
+export async function postOnce(url, body, words = {}) {
+  return judged(await answeredOnce(url, () => jsonPost(body)), words);
 }

@@ -11,7 +11,7 @@
 // the item to the "refused" store with the server's reason: it is shown, never dropped. Network
 // errors, 5xx, 401 (logged out), 408 and 429 stop the flush and keep the item and its place in
 // the queue, so reports always go out in the order they were made.
-import { reasonOf } from "./api-1.js";
+import { answeredOnce, answerOf, reasonOf } from "./api-1.js";
 
 const DB_NAME = "safeground-steward";
 const DB_VERSION = 1;
@@ -42,12 +42,13 @@ function openDb() {
 // The outbox's own words, in the steward's language (the page's config gives them).
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
 
-// A POST not answered in this long is given up and sent again later under the same key (the
-// server stores it once): on a connection that went silent (a half-open link after the Wi-Fi
-// dropped) the browser would otherwise wait for minutes, and every report behind it with it.
-// A photo gets longer, by its size at 128 kbit/s (a crowded cell's share). ADR 0023.
+// A report not answered in api-1.js's WAIT_MS (15 s) is given up and sent again later under the
+// same key (the server stores it once): on a connection that went silent (a half-open link after
+// the Wi-Fi dropped) the browser would otherwise wait for minutes, and every report behind it
+// with it. A photo gets longer, by its size at 128 kbit/s (a crowded cell's share). ADR 0023.
 const OUTBOX_WAIT_MS = 15_000;
 const SLOW_BYTES_PER_MS = 16;
+const NO_ANSWER = { status: 0, ok: false, data: {} }; // no network, or no answer in time
 
 // Worth trying again later: the report may yet be stored as it is.
 const transient = (status) => status >= 500 || status === 401 || status === 408 || status === 429;
@@ -157,30 +158,20 @@ export class Outbox {
     return result;
   }
 
-  async _post(url, init, bytes = 0) {
-    const headers = { "X-CSRFToken": this.csrfToken(), ...(init.headers || {}) };
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), OUTBOX_WAIT_MS + bytes / SLOW_BYTES_PER_MS);
-    try {
-      const response = await fetch(url, { method: "POST", credentials: "same-origin", ...init, headers, signal: controller.signal });
-      const data = await response.json().catch(() => ({}));
-      if (controller.signal.aborted) return { status: 0, ok: false, data: {} }; // cut mid-answer
-      return { status: response.status, ok: response.ok, data };
-    } catch {
-      return { status: 0, ok: false, data: {} }; // no network, or no answer in time
-    } finally {
-      clearTimeout(timer);
-    }
+  _headers(headers = {}) {
+    return { "X-CSRFToken": this.csrfToken(), ...headers };
   }
 
   async _sendReport(item) {
     item.attempts += 1;
-    const answer = await this._post(item.url, {
-      headers: { "Content-Type": "application/json" },
+    // Sent in copies (answeredOnce): the server stores a report once per idempotency key.
+    const answer = (await answeredOnce(item.url, () => ({
+      method: "POST",
+      headers: this._headers({ "Content-Type": "application/json" }),
       // The phone's clock as it sends, read again at each try: the server learns how far the
       // clock is off, and a report held offline is not taken for a wrong clock (ADR 0026).
       body: JSON.stringify({ ...item.body, sent_at: new Date().toISOString() }),
-    });
+    }))) ?? NO_ANSWER;
     if (answer.ok) {
       item.entry = { id: answer.data.id, seq: answer.data.seq };
       if (!item.photo) {
@@ -198,7 +189,9 @@ export class Outbox {
     const form = new FormData();
     form.append("photo", item.photo, item.photoName);
     const url = item.photoUrl.replace("{entry_id}", item.entry.id);
-    const answer = await this._post(url, { body: form }, item.photo.size || 0);
+    // One copy: a photo is not stored once per key. Its wait grows with its size.
+    const wait = AbortSignal.timeout(OUTBOX_WAIT_MS + (item.photo.size || 0) / SLOW_BYTES_PER_MS);
+    const answer = (await answerOf(url, { method: "POST", headers: this._headers(), body: form }, wait)) ?? NO_ANSWER;
     if (answer.ok) {
       await this._done(item);
       return "done";
