@@ -23,9 +23,10 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext, ngettext
 
@@ -90,6 +91,23 @@ def limits_read(sources: dict[str, tuple[str, str]]) -> dict[str, str]:
     return limits
 
 
+# The process's one client of the counts' cache, and the settings it was made from.
+_counts: tuple[Any, BaseCache] | None = None
+
+
+def counts() -> BaseCache:
+    """The cache the limits count in, one client per process. Django keeps a cache's client per
+    context, and a2wsgi runs each request in a context of its own: `caches[CACHE]` made a new
+    client for every API call, and with Redis a new connection (a quarter of a report's time in
+    the surge, docs/adr/0021). Made again when the settings change (a test's)."""
+    global _counts
+    config = settings.CACHES[CACHE]
+    made = _counts
+    if made is None or made[0] is not config:
+        made = _counts = (config, caches.create_connection(CACHE))
+    return made[1]
+
+
 @dataclass(frozen=True)
 class Limit:
     """A limit named in SAFEGROUND_LIMITS, read at each use (a test or an operator may change
@@ -112,7 +130,7 @@ class Limit:
         now = time.time()
         window = int(now // rate.seconds)
         cache_key = f"limit:{self.name}:{key}:{rate.seconds}:{window}"
-        cache = caches[CACHE]
+        cache = counts()
         try:
             cache.add(cache_key, 0, timeout=rate.seconds + 1)
             try:

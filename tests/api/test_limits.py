@@ -1,6 +1,7 @@
 """One limits mechanism (safeground.limits, ADR 0021): one rate format, every limit named in
 SAFEGROUND_LIMITS, and every 429, from the API, a page or the exchange, with Retry-After."""
 
+import contextvars
 import importlib
 import json
 import os
@@ -10,6 +11,7 @@ import pytest
 from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
+from redis import Redis
 
 import safeground.api  # noqa: F401  (every app's limits declared)
 from safeground import signing
@@ -102,6 +104,28 @@ def test_with_redis_every_process_counts_in_one_place(settings) -> None:
     # What another process would read: the count is in Redis, not this process's memory.
     stored = [k for k in caches["limits"]._cache.get_client().keys(f"*{key}*")]
     assert len(stored) == 1
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL")
+def test_requests_each_in_a_context_of_their_own_count_over_one_redis_connection(settings) -> None:
+    """The server runs each request in a context of its own (a2wsgi), and Django keeps a cache's
+    client per context: counting each API call opened a Redis connection of its own."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "limits": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+        },
+    }
+    key = f"test-{uuid.uuid4()}"
+    redis = Redis.from_url(os.environ["REDIS_URL"])
+    before = redis.info("stats")["total_connections_received"]
+    for _ in range(50):
+        # The context a2wsgi copies each request's from is the event loop's, which never held
+        # a cache client: as an empty one.
+        contextvars.Context().run(DECLARED["api.person"].count, key, field="", message="over")
+    opened = redis.info("stats")["total_connections_received"] - before
+    assert opened < 25  # one here; tests of other files may connect meanwhile, never 50
 
 
 @pytest.mark.django_db

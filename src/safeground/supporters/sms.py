@@ -16,7 +16,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -25,6 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from safeground import clock
 from safeground.errors import SafegroundError
+from safeground.limits import counts
 from safeground.venues.models import Block, Ground
 
 from .abuse import TooManyReports, refusal_words
@@ -89,7 +89,7 @@ def inbound(request: HttpRequest, ground_code: str) -> HttpResponse:
             logger.warning("text line refused a text: %s", error)
         return _refused(error)
     seen = f"sms-seen:{line.name}:{text.message_id}"
-    if text.message_id and not caches["limits"].add(seen, 1, SEEN_FOR):
+    if text.message_id and not counts().add(seen, 1, SEEN_FOR):
         # Delivered again by the provider: taken and answered the first time.
         return line.answer("", "")
     try:
@@ -98,7 +98,7 @@ def inbound(request: HttpRequest, ground_code: str) -> HttpResponse:
             return line.answer(_choose(ground, text.phone, texts=choice in START_WORDS), "")
         reply, reference = _report(ground, text)
     except Exception:
-        caches["limits"].delete(seen)  # not taken: the provider's retry is taken instead
+        counts().delete(seen)  # not taken: the provider's retry is taken instead
         raise
     return line.answer(reply, reference)
 
