@@ -340,6 +340,8 @@ def database_from_env(default_sqlite: Path) -> dict:
     if env.str("DATABASE_URL", default=""):
         db = env.db("DATABASE_URL")
         if db["ENGINE"] == "django.db.backends.postgresql":
+            from safeground.connection_checks import checked, given_back
+
             db.setdefault("OPTIONS", {})["pool"] = {
                 "min_size": 2,
                 "max_size": 16,
@@ -347,11 +349,13 @@ def database_from_env(default_sqlite: Path) -> dict:
                 # psycopg's pool backs off 1, 2, 4 ... s between attempts for this long, then
                 # starts again at the next request: an outage never leaves it waiting minutes.
                 "reconnect_timeout": SAFEGROUND_DATABASE_RECONNECT_SECONDS,
+                # The pool checks a connection (one empty statement) before a request gets it,
+                # unless it came back from one less than a second ago: after an outage its idle
+                # connections are dead, and each would fail one request (connection_checks).
+                "check": checked,
+                "reset": given_back,
             }
             db["CONN_MAX_AGE"] = 0
-            # The pool checks a connection (one empty statement) before a request gets it: after
-            # an outage its idle connections are dead, and each would fail one request.
-            db["CONN_HEALTH_CHECKS"] = True
         elif db["ENGINE"] == "django.db.backends.sqlite3":
             db.setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
             db["CONN_MAX_AGE"] = None
