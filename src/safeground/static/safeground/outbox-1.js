@@ -42,10 +42,11 @@ function openDb() {
 // The outbox's own words, in the steward's language (the page's config gives them).
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
 
-// A report not answered in api-1.js's WAIT_MS (15 s) is given up and sent again later under the
-// same key (the server stores it once): on a connection that went silent (a half-open link after
-// the Wi-Fi dropped) the browser would otherwise wait for minutes, and every report behind it
-// with it. A photo gets longer, by its size at 128 kbit/s (a crowded cell's share). ADR 0023.
+// A report none of whose copies is answered in api-1.js's WAIT_MS (15 s) is given up and sent
+// again later under the same key (the server stores it once): on a connection that went silent
+// (a half-open link after the Wi-Fi dropped) the browser would otherwise wait for minutes, and
+// every report behind it with it. A photo, sent once, waits OUTBOX_WAIT_MS and longer by its size
+// at 128 kbit/s (a crowded cell's share). ADR 0023.
 const OUTBOX_WAIT_MS = 15_000;
 const SLOW_BYTES_PER_MS = 16;
 const NO_ANSWER = { status: 0, ok: false, data: {} }; // no network, or no answer in time
