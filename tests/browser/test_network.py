@@ -6,6 +6,7 @@ knows when they happen. The full profiles, timed, are bench/bench_network.py's."
 import dataclasses
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from bench.impair import PROFILES, ImpairingProxy
@@ -47,6 +48,16 @@ def open_over(page: Page, url: str, path: str) -> Page:
     page.goto(f"{url}{path}")
     expect(page.locator("[data-freshness]")).to_contain_text("connected")
     return page
+
+
+def steward_kept_offline(new_page, log_in, network) -> tuple[Any, ImpairingProxy, Page]:
+    """The steward's page on the ground's Wi-Fi, kept by its service worker for offline use."""
+    fixture = cup_tie()
+    post_steward(fixture)
+    proxy, url = network("ground-wifi")
+    phone = open_over(log_in(new_page(PHONE), "steward"), url, f"/fixtures/{fixture.pk}/steward/")
+    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+    return fixture, proxy, phone
 
 
 def test_a_report_reaches_the_control_room_over_a_crowded_cell_and_through_a_stall(
@@ -115,11 +126,7 @@ def test_a_report_made_once_a_silent_link_is_back_does_not_wait_on_a_dead_connec
     """The connections the phone kept from before the link went silent never answer again, and
     the browser hands the next report one of them. The report goes again as a copy on another
     connection (stored once, by its key) instead of waiting out the 15 s a request is left."""
-    fixture = cup_tie()
-    post_steward(fixture)
-    proxy, url = network("ground-wifi")
-    phone = open_over(log_in(new_page(PHONE), "steward"), url, f"/fixtures/{fixture.pk}/steward/")
-    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+    _, proxy, phone = steward_kept_offline(new_page, log_in, network)
 
     proxy.half_open(True)
     time.sleep(2)
@@ -289,11 +296,7 @@ def test_what_a_silent_link_left_hanging_gives_way_once_it_answers(site, new_pag
     """A steward reopens the page where the link has gone silent: the kept page opens, and every
     request it makes hangs. The browser keeps six connections to the server; were those requests
     never given up, the acknowledgement would queue behind them after the link came back."""
-    fixture = cup_tie()
-    post_steward(fixture)
-    proxy, url = network("ground-wifi")
-    phone = open_over(log_in(new_page(PHONE), "steward"), url, f"/fixtures/{fixture.pk}/steward/")
-    expect(phone.locator("[data-steward]")).to_have_attribute("data-offline-ready", "true")
+    fixture, proxy, phone = steward_kept_offline(new_page, log_in, network)
 
     proxy.half_open(True)
     phone.reload(wait_until="domcontentloaded")  # the service worker's kept copy, after 4 s
