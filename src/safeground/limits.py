@@ -132,12 +132,15 @@ class Limit:
         cache_key = f"limit:{self.name}:{key}:{rate.seconds}:{window}"
         cache = counts()
         try:
-            cache.add(cache_key, 0, timeout=rate.seconds + 1)
+            # Counted first, added only at the window's first use: two round trips to Redis for
+            # most calls (its incr asks whether the key exists), where adding first made three.
             try:
                 used = cache.incr(cache_key)
-            except ValueError:  # expired between add and incr: this window's first use
-                cache.add(cache_key, 1, timeout=rate.seconds + 1)
-                used = 1
+            except ValueError:  # this window's first use
+                if cache.add(cache_key, 1, timeout=rate.seconds + 1):
+                    used = 1
+                else:  # another process's first use came first
+                    used = cache.incr(cache_key)
         except Exception as away:  # Redis away: any of its errors
             # A bound on a runaway client must not refuse the ground's API when the cache
             # cannot answer: the use goes uncounted.
