@@ -89,8 +89,11 @@ def test_a_limit_counts_each_key_apart_and_says_when_to_try_again(settings) -> N
     limit.count("two", field="", message="over")  # another key is counted on its own
 
 
-@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL")
-def test_with_redis_every_process_counts_in_one_place(settings) -> None:
+@pytest.fixture
+def counted_in_redis(settings) -> None:
+    """The limits count in Redis, as a server with REDIS_URL does (the tests' count in memory)."""
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("needs REDIS_URL")
     settings.CACHES = {
         **settings.CACHES,
         "limits": {
@@ -98,6 +101,10 @@ def test_with_redis_every_process_counts_in_one_place(settings) -> None:
             "LOCATION": os.environ["REDIS_URL"],
         },
     }
+
+
+@pytest.mark.usefixtures("counted_in_redis")
+def test_with_redis_every_process_counts_in_one_place(settings) -> None:
     settings.SAFEGROUND_LIMITS = {**settings.SAFEGROUND_LIMITS, "api.person": "2/m"}
     key = f"test-{uuid.uuid4()}"  # nothing of another run's; the keys expire with the window
     _count_until_refused(DECLARED["api.person"], key)
@@ -106,17 +113,10 @@ def test_with_redis_every_process_counts_in_one_place(settings) -> None:
     assert len(stored) == 1
 
 
-@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL")
-def test_requests_each_in_a_context_of_their_own_count_over_one_redis_connection(settings) -> None:
+@pytest.mark.usefixtures("counted_in_redis")
+def test_requests_each_in_a_context_of_their_own_count_over_one_redis_connection() -> None:
     """The server runs each request in a context of its own (a2wsgi), and Django keeps a cache's
     client per context: counting each API call opened a Redis connection of its own."""
-    settings.CACHES = {
-        **settings.CACHES,
-        "limits": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": os.environ["REDIS_URL"],
-        },
-    }
     key = f"test-{uuid.uuid4()}"
     redis = Redis.from_url(os.environ["REDIS_URL"])
     before = redis.info("stats")["total_connections_received"]

@@ -36,8 +36,9 @@ export function reasonOf(data, status, words = {}) {
 // server, so that once all six hang nothing else the page asks for leaves the phone. ADR 0023.
 const WAIT_MS = 15_000;
 
-// The signal every fetch of a page passes: aborted when WAIT_MS has passed unanswered.
-export const inTime = () => AbortSignal.timeout(WAIT_MS);
+// The signal every fetch of a page passes: aborted when WAIT_MS has passed unanswered, and
+// `moreMs` more for a body that takes its time to send (a photo).
+export const inTime = (moreMs = 0) => AbortSignal.timeout(WAIT_MS + moreMs);
 
 // POST a JSON body; answers the JSON answer, or throws an Error with the refusal's words (a
 // TypeError, fetch's own, when there is no network or no answer in time).

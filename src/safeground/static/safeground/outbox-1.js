@@ -11,7 +11,7 @@
 // the item to the "refused" store with the server's reason: it is shown, never dropped. Network
 // errors, 5xx, 401 (logged out), 408 and 429 stop the flush and keep the item and its place in
 // the queue, so reports always go out in the order they were made.
-import { answeredOnce, answerOf, reasonOf } from "./api-1.js";
+import { answeredOnce, answerOf, inTime, reasonOf } from "./api-1.js";
 
 const DB_NAME = "safeground-steward";
 const DB_VERSION = 1;
@@ -42,12 +42,11 @@ function openDb() {
 // The outbox's own words, in the steward's language (the page's config gives them).
 const say = (text, slots = {}) => text.replace(/\{(\w+)\}/g, (_, name) => slots[name] ?? "");
 
-// A report none of whose copies is answered in api-1.js's WAIT_MS (15 s) is given up and sent
-// again later under the same key (the server stores it once): on a connection that went silent
-// (a half-open link after the Wi-Fi dropped) the browser would otherwise wait for minutes, and
-// every report behind it with it. A photo, sent once, waits OUTBOX_WAIT_MS and longer by its size
-// at 128 kbit/s (a crowded cell's share). ADR 0023.
-const OUTBOX_WAIT_MS = 15_000;
+// A report none of whose copies is answered in api-1.js's wait (15 s) is given up and sent again
+// later under the same key (the server stores it once): on a connection that went silent (a
+// half-open link after the Wi-Fi dropped) the browser would otherwise wait for minutes, and every
+// report behind it with it. A photo, sent once, waits longer by its size at 128 kbit/s (a crowded
+// cell's share). ADR 0023.
 const SLOW_BYTES_PER_MS = 16;
 const NO_ANSWER = { status: 0, ok: false, data: {} }; // no network, or no answer in time
 
@@ -191,7 +190,7 @@ export class Outbox {
     form.append("photo", item.photo, item.photoName);
     const url = item.photoUrl.replace("{entry_id}", item.entry.id);
     // One copy: a photo is not stored once per key. Its wait grows with its size.
-    const wait = AbortSignal.timeout(OUTBOX_WAIT_MS + (item.photo.size || 0) / SLOW_BYTES_PER_MS);
+    const wait = inTime((item.photo.size || 0) / SLOW_BYTES_PER_MS);
     const answer = (await answerOf(url, { method: "POST", headers: this._headers(), body: form }, wait)) ?? NO_ANSWER;
     if (answer.ok) {
       await this._done(item);
