@@ -29,7 +29,10 @@ def read_page(pdf: bytes, number: int = 0) -> list[ReadLabel]:
     text = page.get_textpage()
     height = page.get_height()
     labels = []
-    for code in zxingcpp.read_barcodes(image):
+    # The labels' own kind of code only (QR, model 2): at 150 dpi the corner of a label's code
+    # sometimes also reads as a Micro QR code of six digits (2 sheets in 150 with random seat
+    # codes), a false read that made a page look one label too long.
+    for code in zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCodeModel2):
         corners = [code.position.top_left, code.position.top_right]
         corners += [code.position.bottom_left, code.position.bottom_right]
         right = max(point.x for point in corners) * 72 / DPI
