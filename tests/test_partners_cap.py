@@ -3,6 +3,7 @@ M/ETHANE report is a CAP 1.2 alert that fits OASIS's schema, signed so a partner
 with the certificate we serve; the sharing rules decide who sees which; pushes reach the
 endpoint an organisation gave."""
 
+import asyncio
 import importlib.resources
 import threading
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from safeground.incidents.broadcasting import broadcast_send
 from safeground.incidents.models import LogEntry
 from safeground.incidents.posts import steward_post_assign
 from safeground.incidents.services import log_entry_warn
-from safeground.partners import cap, services
+from safeground.partners import cap, services, signing
 from safeground.partners.models import PartnerAlert, PushDelivery, PushEndpoint
 from safeground.venues.models import Zone
 
@@ -448,3 +449,45 @@ def test_a_hook_heard_twice_tells_once(cup, cast, django_capture_on_commit_callb
     assert services.methane_told(report) == first
     assert PartnerAlert.objects.count() == 1
     assert first.identifier.startswith(f"safeground-{cup.pk}-methane-{report.pk}-")
+
+
+@pytest.mark.django_db(transaction=True)  # the start-up's warm-up reads the gates' caches
+def test_the_server_has_its_signing_key_before_it_serves_not_at_its_first_alert(
+    settings, tmp_path
+) -> None:
+    # Checking the RSA key holds the GIL (87 ms here): loaded at a process's first alert, it
+    # stopped the process's every request and live frame for as long.
+    from safeground.asgi import lifespan
+
+    settings.SAFEGROUND_PERIODIC_TASKS_IN_SERVER = False
+    settings.SAFEGROUND_CAP_SIGNING_FILE = str(tmp_path / "cap-signing.pem")
+    loads = signing._key_and_certificate
+    loads.cache_clear()
+
+    async def start_and_stop() -> list[str]:
+        inbox: asyncio.Queue = asyncio.Queue()
+        sent: list[str] = []
+
+        async def send(message) -> None:
+            sent.append(message["type"])
+
+        for message in ("lifespan.startup", "lifespan.shutdown"):
+            await inbox.put({"type": message})
+        await lifespan(inbox.get, send)
+        return sent
+
+    try:
+        assert asyncio.run(start_and_stop()) == [
+            "lifespan.startup.complete",
+            "lifespan.shutdown.complete",
+        ]
+        assert (
+            tmp_path / "cap-signing.pem"
+        ).exists()  # made at the start, as it was at a first alert
+        loaded = loads.cache_info().misses
+        assert loaded == 1
+        alert = signing.signed(b'<alert xmlns="urn:oasis:names:tc:emergency:cap:1.2"/>')
+        assert b"SignatureValue" in alert
+        assert loads.cache_info().misses == loaded  # the first alert signs with the loaded key
+    finally:
+        loads.cache_clear()

@@ -10,7 +10,9 @@ the whole middleware chain and view there, and comes back once (docs/adr/0002-li
 Update 3).
 """
 
+import asyncio
 import gc
+import logging
 import os
 import time
 
@@ -23,6 +25,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "safeground.settings.dev")
 HTTP_THREADS = max(1, int(os.environ.get("SAFEGROUND_HTTP_THREADS", "8")))
 
 wsgi_app = get_wsgi_application()
+logger = logging.getLogger(__name__)
 
 
 def stamp_arrival(app):
@@ -75,8 +78,21 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         await routed(scope, receive, send)
 
 
+async def cap_key_ready() -> None:
+    """The partners' CAP signing key loaded (or made) before the process serves, not at its first
+    alert (partners.signing.key_ready). A key that cannot be read or made never stops a start:
+    the alerts that need it fail and say so, as they did."""
+    from safeground.partners.signing import key_ready
+
+    try:
+        await asyncio.to_thread(key_ready)
+    except (OSError, ValueError) as error:
+        logger.warning("the CAP signing key was not loaded: %s", error)
+
+
 async def lifespan(receive: Receive, send: Send) -> None:
-    """A worker starting warms the scans' caches and pools first (entry.runtime.warm), then puts
+    """A worker starting warms the scans' caches and pools first (entry.runtime.warm) and loads
+    the partners' signing key (cap_key_ready), then puts
     the periodic jobs (the log's anchoring) on the one scheduler, when no `safeground worker` does
     (SAFEGROUND_PERIODIC_TASKS_IN_SERVER). Shutting down, it stops them and closes the database
     connections it holds open (the scans' async pool, the scan threads' own, Django's pool), so
@@ -94,6 +110,7 @@ async def lifespan(receive: Receive, send: Send) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await warm_up()  # before uvicorn listens: a restart under load starts warm
+            await cap_key_ready()
             periodic_stop = scheduled_jobs_start(worker=False)  # as `safeground worker` does
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":

@@ -59,7 +59,8 @@ def _make(path: Path) -> None:
 @lru_cache(maxsize=2)
 def _key_and_certificate(path: str) -> tuple[rsa.RSAPrivateKey, bytes]:
     """The key loaded once per process: loading checks an RSA-3072 key (~110 ms), which signing
-    every alert with the PEM again would pay each time, on the request that told it."""
+    every alert with the PEM again would pay each time, on the request that told it. The server
+    loads it before it serves (key_ready)."""
     file = Path(path)
     if not file.exists():
         _make(file)
@@ -68,6 +69,14 @@ def _key_and_certificate(path: str) -> tuple[rsa.RSAPrivateKey, bytes]:
     key = serialization.load_pem_private_key(text[:begin], password=None)
     assert isinstance(key, rsa.RSAPrivateKey)
     return key, text[begin:]
+
+
+def key_ready() -> None:
+    """Load the key (made, the first time) before the process serves. Checking the key holds the
+    GIL all the while (87 ms here; cryptography does not release it), so loaded at the process's
+    first alert, the first flashpoint warning or broadcast of a match, it stopped every request,
+    scan and live frame of the process for as long."""
+    _key_and_certificate(settings.SAFEGROUND_CAP_SIGNING_FILE)
 
 
 def certificate_pem() -> bytes:
