@@ -7,7 +7,8 @@ sockets to the cup tie from separate client processes, then POSTs log entries to
 client. "lost" = not received within 5 s. The reference peer is a plain `websockets` broadcast
 server (in this file) triggered over a local TCP socket, measured the same way.
 
-Layers: `inprocess` (one process, no Redis), `plain` (the reference), `redis-2proc`
+Layers: `inprocess` (one process, no Redis), `plain` (the reference), `plain-stored` (the
+reference storing each message, INSERT and COMMIT, before it sends it), `redis-2proc`
 (`safeground serve --workers 2` through Redis, each worker with its own subscription and its own
 sockets: the scale-out) and `redis-1proc`: one server process through Redis, the issue's measure,
 whose line closes the output:
@@ -71,11 +72,13 @@ LAYERS = (
     "reconnect",
     "reconnect-redis",
     "plain",  # first of the fan-out layers: the others are compared with it (same run)
+    "plain-stored",  # the same server, each message stored (INSERT, COMMIT) before it is sent
     "inprocess",
     "redis-2proc",
     "redis-1proc",
 )
 RECONNECT_LAYERS = ("reconnect-plain", "reconnect", "reconnect-redis")
+PLAIN_LAYERS = ("plain", "plain-stored", "reconnect-plain")
 WORKERS = {"redis-1proc": 1, "redis-2proc": 2}
 
 # The embedded default database (SQLite, WAL, IMMEDIATE, lock timeout) at a path of our own:
@@ -93,7 +96,7 @@ DATABASES = {{"default": database_from_env(Path({path!r}))}}
 def main() -> None:
     args = parse_args()
     if args.serve_plain:
-        serve_plain(args.port, args.trigger_port)
+        serve_plain(args.port, args.trigger_port, args.store)
         return
     if args.append_rate:
         append_rate(args.entries)
@@ -157,6 +160,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--reconnect-write", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--trigger-port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--store", default="", help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
@@ -174,6 +178,7 @@ def raise_fd_limit() -> None:
 class Database:
     name: str  # sqlite or postgresql
     env: dict[str, str]
+    sqlite_path: Path | None = None
 
 
 def sqlite_database(workdir: Path) -> Database:
@@ -184,7 +189,7 @@ def sqlite_database(workdir: Path) -> Database:
     # Ahead of any PYTHONPATH given (a snapshot of the code under test, say), not instead of it.
     path = os.pathsep.join(p for p in (str(settings_dir), os.environ.get("PYTHONPATH")) if p)
     env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": path}
-    return Database("sqlite", env)
+    return Database("sqlite", env, workdir / "bench.sqlite3")
 
 
 def postgres_database(name: str) -> Database | None:
@@ -273,22 +278,28 @@ class Result:
             f"p50_ms={percentile(lat, 50):.1f} p99_ms={percentile(lat, 99):.1f} lost={self.lost}"
         )
 
-    def against(self, plain: Result) -> str:
-        """This layer beside the plain reference of the same run: the targets' terms."""
+    def against(self, plain: Result, *, target: bool = True) -> str:
+        """This layer beside a reference of the same run: plain (the targets' terms) or
+        plain-stored (`target=False`: no target of its own, it shows what a commit adds)."""
         mine, peer = sorted(self.latencies_ms), sorted(plain.latencies_ms)
         posts = sorted(self.post_ms)
         ratio = percentile(mine, 99) / max(percentile(peer, 99), 1e-9)
         met = ratio <= TARGET_RATIO and percentile(posts, 99) <= TARGET_POST_P99_MS
         judged = self.cpu.server_had_a_core and plain.cpu.server_had_a_core
         verdict = ("met" if met else "NOT met") if judged else "no verdict (no core to itself)"
+        if not target:
+            verdict = ""
+        else:
+            verdict = (
+                f"; target {TARGET_RATIO}x and POST p99 {TARGET_POST_P99_MS:.0f} ms: {verdict}"
+            )
         return (
-            f"  {self.layer} against plain (same run): p50 {percentile(mine, 50):.1f} vs"
+            f"  {self.layer} against {plain.layer} (same run): p50 {percentile(mine, 50):.1f} vs"
             f" {percentile(peer, 50):.1f} ms, p99 {percentile(mine, 99):.1f} vs"
-            f" {percentile(peer, 99):.1f} ms = {ratio:.2f}x plain;"
+            f" {percentile(peer, 99):.1f} ms = {ratio:.2f}x {plain.layer};"
             f" POST p50/p99 {percentile(posts, 50):.1f}/{percentile(posts, 99):.1f} ms;"
             f" server CPU {self.us_per_frame():.1f} vs {plain.us_per_frame():.1f} µs per"
-            f" delivered frame; lost {self.lost}, duplicates {self.duplicates};"
-            f" target {TARGET_RATIO}x and POST p99 {TARGET_POST_P99_MS:.0f} ms: {verdict}"
+            f" delivered frame; lost {self.lost}, duplicates {self.duplicates}{verdict}"
         )
 
     def us_per_frame(self) -> float:
@@ -346,6 +357,7 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
     frame_bytes = 0
     summaries: list[str] = []
     plain: Result | None = None
+    stored: Result | None = None  # plain-stored, where it ran
     for layer in layers:
         if layer in RECONNECT_LAYERS:
             reconnected = run_reconnect(args, layer, serving)
@@ -356,18 +368,41 @@ def run_all(args: argparse.Namespace, layers: list[str], workdir: Path) -> None:
         if layer in WORKERS and not redis_available(args.redis_url):
             print(f"layer={layer} skipped: no Redis at {args.redis_url}")
             continue
+        settle(serving)
         result = run_layer(args, layer, serving, frame_bytes=frame_bytes or 1000)
         frame_bytes = frame_bytes or result.frame_bytes
         print(result.detail(), flush=True)
         if layer == "plain":
             plain = result
-        elif plain is not None:
-            print(result.against(plain), flush=True)
+        elif plain is not None:  # plain-stored is a reference too: no target of its own
+            print(result.against(plain, target=layer != "plain-stored"), flush=True)
+        if layer == "plain-stored":
+            stored = result
+        elif stored is not None and layer != "plain":
+            print(result.against(stored, target=False), flush=True)
         summaries.append(result.summary())
         print(result.summary(), flush=True)
     if not os.environ.get("DATABASE_URL"):  # the bench database, if this run made one
         drop = f"DROP DATABASE IF EXISTS {args.pg_db} WITH (FORCE)"
         subprocess.run(["psql", PG_ADMIN_URL, "-q", "-c", drop], capture_output=True, check=False)
+
+
+def settle(database: Database) -> None:
+    """Write the database's dirty pages out before a layer is measured. The demo's load (and
+    each layer's appends) leave pages for the next checkpoint to write, and on PostgreSQL the
+    first layer after the load paid for it: its commits waited behind the checkpoint's writes
+    (redis-1proc 2.04x and 3.74x run second, 1.5x run last). A ground's server at kick-off runs
+    on a database whose load was checkpointed long before."""
+    if database.name == "postgresql":
+        url = database.env["DATABASE_URL"]
+        for sql in ("ANALYZE", "CHECKPOINT"):  # ANALYZE: as autovacuum would after the load
+            subprocess.run(["psql", url, "-q", "-c", sql], capture_output=True, check=False)
+    else:
+        import sqlite3
+
+        if database.sqlite_path is not None:
+            with contextlib.closing(sqlite3.connect(database.sqlite_path)) as db:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def redis_available(url: str) -> bool:
@@ -411,9 +446,11 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
 def start_server(
     layer: str, database: Database, redis_url: str, port: int, trigger_port: int = 0
 ) -> subprocess.Popen[bytes]:
-    if layer in ("plain", "reconnect-plain"):
+    if layer in PLAIN_LAYERS:
         command = [PYTHON, __file__, "--serve-plain", f"--port={port}"]
         command.append(f"--trigger-port={trigger_port}")
+        if layer == "plain-stored":
+            command.append(f"--store={store_of(database)}")
         env = dict(os.environ)
     else:
         command = [PYTHON, "-m", "safeground.cli", "serve", f"--port={port}"]
@@ -440,11 +477,12 @@ def server(
 ) -> Iterator[tuple[int, subprocess.Popen[bytes], Any]]:
     """(port, process, publisher factory) for the layer's server, stopped afterwards."""
     port = free_port()
-    trigger_port = free_port(besides=port) if layer == "plain" else 0
+    triggered = layer in PLAIN_LAYERS and layer != "reconnect-plain"
+    trigger_port = free_port(besides=port) if triggered else 0
     process = start_server(layer, database, redis_url, port, trigger_port)
     try:
         wait_for_port(port, process)
-        if layer == "plain":
+        if triggered:
             wait_for_port(trigger_port, process)
             yield port, process, lambda: TriggerPublisher(trigger_port)
         else:
@@ -1156,16 +1194,69 @@ def reconnect_write() -> None:
 # --- the reference: a plain websockets broadcast server -------------------------------------
 
 
-def serve_plain(port: int, trigger_port: int) -> None:
+def store_of(database: Database) -> str:
+    """Where plain-stored keeps its messages: the database the layers serve from."""
+    if database.name == "postgresql":
+        return database.env["DATABASE_URL"]
+    assert database.sqlite_path is not None
+    return f"sqlite:{database.sqlite_path}"
+
+
+def serve_plain(port: int, trigger_port: int, store: str = "") -> None:
     try:
         import uvloop
 
-        uvloop.run(_serve_plain(port, trigger_port))
+        uvloop.run(_serve_plain(port, trigger_port, store))
     except ImportError:  # pragma: no cover
-        asyncio.run(_serve_plain(port, trigger_port))
+        asyncio.run(_serve_plain(port, trigger_port, store))
 
 
-async def _serve_plain(port: int, trigger_port: int) -> None:
+async def _stored(store: str) -> Any:
+    """plain-stored's write: each message INSERTed and COMMITted, durable, before it is sent
+    (as Safeground publishes only after its commit), with nothing else a report does: no HTTP,
+    no login, no chain. PostgreSQL on a connection of the trigger's own on the event loop;
+    SQLite as the default install keeps it (WAL, synchronous=NORMAL), on a thread."""
+    table = "CREATE TABLE IF NOT EXISTS bench_plain_stored (id {key}, body TEXT NOT NULL)"
+    insert_sql = "INSERT INTO bench_plain_stored (body) VALUES (?)"
+    if store.startswith("sqlite:"):
+        import sqlite3
+
+        db = sqlite3.connect(store.removeprefix("sqlite:"), check_same_thread=False)
+        db.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+        db.execute(table.format(key="INTEGER PRIMARY KEY"))
+        lock = asyncio.Lock()
+
+        def insert(body: str) -> None:
+            with db:
+                db.execute(insert_sql, (body,))
+
+        async def write(body: str) -> None:
+            async with lock:
+                await asyncio.to_thread(insert, body)
+
+        async def shared() -> Any:
+            return write
+
+        return shared
+
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(store, autocommit=True) as setup:
+        await setup.execute(table.format(key="BIGSERIAL PRIMARY KEY"))
+
+    async def writer() -> Any:
+        connection = await psycopg.AsyncConnection.connect(store)
+
+        async def write(body: str) -> None:
+            async with connection.transaction():
+                await connection.execute(insert_sql.replace("?", "%s"), (body,))
+
+        return write
+
+    return writer
+
+
+async def _serve_plain(port: int, trigger_port: int, store: str = "") -> None:
     from websockets.asyncio.server import broadcast, serve
 
     connected: set[Any] = set()
@@ -1179,9 +1270,15 @@ async def _serve_plain(port: int, trigger_port: int) -> None:
         finally:
             connected.discard(ws)
 
+    writer_for = await _stored(store) if store else None
+
     async def trigger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        write = await writer_for() if writer_for is not None else None
         while line := await reader.readline():
-            broadcast(connected, line.decode().rstrip("\n"))
+            message = line.decode().rstrip("\n")
+            if write is not None:
+                await write(message)
+            broadcast(connected, message)
             writer.write(b"ok\n")
 
     async with contextlib.AsyncExitStack() as stack:
