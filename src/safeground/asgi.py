@@ -61,6 +61,24 @@ from safeground.live.websocket import live_router  # noqa: E402
 # everything else is Django.
 routed = gates_router(live_router(receipts_router(build_application())))
 
+
+def urls_ready() -> None:
+    """The URLconf imported, and its patterns compiled for each language, before the process
+    serves. Left to a fresh process's first request, this took 0.4-0.5 s of imports and regular
+    expressions holding the GIL (measured on a busy machine), and stopped the scans decided on
+    the loop and the live frames for as long, after every restart. Done here, at import, the
+    objects it makes are frozen with the rest of start-up (below)."""
+    from django.conf import settings
+    from django.urls import reverse
+    from django.utils import translation
+
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            reverse("login")  # the first reverse in a language compiles every pattern
+
+
+urls_ready()
+
 # The garbage collector's passes stop the whole process, live frames and requests alike: with
 # 2,000 sockets a full pass took 100-220 ms and a young one 10-24 ms. What start-up made lives as
 # long as the process, so it leaves the passes (freeze), and young passes come after 20,000 new
