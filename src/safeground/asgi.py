@@ -10,7 +10,6 @@ the whole middleware chain and view there, and comes back once (docs/adr/0002-li
 Update 3).
 """
 
-import asyncio
 import gc
 import logging
 import os
@@ -96,14 +95,14 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         await routed(scope, receive, send)
 
 
-async def cap_key_ready() -> None:
+def cap_key_ready() -> None:
     """The partners' CAP signing key loaded (or made) before the process serves, not at its first
-    alert (partners.signing.key_ready). A key that cannot be read or made never stops a start:
-    the alerts that need it fail and say so, as they did."""
+    alert (partners.signing.key_ready): on the loop, which serves nothing yet. A key that cannot
+    be read or made never stops a start: the alerts that need it fail and say so, as they did."""
     from safeground.partners.signing import key_ready
 
     try:
-        await asyncio.to_thread(key_ready)
+        key_ready()
     except (OSError, ValueError) as error:
         logger.warning("the CAP signing key was not loaded: %s", error)
 
@@ -128,7 +127,7 @@ async def lifespan(receive: Receive, send: Send) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await warm_up()  # before uvicorn listens: a restart under load starts warm
-            await cap_key_ready()
+            cap_key_ready()
             periodic_stop = scheduled_jobs_start(worker=False)  # as `safeground worker` does
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
