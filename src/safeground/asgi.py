@@ -109,11 +109,11 @@ def cap_key_ready() -> None:
 
 async def lifespan(receive: Receive, send: Send) -> None:
     """A worker starting warms the scans' caches and pools first (entry.runtime.warm) and loads
-    the partners' signing key (cap_key_ready), then puts
-    the periodic jobs (the log's anchoring) on the one scheduler, when no `safeground worker` does
-    (SAFEGROUND_PERIODIC_TASKS_IN_SERVER). Shutting down, it stops them and closes the database
-    connections it holds open (the scans' async pool, the scan threads' own, Django's pool), so
-    PostgreSQL sees them go at once, and its live relay (no Redis)."""
+    the partners' signing key (cap_key_ready), then puts the periodic jobs (the log's anchoring)
+    on the one scheduler, when no `safeground worker` does (SAFEGROUND_PERIODIC_TASKS_IN_SERVER).
+    Shutting down, it stops them and closes the database connections it holds open (the scans'
+    async pool, the scan threads' own, Django's pool), so PostgreSQL sees them go at once, and
+    its live relay (no Redis)."""
     from django.db import connections
 
     from safeground.entry.runtime.loop import scan_pool_close
